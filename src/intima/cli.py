@@ -1,0 +1,206 @@
+"""The ``intima`` command: a thin layer over the Python API.
+
+Each subsystem adds its commands through a ``register(app)`` function, so this file stays a
+list of wiring, and every command's work is a function a notebook can call directly.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from intima.config import GenerationSettings, ModelConfig, load_price_table, load_run_file
+from intima.dataset import PromptSet, load_prompts
+from intima.errors import ConfigError, IntimaError
+from intima.store import DEFAULT_STORE, Store
+from intima.text import for_terminal
+
+app = typer.Typer(
+    help="Run the INTIMA companionship benchmark against any model and compare the results.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+console = Console(stderr=True)
+out = Console()
+
+StoreOpt = Annotated[
+    Path,
+    typer.Option("--store", envvar="INTIMA_STORE", help="SQLite results store."),
+]
+
+
+
+@app.command("run")
+def run_cmd(
+    model: Annotated[
+        list[str] | None,
+        typer.Option("--model", "-m", help="Model spec PROVIDER[:MODEL][@URL,...]; repeatable."),
+    ] = None,
+    config: Annotated[
+        Path | None, typer.Option("--config", "-c", help="TOML file listing model configurations.")
+    ] = None,
+    dataset: Annotated[
+        str | None,
+        typer.Option(help="'hub' (AI-companionship/INTIMA), 'demo', or a local file/folder."),
+    ] = None,
+    revision: Annotated[str | None, typer.Option(help="Hub revision (commit, tag, branch).")] = None,
+    include_memory: Annotated[bool, typer.Option(help="Keep the 'memory' code (380 rows).")] = False,
+    cleaned: Annotated[bool, typer.Option(help="Split glued prompts, drop duplicates.")] = False,
+    limit: Annotated[int | None, typer.Option(help="Only the first N prompts.")] = None,
+    label: Annotated[str | None, typer.Option(help="Display name for the configuration.")] = None,
+    system_prompt: Annotated[str | None, typer.Option(help="System prompt.")] = None,
+    temperature: Annotated[float | None, typer.Option()] = None,
+    top_p: Annotated[float | None, typer.Option()] = None,
+    max_tokens: Annotated[int, typer.Option()] = 512,
+    seed: Annotated[int | None, typer.Option()] = 0,
+    base_url: Annotated[
+        list[str] | None, typer.Option("--base-url", help="Server base URL; repeatable.")
+    ] = None,
+    api_key_env: Annotated[
+        str | None, typer.Option(help="Environment variable holding the API key.")
+    ] = None,
+    concurrency: Annotated[int | None, typer.Option(help="Requests in flight per model.")] = None,
+    timeout: Annotated[float, typer.Option(help="Seconds before a request is retried.")] = 120.0,
+    max_retries: Annotated[int, typer.Option()] = 6,
+    prices: Annotated[Path | None, typer.Option(help="Price table (TOML/JSON, USD per Mtok).")] = None,
+    max_cost: Annotated[float | None, typer.Option(help="Stop cleanly once this many USD are spent.")] = None,
+    store: StoreOpt = DEFAULT_STORE,
+    progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
+) -> None:
+    """Generate a response to every prompt; re-running resumes where it stopped."""
+    from intima import runner
+
+    if config is not None:
+        run_file = load_run_file(config)
+        configs = list(run_file.models)
+        dataset = dataset or run_file.dataset
+        include_memory = include_memory or run_file.include_memory
+        cleaned = cleaned or run_file.cleaned
+        revision = revision or run_file.revision
+    else:
+        settings = GenerationSettings(
+            temperature=temperature, top_p=top_p, max_tokens=max_tokens, seed=seed
+        )
+        configs = [
+            ModelConfig(
+                spec=spec, label=label, system_prompt=system_prompt, generation=settings,
+                base_urls=tuple(base_url or ()), api_key_env=api_key_env,
+                concurrency=concurrency, timeout_s=timeout, max_retries=max_retries,
+            )
+            for spec in (model or ["llamacpp"])
+        ]  # fmt: skip
+    price_table = load_price_table(prices) if prices else None
+    if max_cost is not None and price_table is None:
+        raise ConfigError("--max-cost needs a price table: pass --prices FILE")
+    prompt_set = _limited(
+        load_prompts(dataset, revision=revision, include_memory=include_memory, cleaned=cleaned),
+        limit,
+    )
+    console.print(
+        f"{prompt_set.info.dataset_id}: {len(prompt_set)} prompts; "
+        f"{len(configs)} configuration(s); store {store}"
+    )
+    with Store.open(store) as db:
+        summaries = runner.run(
+            db, prompt_set, configs, prices=price_table, max_cost=max_cost,
+            console=console, progress=progress,
+        )  # fmt: skip
+    table = Table(title="intima run")
+    for col in ("run", "label", "prompts", "reused", "new", "failed", "tokens out", "cost", "s", "status"):
+        table.add_column(col)
+    for s in summaries:
+        table.add_row(
+            s.run_id[:8], for_terminal(s.label), str(s.n_prompts), str(s.already_done),
+            str(s.generated), str(s.failed), str(s.completion_tokens),
+            "-" if s.cost_usd is None else f"${s.cost_usd:.4f}", f"{s.elapsed_s:.1f}", s.status,
+        )  # fmt: skip
+    out.print(table)
+    if any(s.failed for s in summaries):
+        console.print("Some prompts failed (see `intima runs`); run the same command again to retry them.")
+
+
+def _limited(prompts: PromptSet, limit: int | None) -> PromptSet:
+    if limit is None:
+        return prompts
+    if limit < 1:
+        raise ConfigError("--limit must be at least 1")
+    kept = prompts.prompts[:limit]
+    info = prompts.info.model_copy(update={"n_prompts": len(kept)})
+    return PromptSet(info=info, prompts=kept)
+
+
+@app.command("runs")
+def runs_cmd(store: StoreOpt = DEFAULT_STORE) -> None:
+    """List the runs in the store with their counts and status."""
+    with Store.open(store) as db:
+        rows = db.run_summaries()
+    table = Table(title=f"runs in {store}")
+    for col in ("run", "label", "model", "dataset", "ok", "failed", "missing", "tokens", "status"):
+        table.add_column(col)
+    for r in rows:
+        missing = r["n_prompts"] - r["n_ok"] - r["n_error"]
+        table.add_row(
+            r["run_id"][:8], for_terminal(r["label"]), for_terminal(r["model_spec"]),
+            for_terminal(r["dataset_id"]), str(r["n_ok"]), str(r["n_error"]), str(missing),
+            str(r["prompt_tokens"] + r["completion_tokens"]), r["status"],
+        )  # fmt: skip
+    out.print(table)
+
+
+@app.command("export")
+def export_cmd(
+    out_dir: Annotated[Path, typer.Argument(help="Folder to write into.")],
+    run: Annotated[list[str] | None, typer.Option("--run", help="Run id or label; repeatable.")] = None,
+    store: StoreOpt = DEFAULT_STORE,
+) -> None:
+    """Write responses as JSONL and Parquet with a manifest (all runs unless --run)."""
+    from intima.export import export_responses
+
+    with Store.open(store) as db:
+        manifest = export_responses(db, run or [], out_dir)
+    console.print(f"wrote {', '.join(f.name for f in manifest.files)} and manifest.json to {out_dir}")
+
+
+def _register_extensions() -> None:
+    """Subsystems that add their own commands; each is optional so a partial install works."""
+    import importlib
+
+    for module in ("intima.cli_judge", "intima.cli_affect", "intima.cli_board"):
+        try:
+            mod = importlib.import_module(module)
+        except ModuleNotFoundError as exc:
+            if exc.name == module:
+                continue
+            raise
+        mod.register(app)
+
+
+def main() -> None:
+    _register_extensions()
+    try:
+        app(standalone_mode=False)
+    except IntimaError as exc:
+        console.print(f"[bold red]error:[/] {for_terminal(str(exc))}", highlight=False)
+        sys.exit(2)
+    except KeyboardInterrupt:
+        console.print(
+            "\nInterrupted. Finished work is saved; run the same command again to resume."
+        )
+        sys.exit(130)
+    except Exception as exc:  # click usage errors and the like
+        import click
+
+        if isinstance(exc, click.exceptions.ClickException):
+            exc.show()
+            sys.exit(exc.exit_code)
+        if isinstance(exc, click.exceptions.Abort):
+            console.print("Aborted. Finished work is saved; run the same command again to resume.")
+            sys.exit(130)
+        raise

@@ -1,0 +1,191 @@
+"""The async machinery shared by generation and judging: retries, a bounded pool, a budget.
+
+Kept apart from what is being run so that ``intima run`` and ``intima judge`` behave the same
+way on 429s, hangs, Ctrl-C and ``--max-cost``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskProgressColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from tenacity import (
+    AsyncRetrying,
+    RetryCallState,
+    retry_if_exception_type,
+    stop_after_attempt,
+    wait_exponential_jitter,
+)
+
+from intima.config import GenerationSettings
+from intima.models.base import Completion, Message, Model, RequestError, TransientError
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+MAX_RETRY_AFTER_S = 120.0
+_backoff = wait_exponential_jitter(initial=0.5, max=30.0, jitter=0.5)
+
+
+def _wait(state: RetryCallState) -> float:
+    """Honour the server's Retry-After when it gives one; otherwise back off with jitter."""
+    exc = state.outcome.exception() if state.outcome else None
+    if isinstance(exc, TransientError) and exc.retry_after is not None:
+        return min(exc.retry_after, MAX_RETRY_AFTER_S)
+    return _backoff(state)
+
+
+@dataclass
+class CallOutcome:
+    completion: Completion | None
+    error: str | None
+    attempts: int
+    latency_s: float
+
+
+async def call_with_retries(
+    model: Model,
+    messages: list[Message],
+    settings: GenerationSettings,
+    *,
+    json_schema: dict[str, Any] | None = None,
+) -> CallOutcome:
+    """One request with retries; never raises for a per-request failure, only for fatal ones."""
+    attempts = 0
+    start = time.perf_counter()
+    retrying = AsyncRetrying(
+        stop=stop_after_attempt(model.config.max_retries + 1),
+        wait=_wait,
+        retry=retry_if_exception_type(TransientError),
+        reraise=True,
+    )
+    try:
+        async for attempt in retrying:
+            with attempt:
+                attempts += 1
+                completion = await model.generate(messages, settings, json_schema=json_schema)
+    except TransientError as exc:
+        return CallOutcome(None, f"gave up after {attempts} attempts: {exc}", attempts, _since(start))
+    except RequestError as exc:
+        return CallOutcome(None, f"request rejected: {exc}", attempts, _since(start))
+    return CallOutcome(completion, None, attempts, _since(start))
+
+
+def _since(start: float) -> float:
+    return time.perf_counter() - start
+
+
+@dataclass
+class Budget:
+    """Stops new work once ``limit`` USD is spent; work already in flight still finishes."""
+
+    limit: float | None = None
+    spent: float = 0.0
+
+    def add(self, cost: float | None) -> None:
+        if cost:
+            self.spent += cost
+
+    @property
+    def exhausted(self) -> bool:
+        return self.limit is not None and self.spent >= self.limit
+
+
+class GroupWriter(Generic[R]):
+    """Collects finished results and writes them together once per event-loop turn.
+
+    Under load, many results land in one transaction; when idle, each lands at once. Either
+    way a result is committed within one loop turn of finishing.
+    """
+
+    def __init__(self, write: Callable[[list[R]], None]) -> None:
+        self._write = write
+        self._pending: list[R] = []
+        self._scheduled = False
+        self.written = 0
+
+    def add(self, item: R) -> None:
+        self._pending.append(item)
+        if not self._scheduled:
+            self._scheduled = True
+            asyncio.get_running_loop().call_soon(self.flush)
+
+    def flush(self) -> None:
+        self._scheduled = False
+        batch, self._pending = self._pending, []
+        if batch:
+            self._write(batch)
+            self.written += len(batch)
+
+
+@dataclass
+class PoolStats:
+    done: int = 0
+    failed: int = 0
+    stopped_by_budget: bool = False
+    errors: list[str] = field(default_factory=list)
+
+
+async def run_pool(
+    items: Iterable[T],
+    work: Callable[[T], Awaitable[R]],
+    *,
+    concurrency: int,
+    on_result: Callable[[R], None],
+    budget: Budget | None = None,
+) -> PoolStats:
+    """Run ``work`` over ``items`` with at most ``concurrency`` in flight.
+
+    Workers pull from a shared iterator, so memory stays flat however many items there are.
+    An exception from ``work`` (a fatal provider error) cancels the other workers and
+    propagates; results already handed to ``on_result`` are kept.
+    """
+    stats = PoolStats()
+    queue = iter(items)
+
+    async def worker() -> None:
+        for item in queue:
+            if budget is not None and budget.exhausted:
+                stats.stopped_by_budget = True
+                return
+            on_result(await work(item))
+            stats.done += 1
+
+    async with asyncio.TaskGroup() as group:
+        for _ in range(max(1, concurrency)):
+            group.create_task(worker())
+    return stats
+
+
+def progress_bar(console: Console | None = None, *, enabled: bool = True) -> Progress:
+    """The one progress style: count, rate, elapsed and ETA."""
+    return Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TaskProgressColumn(),
+        TextColumn("{task.fields[rate]}"),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=console,
+        disable=not enabled,
+        transient=False,
+    )
+
+
+def rate_text(done: int, started: float) -> str:
+    elapsed = time.perf_counter() - started
+    return f"{done / elapsed:.1f}/s" if elapsed > 0 and done else "–/s"
