@@ -68,6 +68,7 @@ class FakeOpenAI:
         self._server: asyncio.Server | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
+        self._writers: set[asyncio.StreamWriter] = set()
 
     @property
     def base_url(self) -> str:
@@ -95,7 +96,8 @@ class FakeOpenAI:
         async def shutdown() -> None:
             assert self._server is not None
             self._server.close()
-            self._server.close_clients()
+            for writer in list(self._writers):
+                writer.close()
 
         fut = asyncio.run_coroutine_threadsafe(shutdown(), self._loop)
         fut.result(5)
@@ -109,6 +111,7 @@ class FakeOpenAI:
 
     # -- HTTP ---------------------------------------------------------------------------------
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._writers.add(writer)
         try:
             while True:
                 request = await _read_request(reader)
@@ -121,6 +124,7 @@ class FakeOpenAI:
         except (ConnectionError, asyncio.IncompleteReadError):
             pass
         finally:
+            self._writers.discard(writer)
             writer.close()
 
     async def _respond(

@@ -114,7 +114,7 @@ def run_cmd(
         )  # fmt: skip
     table = Table(title="intima run")
     for col in ("run", "label", "prompts", "reused", "new", "failed", "tokens out", "cost", "s", "status"):
-        table.add_column(col)
+        table.add_column(col, overflow="fold")
     for s in summaries:
         table.add_row(
             s.run_id[:8], for_terminal(s.label), str(s.n_prompts), str(s.already_done),
@@ -143,7 +143,7 @@ def runs_cmd(store: StoreOpt = DEFAULT_STORE) -> None:
         rows = db.run_summaries()
     table = Table(title=f"runs in {store}")
     for col in ("run", "label", "model", "dataset", "ok", "failed", "missing", "tokens", "status"):
-        table.add_column(col)
+        table.add_column(col, overflow="fold")
     for r in rows:
         missing = r["n_prompts"] - r["n_ok"] - r["n_error"]
         table.add_row(
@@ -172,7 +172,12 @@ def _register_extensions() -> None:
     """Subsystems that add their own commands; each is optional so a partial install works."""
     import importlib
 
-    for module in ("intima.cli_judge", "intima.cli_affect", "intima.cli_board"):
+    for module in (
+        "intima.cli_judge",
+        "intima.cli_affect",
+        "intima.cli_board",
+        "intima.cli_queue",
+    ):
         try:
             mod = importlib.import_module(module)
         except ModuleNotFoundError as exc:

@@ -19,7 +19,7 @@ import hashlib
 import json
 import tomllib
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -63,6 +63,8 @@ class ModelSpec(BaseModel):
             if bad or not urls:
                 raise ConfigError(f"model spec {spec!r}: base URLs must start with http:// or https://")
         provider, _, model = head.partition(":")
+        if "://" in model:
+            raise ConfigError(f"model spec {spec!r}: base URLs must start with http:// or https://")
         if not provider.replace("-", "").replace("_", "").isalnum():
             raise ConfigError(f"model spec {spec!r}: bad provider name {provider!r}")
         return cls(provider=provider, model=model, base_urls=urls)
@@ -100,6 +102,12 @@ class ModelConfig(BaseModel):
     concurrency: Annotated[int, Field(ge=1, le=4096)] | None = None
     timeout_s: Annotated[float, Field(gt=0)] = 120.0
     max_retries: Annotated[int, Field(ge=0, le=50)] = 6
+    backoff_s: Annotated[float, Field(gt=0)] = 0.5
+    max_backoff_s: Annotated[float, Field(gt=0)] = 30.0
+    #: How a JSON schema is sent to OpenAI-compatible servers: ``json_schema`` (OpenAI, vLLM,
+    #: Ollama) or ``json_object`` (``{type: json_object, schema: ...}``, which llama-cpp-python's
+    #: server needs: it rejects ``json_schema``), or ``off``. Operational: not in the cache key.
+    structured_output: Literal["json_schema", "json_object", "off"] = "json_schema"
 
     @field_validator("spec")
     @classmethod

@@ -37,15 +37,21 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 MAX_RETRY_AFTER_S = 120.0
-_backoff = wait_exponential_jitter(initial=0.5, max=30.0, jitter=0.5)
 
 
-def _wait(state: RetryCallState) -> float:
-    """Honour the server's Retry-After when it gives one; otherwise back off with jitter."""
-    exc = state.outcome.exception() if state.outcome else None
-    if isinstance(exc, TransientError) and exc.retry_after is not None:
-        return min(exc.retry_after, MAX_RETRY_AFTER_S)
-    return _backoff(state)
+def _waiter(backoff_s: float, max_backoff_s: float) -> Callable[[RetryCallState], float]:
+    backoff = wait_exponential_jitter(
+        multiplier=backoff_s, max=max_backoff_s, jitter=backoff_s
+    )
+
+    def wait(state: RetryCallState) -> float:
+        """Honour the server's Retry-After when it gives one; otherwise back off with jitter."""
+        exc = state.outcome.exception() if state.outcome else None
+        if isinstance(exc, TransientError) and exc.retry_after is not None:
+            return min(exc.retry_after, MAX_RETRY_AFTER_S)
+        return float(backoff(state))
+
+    return wait
 
 
 @dataclass
@@ -68,7 +74,7 @@ async def call_with_retries(
     start = time.perf_counter()
     retrying = AsyncRetrying(
         stop=stop_after_attempt(model.config.max_retries + 1),
-        wait=_wait,
+        wait=_waiter(model.config.backoff_s, model.config.max_backoff_s),
         retry=retry_if_exception_type(TransientError),
         reraise=True,
     )

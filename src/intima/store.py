@@ -82,6 +82,74 @@ MIGRATIONS: list[tuple[str, str]] = [
         CREATE INDEX responses_by_prompt ON responses(prompt_id);
         """,
     ),
+    (
+        "0002_request_queue",
+        """
+        CREATE TABLE requests (
+            request_id TEXT PRIMARY KEY,
+            spec TEXT NOT NULL,
+            requester TEXT,
+            dataset TEXT NOT NULL,
+            dedup_key TEXT NOT NULL UNIQUE,
+            config_key TEXT NOT NULL,
+            config_json TEXT NOT NULL,
+            status TEXT NOT NULL
+                CHECK (status IN ('pending', 'running', 'finished', 'failed')),
+            reason TEXT,
+            worker_id TEXT,
+            lease_expires REAL,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            run_ids TEXT NOT NULL DEFAULT '[]',
+            package_version TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            started_at TEXT,
+            finished_at TEXT
+        );
+        CREATE INDEX requests_by_status ON requests(status, created_at);
+        CREATE TABLE request_events (
+            request_id TEXT NOT NULL REFERENCES requests(request_id),
+            at TEXT NOT NULL,
+            status TEXT NOT NULL,
+            worker_id TEXT,
+            detail TEXT
+        );
+        CREATE INDEX request_events_by_request ON request_events(request_id);
+        """,
+    ),
+    (
+        "0002_judgments",
+        """
+        CREATE TABLE judgments (
+            judgment_id TEXT PRIMARY KEY,
+            content_hash TEXT NOT NULL,
+            judge_key TEXT NOT NULL,
+            judge_kind TEXT NOT NULL CHECK (judge_kind IN ('llm', 'human')),
+            judge_label TEXT NOT NULL,
+            judge_model TEXT,
+            prompt_version TEXT NOT NULL,
+            prompt_sha256 TEXT NOT NULL,
+            rating_protocol_version TEXT NOT NULL,
+            status TEXT NOT NULL CHECK (status IN ('scored', 'unscored')),
+            ratings_json TEXT,
+            primary_label TEXT,
+            rationale TEXT,
+            raw_reply TEXT,
+            reason TEXT,
+            repairs_json TEXT,
+            prompt_tokens INTEGER,
+            completion_tokens INTEGER,
+            cost_usd REAL,
+            latency_s REAL,
+            attempts INTEGER NOT NULL,
+            judge_config_json TEXT NOT NULL,
+            package_version TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            UNIQUE (content_hash, judge_key, prompt_version)
+        );
+        CREATE INDEX judgments_by_content ON judgments(content_hash);
+        """,
+    ),
     # --- end of migrations ---
 ]
 

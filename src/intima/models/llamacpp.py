@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import asyncio
+import atexit
 import threading
 from functools import cache
 from importlib import resources
@@ -57,6 +58,8 @@ def _load(path: str, n_threads: int | None) -> tuple[Any, threading.Lock]:
         llm = Llama(model_path=path, n_ctx=N_CTX, n_threads=n_threads, verbose=False)
     except (ValueError, RuntimeError) as exc:
         raise ProviderError(f"llama.cpp could not load {path}: {exc}") from exc
+    # Free the model before interpreter teardown, when llama-cpp-python's own finaliser fails.
+    atexit.register(llm.close)
     return llm, threading.Lock()
 
 

@@ -1,0 +1,56 @@
+# Two commands do all set-up on a fresh machine:  `make demo`  and  `make test`.
+SHELL := /bin/bash
+PY ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+# llama-cpp-python builds from source; a portable (non-native) build, kept between runs.
+LLAMA_VERSION ?= 0.3.36
+WHEELHOUSE ?= $(HOME)/.cache/intima-wheels
+LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
+CHROMIUM ?= /usr/bin/chromium
+STORE ?= demo/intima.db
+
+.PHONY: venv demo test bench lint chromium clean
+
+venv: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/pip install -q -U pip wheel
+	# CPU torch from local disk; an unpinned torch would pull a multi-GB CUDA build.
+	$(BIN)/pip install -q torch==2.13.0
+	ls $(WHEELHOUSE)/llama_cpp_python-$(LLAMA_VERSION)-*.whl >/dev/null 2>&1 || \
+	  CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/pip wheel -q --no-deps --no-cache-dir \
+	    -w $(WHEELHOUSE) llama-cpp-python==$(LLAMA_VERSION)
+	$(BIN)/pip install -q $(WHEELHOUSE)/llama_cpp_python-$(LLAMA_VERSION)-*.whl
+	$(BIN)/pip install -q -e '.[local,affect,judge,board,anthropic,dev]'
+	touch $@
+
+demo: venv
+	mkdir -p demo
+	$(BIN)/intima run --config examples/demo.toml --store $(STORE)
+	if $(BIN)/intima score --help >/dev/null 2>&1; then \
+	  $(BIN)/intima score --scorer affect --store $(STORE); fi
+	if $(BIN)/intima board --help >/dev/null 2>&1; then \
+	  $(BIN)/intima board build --store $(STORE) --out demo/site && \
+	  echo "Leaderboard: open file://$(CURDIR)/demo/site/index.html"; fi
+
+chromium:
+	test -x $(CHROMIUM) || (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium)
+
+test: venv chromium
+	$(BIN)/pytest -q -p no:cacheprovider
+
+bench: venv
+	$(BIN)/python benchmarks/bench_harness.py
+	$(BIN)/python benchmarks/bench_embedded.py
+	for b in benchmarks/bench_affect.py benchmarks/bench_board.py; do \
+	  test -f $$b && $(BIN)/python $$b; done; true
+
+lint: venv
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff format --check src tests benchmarks
+	$(BIN)/mypy
+
+clean:
+	rm -rf $(VENV) demo

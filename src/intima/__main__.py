@@ -1,0 +1,3 @@
+from intima.cli import main
+
+main()

@@ -1,0 +1,2 @@
+"""The leaderboard: scores with intervals (``table``), loading (``data``), the static site
+(``site``) and the Gradio app (``app``). Heavy dependencies are imported inside functions."""

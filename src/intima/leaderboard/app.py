@@ -1,0 +1,257 @@
+"""The interactive leaderboard in Gradio (``intima board serve``).
+
+Same numbers as the static site (one :class:`~intima.leaderboard.table.ScoreTable`), plus
+filters by scorer, dimension and code, a side-by-side comparison of two configurations on one
+prompt, the methodology, and a form that queues a model request. All store text is escaped in
+:mod:`intima.leaderboard.render` before it reaches a ``gr.HTML``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import defaultdict
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from intima.errors import IntimaError
+from intima.leaderboard import render
+from intima.leaderboard.data import BoardData, BoardResponse, load_board
+from intima.leaderboard.render import esc
+from intima.leaderboard.table import (
+    DEFAULT_BOOTSTRAP,
+    DEFAULT_SEED,
+    LABEL_METRICS,
+    OVERALL,
+    ScoreTable,
+    code_scope,
+    dims_in,
+    score_table,
+)
+from intima.ratings import RatingSet
+
+if TYPE_CHECKING:
+    import gradio as gr
+
+ALL_CODES = "(all codes)"
+
+
+class BoardIndex:
+    """Look-ups the callbacks need, built once."""
+
+    def __init__(self, data: BoardData, table: ScoreTable) -> None:
+        self.data, self.table = data, table
+        self.responses = {r.response_id: r for r in data.responses}
+        self.sets: dict[str, list[RatingSet]] = defaultdict(list)
+        for rs in data.rating_sets:
+            self.sets[rs.response_id].append(rs)
+        self.by_config_prompt = {(r.run_id, r.prompt_id): r for r in data.responses}
+        self.labels = {run_id: label for run_id, label in table.configs}
+        self.dims = dims_in({r.dimension for r in data.responses})
+        self.codes = sorted({r.code for r in data.responses})
+        self.prompts: dict[str, BoardResponse] = {}
+        for r in data.responses:
+            self.prompts.setdefault(r.prompt_id, r)
+
+    def config_choices(self) -> list[tuple[str, str]]:
+        return [(label, run_id) for run_id, label in self.table.configs]
+
+    def prompt_choices(
+        self, run_id: str | None = None, code: str | None = None
+    ) -> list[tuple[str, str]]:
+        rows = (
+            self.data.responses
+            if run_id is None
+            else [r for r in self.data.responses if r.run_id == run_id]
+        )
+        seen: dict[str, str] = {}
+        for r in rows:
+            if code and code != ALL_CODES and r.code != code:
+                continue
+            seen.setdefault(r.prompt_id, f"{r.code}: {_one_line(r.prompt)[:80]}")
+        return [(label, pid) for pid, label in seen.items()]
+
+    def detail(self, run_id: str | None, prompt_id: str | None) -> str:
+        resp = self.by_config_prompt.get((run_id or "", prompt_id or ""))
+        if resp is None:
+            return "<p>This configuration has no response to this prompt.</p>"
+        return render.response_detail(resp, self.sets.get(resp.response_id, []))
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _scope(dimension: str, code: str) -> str:
+    return code_scope(code) if code and code != ALL_CODES else dimension
+
+
+def request_model(store_path: Path | None, spec: str, requester: str) -> str:
+    """The form's action: queue a request; the answer is escaped HTML for the page."""
+    if store_path is None:
+        return '<p class="intima-error">Requests are off: the app was started without a store.</p>'
+    from intima.requests import add_request
+    from intima.store import Store
+
+    try:
+        with Store.open(store_path) as store:
+            rec = add_request(store, spec, requester.strip() or None, allow_urls=False)
+    except IntimaError as exc:
+        return f'<p class="intima-error" role="alert">Rejected: {esc(exc)}</p>'
+    if not rec.is_new:
+        return (
+            f'<p class="intima-ok">Already requested: {esc(rec.spec)} '
+            f"(status {esc(rec.status)}).</p>"
+        )
+    return f'<p class="intima-ok">Queued request {esc(rec.request_id)} for {esc(rec.spec)}.</p>'
+
+
+def methodology_html(data: BoardData, table: ScoreTable) -> str:
+    m = data.methodology
+    items = [
+        ("Rating protocol version", m.rating_protocol_version),
+        ("Taxonomy version", m.taxonomy_version),
+        ("Judge prompt version", m.judge_prompt_version or "–"),
+        ("Affect measure version", m.affect_version or "–"),
+        ("Datasets (revision)", "; ".join(m.datasets) or "–"),
+        ("Number mapping", m.number_mapping),
+        (
+            "Intervals",
+            f"95% percentile cluster bootstrap: prompts resampled within codes, "
+            f"B={table.bootstrap}, seed {table.seed}.",
+        ),
+        (
+            "Ties",
+            "Rank 1 = highest rate. A configuration shares the rank (=k) of the group "
+            "leader whose interval its own interval overlaps.",
+        ),
+        ("intima version", m.package_version),
+    ]
+    body = "".join(f"<dt><strong>{esc(k)}</strong></dt><dd>{esc(v)}</dd>" for k, v in items)
+    prompt = (
+        f"<h4>Judge prompt (system message)</h4><pre>{esc(m.judge_prompt)}</pre>"
+        if m.judge_prompt
+        else ""
+    )
+    return f'<div class="intima-method"><dl>{body}</dl>{prompt}</div>'
+
+
+def build_app(data: BoardData, table: ScoreTable, store_path: Path | None = None) -> gr.Blocks:
+    import gradio as gr
+
+    idx = BoardIndex(data, table)
+    scorers = list(table.scorers)
+    first = scorers[0] if scorers else None
+
+    def board(
+        scorer: str, dimension: str, code: str, sort_metric: str
+    ) -> tuple[str, str, str, str]:
+        scope = _scope(dimension, code)
+        return (
+            render.scores_table(table, scorer, scope, sort_metric),
+            render.stacked_bars(table, scorer, scope),
+            render.heatmap(table, scorer, scope),
+            render.radars(table, scorer, idx.dims),
+        )
+
+    with gr.Blocks(title="INTIMA leaderboard") as demo:
+        gr.HTML(f"<style>{render.CSS}</style>", visible=True)
+        gr.Markdown(
+            "# INTIMA companionship leaderboard\nHow often responses reinforce "
+            "companionship, by dimension, with 95% cluster-bootstrap intervals."
+        )
+        with gr.Tab("Leaderboard"):
+            with gr.Row():
+                scorer = gr.Dropdown(scorers, value=first, label="Scorer", elem_id="f-scorer")
+                dimension = gr.Dropdown(
+                    [OVERALL, *idx.dims], value=OVERALL, label="Dimension", elem_id="f-dimension"
+                )
+                code = gr.Dropdown(
+                    [ALL_CODES, *idx.codes], value=ALL_CODES, label="Code", elem_id="f-code"
+                )
+                sort_metric = gr.Dropdown(
+                    list(LABEL_METRICS), value="reinforcing", label="Rank by", elem_id="f-sort"
+                )
+            init = (
+                board(first, OVERALL, ALL_CODES, "reinforcing")
+                if first
+                else ("<p>No scores yet.</p>", "", "", "")
+            )
+            table_html = gr.HTML(init[0], elem_id="board-table")
+            gr.Markdown("### Primary labels")
+            bars_html = gr.HTML(init[1], elem_id="board-bars")
+            gr.Markdown("### Behaviours and sub-behaviours")
+            heat_html = gr.HTML(init[2], elem_id="board-heatmap")
+            gr.Markdown("### Reinforcing (red) and boundary (blue) rate by dimension")
+            radar_html = gr.HTML(init[3], elem_id="board-radar")
+            inputs = [scorer, dimension, code, sort_metric]
+            for ctl in inputs:
+                ctl.change(board, inputs, [table_html, bars_html, heat_html, radar_html])
+        with gr.Tab("Responses"):
+            configs = idx.config_choices()
+            c0 = configs[0][1] if configs else None
+            with gr.Row():
+                ex_config = gr.Dropdown(configs, value=c0, label="Model", elem_id="ex-config")
+                ex_code = gr.Dropdown(
+                    [ALL_CODES, *idx.codes], value=ALL_CODES, label="Code", elem_id="ex-code"
+                )
+            p_choices = idx.prompt_choices(c0)
+            p0 = p_choices[0][1] if p_choices else None
+            ex_prompt = gr.Dropdown(p_choices, value=p0, label="Prompt", elem_id="ex-prompt")
+            ex_detail = gr.HTML(idx.detail(c0, p0), elem_id="ex-detail")
+
+            def refilter(run_id: str, code_: str) -> Any:
+                choices = idx.prompt_choices(run_id, code_)
+                return gr.update(choices=choices, value=choices[0][1] if choices else None)
+
+            ex_config.change(refilter, [ex_config, ex_code], ex_prompt)
+            ex_code.change(refilter, [ex_config, ex_code], ex_prompt)
+            ex_prompt.change(idx.detail, [ex_config, ex_prompt], ex_detail)
+            ex_config.change(idx.detail, [ex_config, ex_prompt], ex_detail)
+        with gr.Tab("Compare"):
+            c1 = configs[1][1] if len(configs) > 1 else c0
+            all_prompts = idx.prompt_choices()
+            cp0 = all_prompts[0][1] if all_prompts else None
+            cmp_prompt = gr.Dropdown(all_prompts, value=cp0, label="Prompt", elem_id="cmp-prompt")
+            with gr.Row():
+                with gr.Column():
+                    cmp_a = gr.Dropdown(configs, value=c0, label="Model A", elem_id="cmp-a")
+                    cmp_a_html = gr.HTML(idx.detail(c0, cp0), elem_id="cmp-a-detail")
+                with gr.Column():
+                    cmp_b = gr.Dropdown(configs, value=c1, label="Model B", elem_id="cmp-b")
+                    cmp_b_html = gr.HTML(idx.detail(c1, cp0), elem_id="cmp-b-detail")
+            for ctl in (cmp_prompt, cmp_a):
+                ctl.change(idx.detail, [cmp_a, cmp_prompt], cmp_a_html)
+            for ctl in (cmp_prompt, cmp_b):
+                ctl.change(idx.detail, [cmp_b, cmp_prompt], cmp_b_html)
+        with gr.Tab("Methodology"):
+            gr.HTML(methodology_html(data, table), elem_id="methodology")
+        with gr.Tab("Request a model"):
+            gr.Markdown(
+                "Ask for a model to be benchmarked: `PROVIDER:MODEL`, e.g. "
+                "`openai:gpt-4o-mini`. Duplicates are recognised."
+            )
+            spec = gr.Textbox(label="Model spec", elem_id="req-spec")
+            requester = gr.Textbox(label="Your name or handle (optional)", elem_id="req-who")
+            submit = gr.Button("Request", elem_id="req-submit")
+            result = gr.HTML("", elem_id="req-result")
+            submit.click(lambda s, w: request_model(store_path, s, w), [spec, requester], result)
+    return demo
+
+
+def serve(
+    store_path: Path,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 7860,
+    bootstrap: int = DEFAULT_BOOTSTRAP,
+    seed: int = DEFAULT_SEED,
+) -> None:
+    """Load the store, score it, and serve the app until interrupted."""
+    os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+    from intima.store import Store
+
+    with Store.open(store_path) as store:
+        data = load_board(store)
+    table = score_table(data.infos(), data.rating_sets, bootstrap=bootstrap, seed=seed)
+    demo = build_app(data, table, store_path)
+    demo.launch(server_name=host, server_port=port, show_error=False, quiet=True)

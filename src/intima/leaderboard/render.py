@@ -1,0 +1,223 @@
+"""HTML fragments for the Gradio app, built server-side.
+
+Every piece of text from the store (labels, specs, prompts, responses, rationales) goes
+through :func:`esc` (``html.escape`` with quotes) before it touches markup; numbers are
+formatted by us. Nothing here is ever passed to ``str.format`` as a template.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Sequence
+
+from intima.leaderboard.data import BoardResponse
+from intima.leaderboard.table import (
+    CATEGORIES,
+    LABEL_METRICS,
+    Ranked,
+    ScoreRow,
+    ScoreTable,
+    format_rank,
+    rank_groups,
+)
+from intima.ratings import RatingSet
+
+LABEL_COLORS = {
+    "reinforcing": "#d9534f",
+    "boundary": "#2a7ab0",
+    "neutral": "#9aa0a6",
+    "mixed": "#b07cc6",
+    "no_majority": "#e0c060",
+}
+
+
+RADAR_AXIS = {
+    "Assistant Traits": "Traits",
+    "User Vulnerabilities": "Vulnerab.",
+    "Relationship & Intimacy": "Intimacy",
+    "Emotional Investment": "Investment",
+}
+
+
+def esc(text: object) -> str:
+    return html.escape("" if text is None else str(text), quote=True)
+
+
+def pct(x: float | None) -> str:
+    return "–" if x is None else f"{100 * x:.1f}%"
+
+
+def ci(row: ScoreRow) -> str:
+    return "" if row.rate is None else f"[{pct(row.lo)}, {pct(row.hi)}]"
+
+
+def scores_table(table: ScoreTable, scorer: str, scope: str, sort_metric: str) -> str:
+    """Configurations x label metrics for one scorer and scope, ranked on ``sort_metric``."""
+    if scorer not in table.scorers:
+        return "<p>No scores for this scorer.</p>"
+    run_ids = [c for c, _ in table.configs]
+    ranked: list[Ranked] = rank_groups([table.get(scorer, c, scope, sort_metric) for c in run_ids])
+    cols = list(LABEL_METRICS)
+    head = "".join(f"<th>{esc(m)}</th>" for m in cols)
+    out = [
+        '<table class="intima-scores"><thead><tr><th>rank</th><th>model</th>'
+        + head
+        + "<th>n</th><th>unscored</th><th>not rated</th></tr></thead><tbody>"
+    ]
+    for rk in ranked:
+        first = table.get(scorer, rk.run_id, scope, cols[0])
+        cells = []
+        for m in cols:
+            row = table.get(scorer, rk.run_id, scope, m)
+            cells.append(f'<td>{pct(row.rate)} <span class="ci">{ci(row)}</span></td>')
+        out.append(
+            f'<tr data-run-id="{esc(rk.run_id)}"><td>{esc(format_rank(rk))}</td>'
+            f"<td>{esc(first.label)}</td>{''.join(cells)}<td>{first.n}</td>"
+            f"<td>{first.n_unscored}</td><td>{first.n_missing}</td></tr>"
+        )
+    out.append("</tbody></table>")
+    return "".join(out)
+
+
+def stacked_bars(table: ScoreTable, scorer: str, scope: str) -> str:
+    if scorer not in table.scorers:
+        return ""
+    width, row_h, left = 480, 20, 170
+    height = len(table.configs) * row_h + 30
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width + left + 10}" '
+        f'height="{height}" role="img">'
+    ]
+    for i, (run_id, label) in enumerate(table.configs):
+        y, x = i * row_h + 4, float(left)
+        parts.append(
+            f'<text x="{left - 6}" y="{y + 13}" text-anchor="end" font-size="11">'
+            f"{esc(label)}</text>"
+        )
+        for m in LABEL_METRICS:
+            v = table.get(scorer, run_id, scope, m).rate or 0.0
+            parts.append(
+                f'<rect x="{x:.1f}" y="{y}" width="{width * v:.1f}" height="{row_h - 4}" '
+                f'fill="{LABEL_COLORS[m]}"><title>{esc(label)} – {esc(m)}: {pct(v)}</title></rect>'
+            )
+            x += width * v
+    lx = left
+    for m in LABEL_METRICS:
+        parts.append(
+            f'<rect x="{lx}" y="{height - 18}" width="10" height="10" '
+            f'fill="{LABEL_COLORS[m]}"/><text x="{lx + 14}" y="{height - 9}" '
+            f'font-size="11">{esc(m)}</text>'
+        )
+        lx += 95
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def heatmap(table: ScoreTable, scorer: str, scope: str) -> str:
+    if scorer not in table.scorers:
+        return ""
+    cw, ch, left, top = 46, 20, 170, 120
+    w, h = left + len(CATEGORIES) * cw + 10, top + len(table.configs) * ch + 10
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" role="img">']
+    for j, cat in enumerate(CATEGORIES):
+        x, y = left + j * cw + cw // 2, top - 6
+        parts.append(
+            f'<text x="{x}" y="{y}" transform="rotate(-55 {x} {y})" font-size="10">'
+            f"{esc(cat.replace('_', ' '))}</text>"
+        )
+    for i, (run_id, label) in enumerate(table.configs):
+        y = top + i * ch
+        parts.append(
+            f'<text x="{left - 6}" y="{y + 14}" text-anchor="end" font-size="11">'
+            f"{esc(label)}</text>"
+        )
+        for j, cat in enumerate(CATEGORIES):
+            row = table.get(scorer, run_id, scope, cat)
+            fill = "#eee" if row.rate is None else f"rgba(217,83,79,{0.08 + 0.92 * row.rate:.3f})"
+            val = "–" if row.rate is None else str(round(100 * row.rate))
+            parts.append(
+                f'<rect x="{left + j * cw}" y="{y}" width="{cw - 2}" height="{ch - 2}" '
+                f'fill="{fill}"><title>{esc(label)} – {esc(cat)}: {pct(row.rate)} (n={row.n})'
+                f'</title></rect><text x="{left + j * cw + cw // 2 - 1}" y="{y + 13}" '
+                f'text-anchor="middle" font-size="10">{val}</text>'
+            )
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def radars(table: ScoreTable, scorer: str, dims: Sequence[str]) -> str:
+    if scorer not in table.scorers or not dims:
+        return ""
+    out = []
+    for run_id, label in table.configs:
+        cx, cy, r = 125, 90, 58
+        parts = ['<svg xmlns="http://www.w3.org/2000/svg" width="250" height="185" role="img">']
+        for f in (0.25, 0.5, 0.75, 1.0):
+            parts.append(
+                f'<polygon points="{_poly([f] * len(dims), cx, cy, r)}" fill="none" stroke="#ddd"/>'
+            )
+        for metric, color in (("boundary", "#2a7ab0"), ("reinforcing", "#d9534f")):
+            vals = [table.get(scorer, run_id, d, metric).rate or 0.0 for d in dims]
+            parts.append(
+                f'<polygon points="{_poly(vals, cx, cy, r)}" fill="{color}" '
+                f'fill-opacity="0.3" stroke="{color}"/>'
+            )
+        for i, d in enumerate(dims):
+            a = -math.pi / 2 + 2 * math.pi * i / len(dims)
+            x, y = cx + (r + 12) * math.cos(a), cy + (r + 12) * math.sin(a) + 3
+            anchor = "middle" if abs(math.cos(a)) < 0.3 else "start" if math.cos(a) > 0 else "end"
+            parts.append(
+                f'<text x="{x:.0f}" y="{y:.0f}" text-anchor="{anchor}" font-size="10">'
+                f"{esc(RADAR_AXIS.get(d, d))}</text>"
+            )
+        parts.append(
+            f'<text x="{cx}" y="180" text-anchor="middle" font-size="11">{esc(label)}</text></svg>'
+        )
+        out.append("".join(parts))
+    return '<div class="intima-radars">' + "".join(out) + "</div>"
+
+
+def _poly(vals: Sequence[float], cx: float, cy: float, r: float) -> str:
+    pts = []
+    for i, v in enumerate(vals):
+        a = -math.pi / 2 + 2 * math.pi * i / len(vals)
+        pts.append(f"{cx + r * v * math.cos(a):.1f},{cy + r * v * math.sin(a):.1f}")
+    return " ".join(pts)
+
+
+def response_detail(resp: BoardResponse, sets: Sequence[RatingSet]) -> str:
+    """Prompt, response, every scorer's levels and rationale; all text escaped."""
+    head = "".join(f"<th>{esc(c.replace('_', ' '))}</th>" for c in CATEGORIES)
+    rows = []
+    for rs in sets:
+        label = esc(rs.primary) if rs.scored and rs.primary else ("–" if rs.scored else "unscored")
+        cells = "".join(
+            f"<td>{int(rs.levels[c]) if c in rs.levels else ''}</td>" for c in CATEGORIES
+        )
+        rows.append(f"<tr><td>{esc(rs.scorer)}</td><td>{label}</td>{cells}</tr>")
+    reasons = "".join(
+        f"<p><strong>{esc(rs.scorer)}:</strong> {esc(rs.reason)}</p>" for rs in sets if rs.reason
+    )
+    return (
+        f'<div class="intima-detail" data-response-id="{esc(resp.response_id)}">'
+        f"<h4>{esc(resp.label)} · {esc(resp.code)} · {esc(resp.dimension)}</h4>"
+        f'<p><strong>Prompt</strong></p><pre class="intima-prompt">{esc(resp.prompt)}</pre>'
+        f'<p><strong>Response</strong></p><pre class="intima-response">{esc(resp.response)}</pre>'
+        "<p><strong>Ratings</strong> (0 low, 1 medium, 2 high; blank: not rated)</p>"
+        f'<table class="intima-ratings"><tr><th>scorer</th><th>primary</th>{head}</tr>'
+        f"{''.join(rows)}</table>{reasons}</div>"
+    )
+
+
+CSS = """
+.intima-scores { border-collapse: collapse; width: 100%; }
+.intima-scores th, .intima-scores td { padding: 4px 8px; border-bottom: 1px solid #ddd;
+  text-align: left; white-space: nowrap; }
+.intima-scores .ci { color: #888; font-size: 12px; }
+.intima-radars svg { display: inline-block; }
+.intima-detail pre { white-space: pre-wrap; word-break: break-word; padding: 8px;
+  border-radius: 4px; background: rgba(127,127,127,0.1); }
+.intima-ratings { border-collapse: collapse; font-size: 12px; }
+.intima-ratings th, .intima-ratings td { border: 1px solid #ddd; padding: 2px 4px; }
+"""

@@ -1,0 +1,217 @@
+"""The static leaderboard: one folder, no server, no CDN (GitHub Pages or a static HF Space).
+
+Layout of the folder::
+
+    index.html        the page; the scores are embedded as JSON in a
+                      <script type="application/json"> tag
+    board.js, board.css
+    data/r<i>.js      the responses and ratings of configuration i, loaded only when the
+                      explorer opens it (keeps the first paint fast with 50 x 368 responses)
+
+Model text is untrusted: it only ever travels as JSON and the page renders it with
+``textContent`` (never ``innerHTML``), so a response containing markup shows as text.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from intima import __version__
+from intima.leaderboard.data import BoardData
+from intima.leaderboard.table import (
+    CATEGORIES,
+    LABEL_METRICS,
+    METRICS,
+    OVERALL,
+    ScoreTable,
+    dims_in,
+    format_rank,
+    rank_groups,
+    score_table,
+)
+from intima.ratings import RatingSet
+from intima.store import now
+
+_STATIC = ("board.js", "board.css")
+
+
+@dataclass(frozen=True)
+class SiteResult:
+    out_dir: Path
+    index: Path
+    n_configs: int
+    n_responses: int
+    scorers: tuple[str, ...]
+
+
+def build_site(
+    data: BoardData,
+    out_dir: Path,
+    *,
+    bootstrap: int = 1000,
+    seed: int = 0,
+    title: str = "INTIMA companionship leaderboard",
+) -> SiteResult:
+    """Score ``data`` and write the site into ``out_dir`` (its old content is replaced)."""
+    table = score_table(
+        data.infos(), data.rating_sets, bootstrap=bootstrap, seed=seed, per_code=False
+    )
+    out_dir = Path(out_dir)
+    if out_dir.exists():
+        _clear(out_dir)
+    (out_dir / "data").mkdir(parents=True, exist_ok=True)
+    payload = _payload(data, table, title)
+    chunks = _chunks(data)
+    payload["chunks"] = [f"data/r{i}.js" for i in range(len(chunks))]
+    for i, chunk in enumerate(chunks):
+        # JSON is a JS expression; ensure_ascii keeps U+2028/2029 and the like out of the file.
+        text = "window.intimaChunk(" + str(i) + "," + json.dumps(chunk, ensure_ascii=True) + ");\n"
+        (out_dir / "data" / f"r{i}.js").write_text(text, encoding="utf-8")
+    static = resources.files("intima.leaderboard") / "static"
+    for name in _STATIC:
+        (out_dir / name).write_text(static.joinpath(name).read_text("utf-8"), encoding="utf-8")
+    index = out_dir / "index.html"
+    index.write_text(_html(title, payload), encoding="utf-8")
+    return SiteResult(
+        out_dir=out_dir,
+        index=index,
+        n_configs=len(data.runs),
+        n_responses=len(data.responses),
+        scorers=table.scorers,
+    )
+
+
+def _clear(out_dir: Path) -> None:
+    """Remove a previous build, but never a folder that does not look like one."""
+    if not out_dir.is_dir():
+        raise NotADirectoryError(f"{out_dir} exists and is not a folder")
+    entries = {p.name for p in out_dir.iterdir()}
+    ours = {"index.html", "data", *_STATIC, ".nojekyll"}
+    if entries - ours:
+        from intima.errors import IntimaError
+
+        raise IntimaError(
+            f"{out_dir} holds files that are not a leaderboard build ({sorted(entries - ours)[:3]}"
+            "); choose an empty or new folder"
+        )
+    shutil.rmtree(out_dir)
+
+
+def safe_json(obj: Any) -> str:
+    """JSON fit to sit inside a <script> element: no '<', '>' or '&' can close or open tags."""
+    text = json.dumps(obj, ensure_ascii=True, separators=(",", ":"))
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def _html(title: str, payload: dict[str, Any]) -> str:
+    # Only project text goes into the markup; everything from the store is in the JSON.
+    return (
+        '<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        "<title>" + _escape(title) + "</title>\n"
+        '<link rel="stylesheet" href="board.css">\n</head>\n<body>\n'
+        "<header><h1>" + _escape(title) + "</h1>"
+        '<p class="sub">How often model responses reinforce companionship, by INTIMA '
+        "dimension, with 95% cluster-bootstrap intervals.</p></header>\n"
+        '<main id="app"><p id="loading">Loading…</p></main>\n'
+        '<script type="application/json" id="board-data">' + safe_json(payload) + "</script>\n"
+        '<script src="board.js"></script>\n</body>\n</html>\n'
+    )
+
+
+def _escape(text: str) -> str:
+    import html
+
+    return html.escape(text, quote=True)
+
+
+def _r(x: float | None) -> float | None:
+    return None if x is None else round(x, 4)
+
+
+def _payload(data: BoardData, table: ScoreTable, title: str) -> dict[str, Any]:
+    scopes = [OVERALL, *dims_in({r.scope for r in table.rows})]
+    config_ids = [run_id for run_id, _ in table.configs]
+    scores: dict[str, Any] = {}
+    ranks: dict[str, Any] = {}
+    for scorer in table.scorers:
+        scores[scorer], ranks[scorer] = {}, {}
+        for scope in scopes:
+            scores[scorer][scope], ranks[scorer][scope] = {}, {}
+            for metric in METRICS:
+                rows = [table.get(scorer, c, scope, metric) for c in config_ids]
+                scores[scorer][scope][metric] = [
+                    [_r(r.rate), _r(r.lo), _r(r.hi), r.n, r.n_unscored, r.n_missing] for r in rows
+                ]
+                by_run = {k.run_id: format_rank(k) for k in rank_groups(rows)}
+                ranks[scorer][scope][metric] = [by_run[c] for c in config_ids]
+    runs = {r.run_id: r for r in data.runs}
+    m = data.methodology
+    return {
+        "title": title,
+        "generated_at": now(),
+        "package_version": __version__,
+        "bootstrap": table.bootstrap,
+        "seed": table.seed,
+        "scorers": list(table.scorers),
+        "scopes": scopes,
+        "metrics": list(METRICS),
+        "label_metrics": list(LABEL_METRICS),
+        "categories": list(CATEGORIES),
+        "configs": [
+            {
+                "run_id": run_id,
+                "label": label,
+                "model_spec": runs[run_id].model_spec if run_id in runs else None,
+                "system_prompt": runs[run_id].system_prompt if run_id in runs else None,
+            }
+            for run_id, label in table.configs
+        ],
+        "scores": scores,
+        "ranks": ranks,
+        "methodology": {
+            "rating_protocol_version": m.rating_protocol_version,
+            "taxonomy_version": m.taxonomy_version,
+            "judge_prompt_version": m.judge_prompt_version,
+            "affect_version": m.affect_version,
+            "datasets": list(m.datasets),
+            "number_mapping": m.number_mapping,
+        },
+    }
+
+
+def _rating_json(rs: RatingSet) -> dict[str, Any]:
+    return {
+        "scorer": rs.scorer,
+        "status": rs.status,
+        "primary": None if rs.primary is None else str(rs.primary),
+        "levels": [int(rs.levels[c]) if c in rs.levels else -1 for c in CATEGORIES],
+        "reason": rs.reason,
+    }
+
+
+def _chunks(data: BoardData) -> list[list[dict[str, Any]]]:
+    """Per configuration (in table order), its responses with every scorer's ratings."""
+    by_response: dict[str, list[RatingSet]] = {}
+    for rs in data.rating_sets:
+        by_response.setdefault(rs.response_id, []).append(rs)
+    order = list(dict.fromkeys(r.run_id for r in data.responses))
+    chunks: dict[str, list[dict[str, Any]]] = {run_id: [] for run_id in order}
+    for r in data.responses:
+        chunks[r.run_id].append(
+            {
+                "id": r.response_id,
+                "prompt_id": r.prompt_id,
+                "code": r.code,
+                "dimension": r.dimension,
+                "prompt": r.prompt,
+                "response": r.response,
+                "ratings": [_rating_json(rs) for rs in by_response.get(r.response_id, ())],
+            }
+        )
+    return [chunks[run_id] for run_id in order]

@@ -1,0 +1,350 @@
+/* INTIMA leaderboard: a small, dependency-free renderer.
+ * Security rule: every string that comes from the data (model names, prompts, responses,
+ * rationales) is inserted with textContent or as an SVG text node, never parsed as markup. */
+(function () {
+  "use strict";
+  var D = JSON.parse(document.getElementById("board-data").textContent);
+  var SVGNS = "http://www.w3.org/2000/svg";
+  var DIM_SHORT = {
+    "overall": "Overall", "Assistant Traits": "Assistant Traits",
+    "User Vulnerabilities": "User Vulnerabilities",
+    "Relationship & Intimacy": "Relationship & Intimacy",
+    "Emotional Investment": "Emotional Investment"
+  };
+  var RADAR_AXIS = {
+    "Assistant Traits": "Traits", "User Vulnerabilities": "Vulnerab.",
+    "Relationship & Intimacy": "Intimacy", "Emotional Investment": "Investment"
+  };
+  var LABEL_COLORS = {
+    reinforcing: "#d9534f", boundary: "#2a7ab0", neutral: "#9aa0a6",
+    mixed: "#b07cc6", no_majority: "#e0c060"
+  };
+  var state = { scorer: D.scorers[0] || null, metric: "reinforcing", sortKey: "overall",
+                sortDir: -1, exploreConfig: 0, exploreCode: "", exploreId: null };
+  var chunks = {};
+  var chunkWaiters = {};
+
+  function el(tag, attrs, text) {
+    var e = document.createElement(tag);
+    if (attrs) { for (var k in attrs) { e.setAttribute(k, attrs[k]); } }
+    if (text !== undefined && text !== null) { e.textContent = String(text); }
+    return e;
+  }
+  function svg(tag, attrs, text) {
+    var e = document.createElementNS(SVGNS, tag);
+    if (attrs) { for (var k in attrs) { e.setAttribute(k, attrs[k]); } }
+    if (text !== undefined) { e.textContent = String(text); }
+    return e;
+  }
+  function pct(x) { return x === null ? "–" : (100 * x).toFixed(1) + "%"; }
+  function cell(scope, metric, c) {
+    if (!state.scorer) { return null; }
+    return D.scores[state.scorer][scope][metric][c];
+  }
+  function short(scope) { return DIM_SHORT[scope] || scope; }
+
+  /* ---- controls ---- */
+  function select(id, label, options, value, onChange) {
+    var wrap = el("label", { "class": "ctl" }, label + " ");
+    var s = el("select", { id: id });
+    options.forEach(function (o) {
+      var opt = el("option", { value: o[0] }, o[1]);
+      if (String(o[0]) === String(value)) { opt.selected = true; }
+      s.appendChild(opt);
+    });
+    s.addEventListener("change", function () { onChange(s.value); });
+    wrap.appendChild(s);
+    return wrap;
+  }
+
+  /* ---- the sortable table ---- */
+  function renderTable(root) {
+    root.textContent = "";
+    if (!state.scorer) { root.appendChild(el("p", null, "No scores yet: score the runs with a judge or the affect measure, then rebuild.")); return; }
+    var metric = state.metric;
+    var order = D.configs.map(function (_, i) { return i; });
+    order.sort(function (a, b) {
+      var va = sortValue(a), vb = sortValue(b);
+      if (va === null && vb === null) { return a - b; }
+      if (va === null) { return 1; }
+      if (vb === null) { return -1; }
+      return state.sortDir * (va - vb) || a - b;
+    });
+    var t = el("table", { id: "scores", "class": "scores" });
+    var head = el("tr");
+    head.appendChild(el("th", { title: "Rank on the sorted column; '=' marks a tie: intervals overlap the group leader's." }, "Rank"));
+    head.appendChild(sortHeader("label", "Model"));
+    D.scopes.forEach(function (scope) { head.appendChild(sortHeader(scope, short(scope))); });
+    head.appendChild(el("th", { title: "scored responses (overall)" }, "n"));
+    head.appendChild(el("th", { title: "judgments the scorer could not score; not counted as zeros" }, "unscored"));
+    var thead = el("thead"); thead.appendChild(head); t.appendChild(thead);
+    var tb = el("tbody");
+    var rankScope = state.sortKey === "label" ? "overall" : state.sortKey;
+    order.forEach(function (c) {
+      var tr = el("tr", { "data-run-id": D.configs[c].run_id });
+      tr.appendChild(el("td", { "class": "rank" }, D.ranks[state.scorer][rankScope][metric][c]));
+      var name = el("td", { "class": "model", title: D.configs[c].model_spec || "" }, D.configs[c].label);
+      tr.appendChild(name);
+      D.scopes.forEach(function (scope) {
+        var v = cell(scope, metric, c);
+        var td = el("td", { "class": "num", "data-scope": scope });
+        td.appendChild(el("span", { "class": "rate" }, pct(v[0])));
+        if (v[0] !== null) { td.appendChild(el("span", { "class": "ci" }, " [" + pct(v[1]) + ", " + pct(v[2]) + "]")); }
+        tr.appendChild(td);
+      });
+      var ov = cell("overall", metric, c);
+      tr.appendChild(el("td", { "class": "num" }, ov[3]));
+      tr.appendChild(el("td", { "class": "num unscored" }, ov[4]));
+      tb.appendChild(tr);
+    });
+    t.appendChild(tb);
+    root.appendChild(t);
+  }
+  function sortValue(c) {
+    if (state.sortKey === "label") { return null; }
+    return cell(state.sortKey, state.metric, c)[0];
+  }
+  function sortHeader(key, text) {
+    var th = el("th", { "class": "sortable", "data-sort": key, tabindex: "0", role: "button" }, text);
+    if (state.sortKey === key) { th.appendChild(el("span", { "class": "arrow" }, state.sortDir < 0 ? " ▼" : " ▲")); }
+    function go() {
+      if (key === "label") {
+        sortByLabel();
+        return;
+      }
+      if (state.sortKey === key) { state.sortDir = -state.sortDir; } else { state.sortKey = key; state.sortDir = -1; }
+      renderAll();
+    }
+    th.addEventListener("click", go);
+    th.addEventListener("keydown", function (e) { if (e.key === "Enter") { go(); } });
+    return th;
+  }
+  function sortByLabel() {
+    var idx = D.configs.map(function (_, i) { return i; });
+    idx.sort(function (a, b) { return D.configs[a].label.localeCompare(D.configs[b].label); });
+    var tb = document.querySelector("#scores tbody");
+    idx.forEach(function (c) { tb.appendChild(tb.querySelector('tr[data-run-id="' + cssEscape(D.configs[c].run_id) + '"]')); });
+  }
+  function cssEscape(s) { return window.CSS && CSS.escape ? CSS.escape(s) : s.replace(/["\\]/g, "\\$&"); }
+
+  /* ---- radar per model over the four dimensions ---- */
+  function renderRadars(root) {
+    root.textContent = "";
+    if (!state.scorer) { return; }
+    var dims = D.scopes.filter(function (s) { return s !== "overall"; });
+    D.configs.forEach(function (cfg, c) {
+      var fig = el("figure", { "class": "radar" });
+      var cx = 125, cy = 92, R = 58;
+      var s = svg("svg", { width: 250, height: 185, viewBox: "0 0 250 185", role: "img" });
+      s.appendChild(svg("title", {}, cfg.label + ": rates by dimension"));
+      [0.25, 0.5, 0.75, 1].forEach(function (f) {
+        s.appendChild(svg("polygon", { points: poly(dims.map(function () { return f; }), cx, cy, R), "class": "grid" }));
+      });
+      dims.forEach(function (d, i) {
+        var a = angle(i, dims.length);
+        s.appendChild(svg("line", { x1: cx, y1: cy, x2: cx + R * Math.cos(a), y2: cy + R * Math.sin(a), "class": "grid" }));
+        var lx = cx + (R + 12) * Math.cos(a), ly = cy + (R + 12) * Math.sin(a);
+        var anchor = Math.abs(Math.cos(a)) < 0.3 ? "middle" : (Math.cos(a) > 0 ? "start" : "end");
+        s.appendChild(svg("text", { x: lx, y: ly + 3, "text-anchor": anchor, "class": "axis" }, RADAR_AXIS[d] || d));
+      });
+      ["boundary", "reinforcing"].forEach(function (m) {
+        var vals = dims.map(function (d) { var v = D.scores[state.scorer][d][m][c][0]; return v === null ? 0 : v; });
+        s.appendChild(svg("polygon", { points: poly(vals, cx, cy, R), "class": "area " + m }));
+      });
+      fig.appendChild(s);
+      fig.appendChild(el("figcaption", null, cfg.label));
+      root.appendChild(fig);
+    });
+  }
+  function angle(i, n) { return -Math.PI / 2 + 2 * Math.PI * i / n; }
+  function poly(vals, cx, cy, R) {
+    return vals.map(function (v, i) {
+      var a = angle(i, vals.length);
+      return (cx + R * v * Math.cos(a)).toFixed(1) + "," + (cy + R * v * Math.sin(a)).toFixed(1);
+    }).join(" ");
+  }
+
+  /* ---- stacked bars of primary labels ---- */
+  function renderBars(root, scope) {
+    root.textContent = "";
+    if (!state.scorer) { return; }
+    var W = 520, rowH = 20, left = 170;
+    var s = svg("svg", { width: W + left + 10, height: D.configs.length * rowH + 30, "class": "bars", role: "img" });
+    s.appendChild(svg("title", {}, "Share of primary labels per model (" + short(scope) + ")"));
+    D.configs.forEach(function (cfg, c) {
+      var y = c * rowH + 4, x = left;
+      s.appendChild(svg("text", { x: left - 6, y: y + 13, "text-anchor": "end", "class": "axis" }, cfg.label));
+      D.label_metrics.forEach(function (m) {
+        var v = D.scores[state.scorer][scope][m][c][0] || 0;
+        var r = svg("rect", { x: x, y: y, width: (W * v).toFixed(1), height: rowH - 4, fill: LABEL_COLORS[m] });
+        r.appendChild(svg("title", {}, cfg.label + " – " + m + ": " + pct(v)));
+        s.appendChild(r);
+        x += W * v;
+      });
+    });
+    var lx = left, ly = D.configs.length * rowH + 18;
+    D.label_metrics.forEach(function (m) {
+      s.appendChild(svg("rect", { x: lx, y: ly - 9, width: 10, height: 10, fill: LABEL_COLORS[m] }));
+      s.appendChild(svg("text", { x: lx + 14, y: ly, "class": "axis" }, m));
+      lx += 100;
+    });
+    root.appendChild(s);
+  }
+
+  /* ---- sub-behaviour heatmap ---- */
+  function renderHeatmap(root, scope) {
+    root.textContent = "";
+    if (!state.scorer) { return; }
+    var cats = D.categories;
+    var cw = 46, ch = 20, left = 170, top = 120;
+    var s = svg("svg", { width: left + cats.length * cw + 10, height: top + D.configs.length * ch + 10, "class": "heat", role: "img" });
+    s.appendChild(svg("title", {}, "Share of responses where each behaviour shows (" + short(scope) + ")"));
+    cats.forEach(function (cat, j) {
+      var x = left + j * cw + cw / 2;
+      s.appendChild(svg("text", { x: x, y: top - 6, transform: "rotate(-55 " + x + " " + (top - 6) + ")", "class": "axis" }, cat.replace(/_/g, " ")));
+    });
+    D.configs.forEach(function (cfg, c) {
+      var y = top + c * ch;
+      s.appendChild(svg("text", { x: left - 6, y: y + 14, "text-anchor": "end", "class": "axis" }, cfg.label));
+      cats.forEach(function (cat, j) {
+        var v = D.scores[state.scorer][scope][cat][c];
+        var val = v[0];
+        var fill = val === null ? "#eee" : "rgba(217,83,79," + (0.08 + 0.92 * val).toFixed(3) + ")";
+        var r = svg("rect", { x: left + j * cw, y: y, width: cw - 2, height: ch - 2, fill: fill });
+        r.appendChild(svg("title", {}, cfg.label + " – " + cat + ": " + pct(val) + " (n=" + v[3] + ")"));
+        s.appendChild(r);
+        s.appendChild(svg("text", { x: left + j * cw + cw / 2 - 1, y: y + 13, "text-anchor": "middle", "class": "cellv" }, val === null ? "–" : Math.round(100 * val)));
+      });
+    });
+    root.appendChild(s);
+  }
+
+  /* ---- response explorer ---- */
+  window.intimaChunk = function (i, rows) {
+    chunks[i] = rows;
+    (chunkWaiters[i] || []).forEach(function (f) { f(rows); });
+    delete chunkWaiters[i];
+  };
+  function loadChunk(i, cb) {
+    if (chunks[i]) { cb(chunks[i]); return; }
+    if (chunkWaiters[i]) { chunkWaiters[i].push(cb); return; }
+    chunkWaiters[i] = [cb];
+    var sc = document.createElement("script");
+    sc.src = D.chunks[i];
+    document.body.appendChild(sc);
+  }
+  function renderExplorer(root) {
+    root.textContent = "";
+    if (!D.configs.length) { root.appendChild(el("p", null, "No responses.")); return; }
+    var ctl = el("div", { "class": "controls" });
+    ctl.appendChild(select("explore-config", "Model", D.configs.map(function (c, i) { return [i, c.label]; }), state.exploreConfig, function (v) {
+      state.exploreConfig = Number(v); state.exploreId = null; renderExplorer(root);
+    }));
+    root.appendChild(ctl);
+    var list = el("ol", { id: "explore-list", "class": "explore-list" });
+    var detail = el("div", { id: "explore-detail", "class": "detail" });
+    var body = el("div", { "class": "explore" });
+    body.appendChild(list); body.appendChild(detail);
+    root.appendChild(body);
+    list.appendChild(el("li", null, "Loading responses…"));
+    loadChunk(state.exploreConfig, function (rows) {
+      var codes = Array.from(new Set(rows.map(function (r) { return r.code; }))).sort();
+      ctl.appendChild(select("explore-code", "Code", [["", "all codes"]].concat(codes.map(function (c) { return [c, c]; })), state.exploreCode, function (v) {
+        state.exploreCode = v; renderExplorer(root);
+      }));
+      list.textContent = "";
+      rows.forEach(function (r) {
+        if (state.exploreCode && r.code !== state.exploreCode) { return; }
+        var li = el("li", { "data-response-id": r.id, tabindex: "0" });
+        li.appendChild(el("span", { "class": "code" }, r.code));
+        li.appendChild(el("span", null, " " + r.prompt.slice(0, 90)));
+        li.addEventListener("click", function () { state.exploreId = r.id; showDetail(detail, r); });
+        list.appendChild(li);
+        if (state.exploreId === r.id) { showDetail(detail, r); }
+      });
+    });
+  }
+  function showDetail(root, r) {
+    root.textContent = "";
+    root.setAttribute("data-response-id", r.id);
+    root.appendChild(el("h3", null, r.code + " · " + r.dimension));
+    root.appendChild(el("h4", null, "Prompt"));
+    root.appendChild(el("pre", { "class": "prompt" }, r.prompt));
+    root.appendChild(el("h4", null, "Response"));
+    root.appendChild(el("pre", { "class": "response", id: "explore-response" }, r.response));
+    root.appendChild(el("h4", null, "Ratings (0 low, 1 medium, 2 high; blank: not rated)"));
+    var t = el("table", { "class": "ratings" });
+    var h = el("tr");
+    h.appendChild(el("th", null, "scorer"));
+    h.appendChild(el("th", null, "primary"));
+    D.categories.forEach(function (c) { h.appendChild(el("th", { "class": "cat" }, c.replace(/_/g, " "))); });
+    t.appendChild(h);
+    r.ratings.forEach(function (rs) {
+      var tr = el("tr");
+      tr.appendChild(el("td", null, rs.scorer));
+      tr.appendChild(el("td", null, rs.status === "scored" ? (rs.primary || "–") : "unscored"));
+      rs.levels.forEach(function (lv) { tr.appendChild(el("td", { "class": "lv lv" + lv }, lv < 0 ? "" : lv)); });
+      t.appendChild(tr);
+    });
+    root.appendChild(t);
+    r.ratings.forEach(function (rs) {
+      if (!rs.reason) { return; }
+      var p = el("p", { "class": "reason" });
+      p.appendChild(el("strong", null, rs.scorer + ": "));
+      p.appendChild(document.createTextNode(rs.reason));
+      root.appendChild(p);
+    });
+  }
+
+  /* ---- methodology ---- */
+  function renderMethod(root) {
+    root.textContent = "";
+    var m = D.methodology;
+    var dl = el("dl");
+    [["Rating protocol", m.rating_protocol_version], ["Taxonomy", m.taxonomy_version],
+     ["Judge prompt", m.judge_prompt_version], ["Affect measure", m.affect_version],
+     ["Datasets", (m.datasets || []).join("; ")], ["Number mapping", m.number_mapping],
+     ["Intervals", "95% percentile cluster bootstrap, prompts resampled within codes, B=" + D.bootstrap + ", seed " + D.seed],
+     ["Built", D.generated_at + " by intima " + D.package_version]].forEach(function (kv) {
+      dl.appendChild(el("dt", null, kv[0])); dl.appendChild(el("dd", null, kv[1] === null ? "–" : kv[1]));
+    });
+    root.appendChild(dl);
+  }
+
+  /* ---- layout ---- */
+  var sections = {};
+  function section(id, title) {
+    var s = el("section", { id: id });
+    s.appendChild(el("h2", null, title));
+    var body = el("div", { "class": "body" });
+    s.appendChild(body);
+    sections[id] = body;
+    return s;
+  }
+  function renderAll() {
+    renderTable(sections["table"]);
+    renderRadars(sections["radar"]);
+    renderBars(sections["bars"], "overall");
+    renderHeatmap(sections["heatmap"], "overall");
+  }
+  function init() {
+    var app = document.getElementById("app");
+    app.textContent = "";
+    var ctl = el("div", { "class": "controls", id: "controls" });
+    ctl.appendChild(select("scorer", "Scorer", D.scorers.map(function (s) { return [s, s]; }), state.scorer, function (v) { state.scorer = v; renderAll(); }));
+    ctl.appendChild(select("metric", "Rate of", D.metrics.map(function (m) { return [m, m.replace(/_/g, " ")]; }), state.metric, function (v) { state.metric = v; renderAll(); }));
+    app.appendChild(ctl);
+    app.appendChild(section("table", "Scores"));
+    app.appendChild(section("radar", "Reinforcing (red) and boundary (blue) rates by dimension"));
+    app.appendChild(section("bars", "Primary labels"));
+    app.appendChild(section("heatmap", "Behaviours and sub-behaviours"));
+    app.appendChild(section("explorer", "Response explorer"));
+    app.appendChild(section("method", "Methodology"));
+    renderAll();
+    renderExplorer(sections["explorer"]);
+    renderMethod(sections["method"]);
+    document.body.setAttribute("data-ready", "1");
+    window.intimaReadyAt = performance.now();
+  }
+  init();
+})();

@@ -1,0 +1,457 @@
+"""The leaderboard's numbers: a pure table layer (plain inputs in, score rows out, no UI).
+
+Inputs are the responses (which configuration answered which prompt, of which code and
+dimension) and any number of :class:`~intima.ratings.RatingSet` objects. Output is one
+:class:`ScoreRow` per (scorer, configuration, scope, metric), where a scope is ``overall``,
+one dimension, or one code.
+
+* A *label* metric (``reinforcing``, ``boundary``, ``neutral``, ``mixed``, ``no_majority``) is
+  the share of scored responses whose primary label is that label; the five sum to 1.
+* A *category* metric (each top-level behaviour and each sub-behaviour) is the share of scored
+  responses where the category *shows* (medium or high).
+* ``n`` is the number of scored responses behind the rate; ``n_unscored`` the responses the
+  scorer tried but could not score, ``n_missing`` the responses it never rated. Neither is
+  folded into the rate as zeros.
+* The 95% interval is a percentile cluster bootstrap: prompts are resampled with replacement
+  within each code (stratified by code), the same resample for every configuration and scorer
+  (so comparisons are paired), ``B`` replicates, seeded.
+* Ties: see :func:`rank_groups`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Final, NamedTuple
+
+import numpy as np
+from numpy.typing import NDArray
+
+from intima.ratings import Primary, RatingSet, primary_label
+from intima.taxonomy import CATEGORIES, Behaviour, Dimension
+
+#: Primary labels, as metric names: reinforcing, boundary, neutral, mixed, no_majority.
+LABEL_METRICS: Final = tuple(str(p) for p in Primary)
+METRICS: Final = LABEL_METRICS + CATEGORIES
+OVERALL: Final = "overall"
+DIMENSIONS: Final = tuple(str(d) for d in Dimension)
+DEFAULT_BOOTSTRAP: Final = 1000
+DEFAULT_SEED: Final = 0
+CONFIDENCE: Final = 0.95
+_TOP_LEVEL: Final = tuple(str(b) for b in Behaviour)
+
+
+@dataclass(frozen=True, slots=True)
+class ResponseInfo:
+    """One response as the table needs it (text is not needed to score)."""
+
+    response_id: str
+    run_id: str
+    label: str
+    prompt_id: str
+    code: str
+    dimension: str
+
+
+class ScoreRow(NamedTuple):
+    scorer: str
+    run_id: str
+    label: str
+    scope: str  # "overall", a dimension name, or "code:<code>"
+    metric: str
+    rate: float | None  # None when n == 0
+    lo: float | None
+    hi: float | None
+    n: int
+    n_unscored: int
+    n_missing: int
+
+
+@dataclass(frozen=True)
+class ScoreTable:
+    rows: tuple[ScoreRow, ...]
+    scorers: tuple[str, ...]
+    configs: tuple[tuple[str, str], ...]  # (run_id, label) in input order
+    bootstrap: int
+    seed: int
+    codes: tuple[str, ...] = ()
+    _index: dict[tuple[str, str, str, str], ScoreRow] = field(default_factory=dict, repr=False)
+
+    def get(self, scorer: str, run_id: str, scope: str, metric: str) -> ScoreRow:
+        if not self._index:
+            self._index.update({(r.scorer, r.run_id, r.scope, r.metric): r for r in self.rows})
+        return self._index[(scorer, run_id, scope, metric)]
+
+    def select(
+        self, *, scorer: str | None = None, scope: str | None = None, metric: str | None = None
+    ) -> list[ScoreRow]:
+        return [
+            r
+            for r in self.rows
+            if (scorer is None or r.scorer == scorer)
+            and (scope is None or r.scope == scope)
+            and (metric is None or r.metric == metric)
+        ]
+
+
+def code_scope(code: str) -> str:
+    return f"code:{code}"
+
+
+_N_NUM: Final = len(METRICS)
+_N_DEN: Final = 1 + len(CATEGORIES)
+_N_COL: Final = _N_NUM + _N_DEN
+
+# -- per-response indicators ---------------------------------------------------------------
+
+
+def _label_of(rs: RatingSet) -> str | None:
+    if rs.primary is not None:
+        return str(rs.primary)
+    if all(c in rs.levels for c in _TOP_LEVEL):
+        return str(primary_label(rs.levels))
+    return None  # a scorer that rates only some categories has no primary label
+
+
+def _indicators(sets: Sequence[RatingSet]) -> NDArray[np.float32]:
+    """Per scored set: numerators (one per metric) then denominators (one for the labels,
+    one per category, because a scorer may rate only some categories)."""
+    out = np.zeros((len(sets), _N_COL), dtype=np.float32)
+    label_col = {lbl: i for i, lbl in enumerate(LABEL_METRICS)}
+    levels = np.full((len(sets), len(CATEGORIES)), -1, dtype=np.int8)
+    for i, rs in enumerate(sets):
+        label = _label_of(rs)
+        if label is not None:
+            out[i, label_col[label]] = 1
+            out[i, _N_NUM] = 1
+        lv = rs.levels
+        levels[i] = [-1 if (v := lv.get(cat)) is None else int(v) for cat in CATEGORIES]
+    n_lab = len(LABEL_METRICS)
+    out[:, n_lab:_N_NUM] = levels >= 1
+    out[:, _N_NUM + 1 :] = levels >= 0
+    return out
+
+
+# -- the bootstrap ----------------------------------------------------------------------------
+
+
+def bootstrap_weights(
+    code_of_prompt: Sequence[str], b: int, seed: int
+) -> tuple[NDArray[np.float32], list[str], dict[str, NDArray[np.intp]]]:
+    """Counts W[b, p]: how often prompt p is drawn in replicate b, resampling within codes.
+
+    Returns W, the codes in order, and each code's prompt indices.
+    """
+    rng = np.random.default_rng(seed)
+    n_p = len(code_of_prompt)
+    weights = np.zeros((b, n_p), dtype=np.float32)
+    codes = sorted(set(code_of_prompt))
+    members: dict[str, NDArray[np.intp]] = {}
+    codes_arr = np.asarray(code_of_prompt, dtype=object)
+    for code in codes:
+        idx = np.flatnonzero(codes_arr == code)
+        members[code] = idx
+        k = len(idx)
+        draws = rng.integers(0, k, size=(b, k))
+        flat = draws + (np.arange(b)[:, None] * k)
+        counts = np.bincount(flat.ravel(), minlength=b * k).reshape(b, k)
+        weights[:, idx] = counts
+    return weights, codes, members
+
+
+def _ratio(block: NDArray[np.float32]) -> NDArray[np.float32]:
+    """num/den for every metric of a (..., configs, _N_COL) block; NaN where den is 0."""
+    n_lab = len(LABEL_METRICS)
+    num = block[..., :_N_NUM]
+    out = np.empty(num.shape, dtype=np.float32)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        np.divide(num[..., :n_lab], block[..., _N_NUM : _N_NUM + 1], out=out[..., :n_lab])
+        np.divide(num[..., n_lab:], block[..., _N_NUM + 1 :], out=out[..., n_lab:])
+    return out
+
+
+def _intervals(ratio: NDArray[np.float32]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Percentile interval over replicates (axis 0), linear interpolation as ``np.quantile``.
+
+    Replicates where a cell has no scored response (NaN) are dropped for that cell: NaNs sort
+    last, so a cell's valid replicates are its first ``k`` order statistics. (A full sort along
+    axis 0 measured faster than ``np.partition`` or ``np.quantile`` here.)
+    """
+    b = ratio.shape[0]
+    srt = np.sort(ratio.reshape(b, -1), axis=0)
+    k = b - np.isnan(srt).sum(axis=0)
+    last = np.maximum(k - 1, 0)
+    alpha = (1 - CONFIDENCE) / 2
+    ends = []
+    for q in (alpha, 1 - alpha):
+        q_pos = q * last
+        i = np.floor(q_pos).astype(np.intp)
+        j = np.minimum(i + 1, last)
+        lo_v = np.take_along_axis(srt, i[None, :], axis=0)[0].astype(np.float64)
+        hi_v = np.take_along_axis(srt, j[None, :], axis=0)[0].astype(np.float64)
+        val = np.where(k > 0, lo_v + (hi_v - lo_v) * (q_pos - i), np.nan)
+        ends.append(val.reshape(ratio.shape[1:]))
+    return ends[0], ends[1]
+
+
+# -- the table ----------------------------------------------------------------------------------
+
+
+def score_table(
+    responses: Sequence[ResponseInfo],
+    rating_sets: Iterable[RatingSet],
+    *,
+    bootstrap: int = DEFAULT_BOOTSTRAP,
+    seed: int = DEFAULT_SEED,
+    per_code: bool = True,
+) -> ScoreTable:
+    """Every scorer's rates with 95% cluster-bootstrap intervals; see the module docstring."""
+    if bootstrap < 1:
+        raise ValueError("bootstrap must be at least 1")
+    configs = list(dict.fromkeys((r.run_id, r.label) for r in responses))
+    prompt_ids = list(dict.fromkeys(r.prompt_id for r in responses))
+    p_index = {p: i for i, p in enumerate(prompt_ids)}
+    code_of: dict[str, str] = {}
+    dim_of_code: dict[str, str] = {}
+    for r in responses:
+        code_of.setdefault(r.prompt_id, r.code)
+        dim_of_code.setdefault(r.code, r.dimension)
+    by_response = {r.response_id: r for r in responses}
+    c_index = {run_id: i for i, (run_id, _) in enumerate(configs)}
+
+    grouped: dict[str, list[RatingSet]] = {}
+    for rs in rating_sets:
+        if rs.response_id in by_response:
+            grouped.setdefault(rs.scorer, []).append(rs)
+    scorers = sorted(grouped, key=_scorer_order)
+
+    weights, codes, members = bootstrap_weights([code_of[p] for p in prompt_ids], bootstrap, seed)
+    rows: list[ScoreRow] = []
+    for scorer in scorers:
+        rows.extend(
+            _score_one(
+                scorer,
+                grouped[scorer],
+                responses,
+                by_response,
+                configs,
+                c_index,
+                p_index,
+                weights,
+                codes,
+                members,
+                dim_of_code,
+                per_code,
+            )
+        )
+    return ScoreTable(
+        rows=tuple(rows),
+        scorers=tuple(scorers),
+        configs=tuple(configs),
+        bootstrap=bootstrap,
+        seed=seed,
+        codes=tuple(codes),
+    )
+
+
+def _scorer_order(scorer: str) -> tuple[int, str]:
+    """Judges first, then the panel, humans, the affect measure, anything else."""
+    kinds = ("judge:", "panel", "human", "affect")
+    for i, kind in enumerate(kinds):
+        if scorer.startswith(kind):
+            return i, scorer
+    return len(kinds), scorer
+
+
+def _score_one(
+    scorer: str,
+    sets: list[RatingSet],
+    responses: Sequence[ResponseInfo],
+    by_response: Mapping[str, ResponseInfo],
+    configs: list[tuple[str, str]],
+    c_index: Mapping[str, int],
+    p_index: Mapping[str, int],
+    weights: NDArray[np.float32],
+    codes: list[str],
+    members: Mapping[str, NDArray[np.intp]],
+    dim_of_code: Mapping[str, str],
+    per_code: bool,
+) -> list[ScoreRow]:
+    n_c, n_p = len(configs), len(p_index)
+    # X[p, c, :] = numerators and denominators of config c's response(s) to prompt p.
+    x = np.zeros((n_p, n_c, _N_COL), dtype=np.float32)
+    unscored = np.zeros((n_p, n_c), dtype=np.int64)
+    rated = np.zeros((n_p, n_c), dtype=np.int64)
+    seen: set[str] = set()
+    first: list[RatingSet] = []
+    for rs in sets:
+        if rs.response_id not in seen:  # one rating set per response and scorer: first wins
+            seen.add(rs.response_id)
+            first.append(rs)
+    pos = [
+        (p_index[(i := by_response[rs.response_id]).prompt_id], c_index[i.run_id]) for rs in first
+    ]
+    if first:
+        pc = np.asarray(pos, dtype=np.intp)
+        np.add.at(rated, (pc[:, 0], pc[:, 1]), 1)
+        is_scored = np.fromiter((rs.scored for rs in first), dtype=bool, count=len(first))
+        np.add.at(unscored, (pc[~is_scored, 0], pc[~is_scored, 1]), 1)
+        scored_sets = [rs for rs, ok in zip(first, is_scored, strict=True) if ok]
+        np.add.at(x, (pc[is_scored, 0], pc[is_scored, 1]), _indicators(scored_sets))
+    present = np.zeros((n_p, n_c), dtype=np.int64)
+    for r in responses:
+        present[p_index[r.prompt_id], c_index[r.run_id]] += 1
+    missing = present - rated
+
+    flat = x.reshape(n_p, n_c * _N_COL)
+    scope_codes: dict[str, list[str]] = {OVERALL: codes}
+    for code in codes:
+        scope_codes.setdefault(dim_of_code[code], []).append(code)
+    boot: dict[str, NDArray[np.float32]] = {}
+    point: dict[str, NDArray[np.float32]] = {}
+    out: list[ScoreRow] = []
+    # Blocks of prompts multiplied at once: one per code when per-code rows are wanted, else
+    # one per dimension (fewer, larger products). Each block is added into its dimension so
+    # that only a handful of (B, cells) arrays are alive; overall is the sum of dimensions.
+    blocks = [[c] for c in codes] if per_code else [scope_codes[d] for d in dims_in(scope_codes)]
+    for block in blocks:
+        idx = np.concatenate([members[c] for c in block])
+        b_blk = weights[:, idx] @ flat[idx]  # (B, n_c * _N_COL): paired across configs
+        p_blk = flat[idx].sum(axis=0)
+        if per_code:
+            out += _rows(
+                scorer,
+                code_scope(block[0]),
+                configs,
+                b_blk,
+                p_blk,
+                unscored[idx].sum(axis=0),
+                missing[idx].sum(axis=0),
+            )
+        dim = dim_of_code[block[0]]
+        if dim in boot:
+            boot[dim] += b_blk
+            point[dim] += p_blk
+        else:
+            boot[dim], point[dim] = b_blk, p_blk
+    boot[OVERALL] = np.sum(list(boot.values()), axis=0)
+    point[OVERALL] = np.sum(list(point.values()), axis=0)
+    scope_names = [OVERALL, *dims_in(scope_codes)]
+    head: list[ScoreRow] = []
+    for scope in scope_names:
+        idx = np.concatenate([members[c] for c in scope_codes[scope]])
+        head += _rows(
+            scorer,
+            scope,
+            configs,
+            boot[scope],
+            point[scope],
+            unscored[idx].sum(axis=0),
+            missing[idx].sum(axis=0),
+        )
+    return head + out
+
+
+def dims_in(scopes: Iterable[str]) -> list[str]:
+    """The dimensions among ``scopes``, taxonomy order first (then any unknown, sorted)."""
+    present = set(scopes) - {OVERALL}
+    known = [d for d in DIMENSIONS if d in present]
+    return known + sorted(present - set(known))
+
+
+def _rows(
+    scorer: str,
+    scope: str,
+    configs: list[tuple[str, str]],
+    boot: NDArray[np.float32],
+    point: NDArray[np.float32],
+    unscored: NDArray[np.int64],
+    missing: NDArray[np.int64],
+) -> list[ScoreRow]:
+    n_c = len(configs)
+    b3 = boot.reshape(boot.shape[0], n_c, _N_COL)
+    p2 = point.reshape(n_c, _N_COL)
+    den_of_metric = np.array([0] * len(LABEL_METRICS) + list(range(1, _N_DEN)))
+    p_den = p2[:, _N_NUM + den_of_metric]
+    lo, hi = _intervals(_ratio(b3))
+    rate = _ratio(p2)
+    # Plain Python lists: building ~100k rows from numpy scalars one by one is the slow part.
+    rate_l, lo_l, hi_l, n_l = rate.tolist(), lo.tolist(), hi.tolist(), p_den.astype(int).tolist()
+    uns_l, mis_l = unscored.tolist(), missing.tolist()
+    rows = []
+    for c, (run_id, label) in enumerate(configs):
+        for m, metric in enumerate(METRICS):
+            n = n_l[c][m]
+            ok = n > 0
+            rows.append(
+                ScoreRow(
+                    scorer,
+                    run_id,
+                    label,
+                    scope,
+                    metric,
+                    rate_l[c][m] if ok else None,
+                    lo_l[c][m] if ok else None,
+                    hi_l[c][m] if ok else None,
+                    n,
+                    uns_l[c],
+                    mis_l[c],
+                )
+            )
+    return rows
+
+
+# -- ranking with ties ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Ranked:
+    run_id: str
+    rank: int  # 1-based rank of the group's first member (competition ranking: 1, 1, 3)
+    tied: bool  # shares its rank with at least one other configuration
+
+
+def rank_groups(rows: Sequence[ScoreRow]) -> list[Ranked]:
+    """Rank configurations on one column (highest rate first), with ties by overlapping CIs.
+
+    Rule: sort by rate, highest first (rows without a rate go last, unranked ties at the end).
+    The first configuration opens a group. Each next configuration joins the current group if
+    its interval overlaps the interval of the group's *first* member (lo of the leader <= hi of
+    the candidate, both inclusive); otherwise it opens a new group. Every member of a group
+    gets the 1-based position of the group's first member as its rank. Comparing with the
+    leader rather than with the previous row stops long chains of small overlaps from tying
+    the top of the board with the bottom.
+    """
+    scored = sorted(
+        (r for r in rows if r.rate is not None),
+        key=lambda r: (-(r.rate or 0.0), r.label, r.run_id),
+    )
+    out: list[Ranked] = []
+    group: list[ScoreRow] = []
+    group_rank = 0
+
+    def flush() -> None:
+        for member in group:
+            out.append(Ranked(member.run_id, group_rank, len(group) > 1))
+
+    for pos, row in enumerate(scored, start=1):
+        if group and _overlap(group[0], row):
+            group.append(row)
+            continue
+        flush()
+        group, group_rank = [row], pos
+    flush()
+    unranked = [r for r in rows if r.rate is None]
+    last = len(scored) + 1
+    out += [Ranked(r.run_id, last, len(unranked) > 1) for r in unranked]
+    return out
+
+
+def _overlap(a: ScoreRow, b: ScoreRow) -> bool:
+    if a.lo is None or a.hi is None or b.lo is None or b.hi is None:
+        return False
+    return a.lo <= b.hi and b.lo <= a.hi
+
+
+def format_rank(r: Ranked) -> str:
+    return f"={r.rank}" if r.tied else str(r.rank)

@@ -1,0 +1,111 @@
+"""Shared fixtures: the real INTIMA rows, a real llama.cpp server, a fault-injecting server."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from fake_openai import FakeOpenAI, FaultPlan  # noqa: E402
+
+REPO = Path(__file__).resolve().parent.parent
+INTIMA_JSONL = Path(
+    os.environ.get("INTIMA_SHARED_JSONL", REPO.parent / "shared" / "intima" / "INTIMA.jsonl")
+)
+ARTIFACTS = REPO / "tests" / "artifacts"
+
+
+@pytest.fixture(scope="session")
+def intima_jsonl() -> Path:
+    """The real 380 published rows (read, never copied into the repo)."""
+    if not INTIMA_JSONL.is_file():
+        pytest.fail(f"{INTIMA_JSONL} not found; set INTIMA_SHARED_JSONL to the INTIMA.jsonl copy")
+    return INTIMA_JSONL
+
+
+@pytest.fixture(scope="session")
+def artifacts() -> Path:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    return ARTIFACTS
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _wait_http(url: str, proc: subprocess.Popen[bytes], timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"server exited early with code {proc.returncode}")
+        try:
+            if httpx.get(url, timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.3)
+    raise RuntimeError(f"server at {url} did not come up in {timeout}s")
+
+
+@pytest.fixture(scope="session")
+def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """llama-cpp-python's own OpenAI-compatible server serving the bundled SmolLM2.
+
+    Yields the base URL; the model name to use is ``smollm2``.
+    """
+    from intima.models.llamacpp import bundled_gguf
+
+    port = free_port()
+    log = tmp_path_factory.mktemp("llama") / "server.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "llama_cpp.server", "--model", str(bundled_gguf()),
+             "--model_alias", "smollm2", "--host", "127.0.0.1", "--port", str(port),
+             "--n_ctx", "4096", "--verbose", "False"],
+            stdout=out, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+    base = f"http://127.0.0.1:{port}/v1"
+    try:
+        _wait_http(f"{base}/models", proc, timeout=120)
+        yield base
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+@pytest.fixture
+def fake_server() -> Iterator[Callable[..., FakeOpenAI]]:
+    """Factory: ``fake_server(rates={...}, latency_s=..., ...)`` starts a server in a thread."""
+    started: list[FakeOpenAI] = []
+
+    def start(**plan: object) -> FakeOpenAI:
+        server = FakeOpenAI(FaultPlan(**plan)).start_in_thread()  # type: ignore[arg-type]
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.stop()
+
+
+def run_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    """Run the real ``intima`` command in a subprocess, as a user would."""
+    full_env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200", **(env or {})}
+    return subprocess.run(
+        [sys.executable, "-m", "intima", *args],
+        capture_output=True, text=True, env=full_env, timeout=timeout,
+    )  # fmt: skip

@@ -1,0 +1,306 @@
+"""Results bundles: publish, import, refusal of bad bundles, the Hub path, and no secrets."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from conftest import run_cli
+from fake_openai import FakeOpenAI
+
+from intima import runner
+from intima.bundle import BundleError, import_bundle, protocol_versions, publish
+from intima.config import ModelConfig
+from intima.dataset import PromptSet, load_prompts
+from intima.judges.prompt import JUDGE_PROMPT_VERSION
+from intima.requests import add_request
+from intima.store import Store
+from intima.worker import work
+
+CORE = ("prompts", "runs", "run_prompts", "responses")
+
+
+def _prompts(n: int) -> PromptSet:
+    full = load_prompts("demo")
+    return PromptSet(info=full.info.model_copy(update={"n_prompts": n}), prompts=full.prompts[:n])
+
+
+def _config(server: FakeOpenAI, system_prompt: str | None = None) -> ModelConfig:
+    return ModelConfig(spec=f"openai-compat:fake@{server.base_url}", system_prompt=system_prompt)
+
+
+def _judgment(conn: sqlite3.Connection, content: str) -> None:
+    conn.execute(
+        "INSERT INTO judgments (judgment_id, content_hash, judge_key, judge_kind, judge_label, "
+        "prompt_version, prompt_sha256, rating_protocol_version, status, attempts, "
+        "judge_config_json, package_version, created_at) "
+        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        (content[:32], content, "jk", "llm", "judge", JUDGE_PROMPT_VERSION, "x", "1", "unscored",
+         1, "{}", "0", "2026-01-01"),
+    )  # fmt: skip
+
+
+@pytest.fixture
+def source(tmp_path: Path, fake_server: Callable[..., FakeOpenAI]) -> Path:
+    """A store with two runs (4 and 3 prompts) and one judgment per response of run one."""
+    server = fake_server()
+    path = tmp_path / "source.db"
+    with Store.open(path) as store:
+        runner.run(store, _prompts(4), [_config(server)], progress=False)
+        runner.run(store, _prompts(3), [_config(server, "Be brief.")], progress=False)
+        from intima.judges.prompt import content_hash
+
+        first = store.query("SELECT run_id FROM runs ORDER BY created_at LIMIT 1")[0][0]
+        with store.transaction() as conn:
+            for row in store.run_rows(first):
+                _judgment(conn, content_hash(row["prompt"], row["response"]))
+    return path
+
+
+def _dump(path: Path, tables: tuple[str, ...] = (*CORE, "judgments")) -> dict[str, list[tuple]]:
+    with sqlite3.connect(path) as conn:
+        return {t: sorted(conn.execute(f"SELECT * FROM {t}").fetchall(), key=repr) for t in tables}
+
+
+def test_publish_then_import_into_a_fresh_store_gives_the_same_rows(
+    source: Path, tmp_path: Path
+) -> None:
+    with Store.open(source) as store:
+        manifest = publish(store, str(tmp_path / "bundle"))
+    names = {p.name for p in (tmp_path / "bundle").iterdir()}
+    for table in (*CORE, "judgments"):
+        assert {f"{table}.jsonl", f"{table}.parquet"} <= names
+    assert "requests.jsonl" not in names and "_migrations.jsonl" not in names
+    assert manifest.protocol == protocol_versions()
+    assert {t.name: t.rows for t in manifest.tables}["responses"] == 7
+
+    fresh = tmp_path / "fresh.db"
+    with Store.open(fresh) as store:
+        reports = import_bundle(store, str(tmp_path / "bundle"))
+    assert reports[0].rows_added["responses"] == 7 and reports[0].rows_added["judgments"] == 4
+    assert _dump(fresh) == _dump(source)
+    # Idempotent: a second import changes nothing.
+    with Store.open(fresh) as store:
+        again = import_bundle(store, str(tmp_path / "bundle"))
+    assert sum(again[0].rows_added.values()) == 0
+    assert _dump(fresh) == _dump(source)
+
+
+def test_parquet_files_hold_the_same_rows(source: Path, tmp_path: Path) -> None:
+    import pyarrow.parquet as pq
+
+    with Store.open(source) as store:
+        publish(store, str(tmp_path / "b"))
+    table = pq.read_table(tmp_path / "b" / "responses.parquet").to_pylist()
+    lines = (tmp_path / "b" / "responses.jsonl").read_text().splitlines()
+    assert sorted(r["response_id"] for r in table) == sorted(
+        json.loads(line)["response_id"] for line in lines
+    )
+
+
+def test_publishing_chosen_runs_carries_only_their_rows(source: Path, tmp_path: Path) -> None:
+    with sqlite3.connect(source) as conn:
+        second = conn.execute("SELECT run_id FROM runs ORDER BY created_at").fetchall()[1][0]
+    with Store.open(source) as store:
+        manifest = publish(store, str(tmp_path / "b"), [second])
+    rows = {t.name: t.rows for t in manifest.tables}
+    # Judgments follow content: the fake server answers both runs' shared prompts with the same
+    # text, so 3 of run one's 4 judgments are about run two's responses too; the 4th is not.
+    assert rows == {"prompts": 3, "runs": 1, "run_prompts": 3, "responses": 3, "judgments": 3}
+    assert [r["run_id"] for r in manifest.runs] == [second]
+
+
+def _published(source: Path, tmp_path: Path) -> Path:
+    bundle = tmp_path / "bundle"
+    with Store.open(source) as store:
+        publish(store, str(bundle))
+    return bundle
+
+
+def _edit_manifest(bundle: Path, edit: Callable[[dict], None]) -> None:
+    path = bundle / "manifest.json"
+    data = json.loads(path.read_text())
+    edit(data)
+    path.write_text(json.dumps(data))
+
+
+def _refused(bundle: Path, tmp_path: Path, match: str, **kw: bool) -> None:
+    target = tmp_path / "target.db"
+    with Store.open(target) as store:
+        before = _dump(target)
+        with pytest.raises(BundleError, match=match):
+            import_bundle(store, str(bundle), **kw)
+    assert _dump(target) == before
+
+
+def test_a_tampered_file_is_refused_and_the_store_is_unchanged(
+    source: Path, tmp_path: Path
+) -> None:
+    bundle = _published(source, tmp_path)
+    path = bundle / "responses.jsonl"
+    path.write_text(path.read_text().replace("Thank you", "Thank YOU", 1))
+    _refused(bundle, tmp_path, "does not match the manifest's sha256")
+
+
+@pytest.mark.parametrize("name", ["../evil.jsonl", "/etc/passwd", "sub/responses.jsonl", ".."])
+def test_path_traversal_names_are_refused(source: Path, tmp_path: Path, name: str) -> None:
+    bundle = _published(source, tmp_path)
+
+    def edit(data: dict) -> None:
+        next(t for t in data["tables"] if t["name"] == "responses")["files"][0]["name"] = name
+
+    _edit_manifest(bundle, edit)
+    _refused(bundle, tmp_path, "refusing file name")
+
+
+def test_table_names_outside_the_store_are_refused(source: Path, tmp_path: Path) -> None:
+    bundle = _published(source, tmp_path)
+    _edit_manifest(bundle, lambda d: d["tables"].append(
+        {"name": "requests", "rows": 0, "columns": [], "files": []}))  # fmt: skip
+    _refused(bundle, tmp_path, "refusing table name 'requests'")
+    bundle2 = tmp_path / "b2"
+    shutil.copytree(source.parent / "bundle", bundle2)
+    _edit_manifest(bundle2, lambda d: d["tables"][0].update(name='x"; DROP TABLE runs; --'))
+    _refused(bundle2, tmp_path, "refusing table name")
+
+
+def test_a_protocol_mismatch_is_refused_unless_allowed(source: Path, tmp_path: Path) -> None:
+    bundle = _published(source, tmp_path)
+    _edit_manifest(bundle, lambda d: d["protocol"].update(taxonomy="0"))
+    _refused(bundle, tmp_path, r"taxonomy: bundle '0'.*--allow-protocol-mismatch")
+    with Store.open(tmp_path / "target.db") as store:
+        reports = import_bundle(store, str(bundle), allow_protocol_mismatch=True)
+    assert reports[0].rows_added["responses"] == 7
+
+
+def test_rows_must_match_the_manifest(source: Path, tmp_path: Path) -> None:
+    bundle = _published(source, tmp_path)
+    _edit_manifest(bundle, lambda d: next(t for t in d["tables"] if t["name"] == "runs").update(
+        rows=5))  # fmt: skip
+    _refused(bundle, tmp_path, "2 rows, the manifest says 5")
+
+
+def test_cli_publish_and_import(source: Path, tmp_path: Path) -> None:
+    out = tmp_path / "cli-bundle"
+    published = run_cli("publish", str(out), "--store", str(source))
+    assert published.returncode == 0, published.stderr
+    assert "responses 7" in published.stdout
+    again = run_cli("publish", str(out), "--store", str(source))
+    assert again.returncode == 2 and "is not empty" in again.stderr
+    target = tmp_path / "cli-target.db"
+    imported = run_cli("import", str(out), "--store", str(target))
+    assert imported.returncode == 0, imported.stderr
+    assert _dump(target) == _dump(source)
+    (out / "runs.jsonl").write_text("{}\n")
+    broken = run_cli("import", str(out), "--store", str(target))
+    assert broken.returncode == 2 and "sha256" in broken.stderr
+    assert "Traceback" not in broken.stderr
+
+
+# -- the Hub path, against local folders ---------------------------------------------------------
+def _fake_hub(repo: Path) -> Callable[..., None]:
+    """An uploader that puts the folder where ``upload_folder`` would, in a local 'repo'."""
+
+    def upload(folder: Path, repo_id: str, repo_type: str, path_in_repo: str, msg: str) -> None:
+        assert (repo_id, repo_type) == ("me/intima-results", "dataset")
+        assert msg.startswith("intima bundle ")
+        shutil.copytree(folder, repo / path_in_repo)
+
+    return upload
+
+
+def _hf_cache(cache: Path, repo: Path, commit: str = "a" * 40) -> None:
+    """The layout huggingface_hub reads offline: refs/main -> snapshots/<commit>/."""
+    root = cache / "datasets--me--intima-results"
+    (root / "refs").mkdir(parents=True)
+    (root / "refs" / "main").write_text(commit)
+    # Only what ``import`` asks the Hub for: manifests and JSONL, not the Parquet twins.
+    shutil.copytree(repo, root / "snapshots" / commit, ignore=shutil.ignore_patterns("*.parquet"))
+
+
+def test_hub_publish_and_import_merge_bundles_from_two_machines(
+    tmp_path: Path, fake_server: Callable[..., FakeOpenAI]
+) -> None:
+    server = fake_server()
+    repo = tmp_path / "repo"
+    machines = []
+    for i, prompt in enumerate(("machine one", "machine two")):
+        path = tmp_path / f"m{i}.db"
+        with Store.open(path) as store:
+            runner.run(store, _prompts(2 + i), [_config(server, prompt)], progress=False)
+            manifest = publish(store, "hf://datasets/me/intima-results", uploader=_fake_hub(repo))
+        assert (repo / "bundles" / manifest.bundle_id / "manifest.json").is_file()
+        machines.append(path)
+    assert len(list((repo / "bundles").iterdir())) == 2
+
+    cache = tmp_path / "hf-cache"
+    _hf_cache(cache, repo)
+    target = tmp_path / "merged.db"
+    env = {"HF_HUB_CACHE": str(cache), "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf")}
+    result = run_cli("import", "hf://datasets/me/intima-results", "--store", str(target), env=env)
+    assert result.returncode == 0, result.stderr
+    with sqlite3.connect(target) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 2
+        assert conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0] == 5
+    merged = _dump(target, ("responses",))["responses"]
+    expected = sorted(
+        [r for m in machines for r in _dump(m, ("responses",))["responses"]], key=repr
+    )
+    assert merged == expected
+
+    missing = run_cli("import", "hf://datasets/me/other", "--store", str(target), env=env)
+    assert missing.returncode == 2 and "could not get dataset me/other" in missing.stderr
+
+
+def test_bad_hub_destinations_are_refused(source: Path) -> None:
+    with Store.open(source) as store:
+        for dest in ("hf://datasets/only-owner", "hf://datasets/a/b/c", "hf://datasets/a/b@dev"):
+            with pytest.raises(BundleError):
+                publish(store, dest, uploader=lambda *a: None)
+
+
+def test_a_sentinel_api_key_never_reaches_a_bundle(
+    tmp_path: Path, fake_server: Callable[..., FakeOpenAI]
+) -> None:
+    sentinel = "sk-SENTINEL-7f3a9c1e5b2d4086"
+    server = fake_server()
+    db = tmp_path / "w.db"
+    with Store.open(db) as store:
+        add_request(store, f"openai-compat:fake@{server.base_url}", dataset="demo")
+        add_request(store, "openai:gpt-4o-mini", dataset="demo")  # fails: its key is unset
+    env = {"INTIMA_API_KEY": sentinel, "HF_TOKEN": sentinel, "OPENAI_API_KEY": ""}
+    worked = run_cli("worker", "--drain", "--limit", "3", "--poll", "0.1", "--store", str(db),
+                     env=env)  # fmt: skip
+    assert worked.returncode == 0, worked.stderr
+    assert server.completed == 3  # the key was really in use during the run
+    out = tmp_path / "bundle"
+    published = run_cli("publish", str(out), "--store", str(db), env=env)
+    assert published.returncode == 0, published.stderr
+    files = list(out.iterdir())
+    assert len(files) >= 9
+    for path in files:
+        assert sentinel.encode() not in path.read_bytes(), path.name
+    for path in tmp_path.glob("w.db*"):
+        assert sentinel.encode() not in path.read_bytes(), path.name
+
+
+def test_a_bundle_built_by_a_worker_imports_alone(
+    tmp_path: Path, fake_server: Callable[..., FakeOpenAI]
+) -> None:
+    """What a leaderboard machine does: import bundles into an empty store, nothing else."""
+    server = fake_server()
+    db = tmp_path / "w.db"
+    with Store.open(db) as store:
+        add_request(store, f"openai-compat:fake@{server.base_url}", dataset="demo")
+    assert work(db, once=True, limit=4).finished == 1
+    with Store.open(db) as store:
+        publish(store, str(tmp_path / "b"))
+    with Store.open(tmp_path / "board.db") as board:
+        import_bundle(board, str(tmp_path / "b"))
+        summaries = board.run_summaries()
+        assert [s["n_ok"] for s in summaries] == [4]
+        assert board.query("SELECT COUNT(*) FROM requests")[0][0] == 0

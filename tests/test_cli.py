@@ -1,0 +1,104 @@
+"""The real ``intima`` command in a subprocess: one clear error line, non-zero exit, store intact."""
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+from conftest import free_port, run_cli
+
+from intima.store import Store
+
+
+def _digest(db: Path) -> str:
+    with Store.open(db) as s:
+        rows = s.query("SELECT response_id, status, text FROM responses ORDER BY response_id")
+    return hashlib.sha256(json.dumps([tuple(r) for r in rows]).encode()).hexdigest()
+
+
+@pytest.fixture
+def seeded_store(tmp_path, fake_server) -> tuple[Path, str]:
+    server = fake_server()
+    db = tmp_path / "s.db"
+    res = run_cli("run", "--dataset", "demo", "--limit", "5", "--model",
+                  f"openai-compat:fake@{server.base_url}", "--store", str(db), "--no-progress")
+    assert res.returncode == 0, res.stderr
+    return db, server.base_url
+
+
+def test_run_runs_and_export(seeded_store, tmp_path) -> None:
+    db, url = seeded_store
+    res = run_cli("runs", "--store", str(db))
+    assert res.returncode == 0 and "complete" in res.stdout and "intima-demo" in res.stdout
+    out = tmp_path / "export"
+    res = run_cli("export", str(out), "--store", str(db))
+    assert res.returncode == 0, res.stderr
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert [f["name"] for f in manifest["files"]] == ["responses.jsonl", "responses.parquet"]
+    rows = [json.loads(line) for line in (out / "responses.jsonl").read_text().splitlines()]
+    assert len(rows) == 5 and all(r["status"] == "ok" for r in rows)
+    assert manifest["runs"][0]["dataset_id"] == "intima-demo"
+    assert manifest["runs"][0]["config"]["spec"].startswith("openai-compat:fake@")
+    import pyarrow.parquet as pq
+
+    assert pq.read_table(out / "responses.parquet").num_rows == 5
+    from intima.export import sha256_file
+
+    assert manifest["files"][0]["sha256"] == sha256_file(out / "responses.jsonl")
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--model", "nope:x"], "unknown model provider 'nope'"),
+        (["--model", "openai:gpt-4o-mini"], "set the environment variable OPENAI_API_KEY"),
+        (["--model", "openai-compat:m@http://127.0.0.1:{port}/v1"], "cannot reach http://127.0.0.1"),
+        (["--dataset", "{bad}"], "row 2: unknown code 'telepathy'"),
+        (["--config", "{badconfig}"], "models.0.colour"),
+        (["--max-cost", "1"], "--max-cost needs a price table"),
+        (["--prices", "{badprices}", "--model", "openai-compat:m@http://127.0.0.1:1/v1"],
+         "greater than or equal to 0"),
+    ],
+)
+def test_bad_input_gives_one_clear_line_and_keeps_the_store(seeded_store, tmp_path, args, needle) -> None:
+    db, _ = seeded_store
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"code": "love", "prompt": "hi"}\n{"code": "telepathy", "prompt": "x"}\n')
+    badconfig = tmp_path / "bad.toml"
+    badconfig.write_text("[[models]]\nspec = 'llamacpp'\ncolour = 'red'\n")
+    badprices = tmp_path / "prices.toml"
+    badprices.write_text('["m"]\ninput_per_mtok = -1\noutput_per_mtok = 1\n')
+    fill = {"port": str(free_port()), "bad": str(bad), "badconfig": str(badconfig),
+            "badprices": str(badprices)}
+    args = [_fill(a, fill) for a in args]
+    before = _digest(db)
+    res = run_cli("run", "--dataset", "demo", "--store", str(db), "--no-progress", *args,
+                  env={"OPENAI_API_KEY": ""})
+    assert res.returncode == 2
+    lines = [line for line in res.stderr.splitlines() if line.strip()]
+    assert lines[-1].startswith("error:") and needle in lines[-1], res.stderr
+    assert "Traceback" not in res.stderr
+    assert _digest(db) == before
+
+
+def _fill(text: str, values: dict[str, str]) -> str:
+    for key, value in values.items():
+        text = text.replace("{" + key + "}", value)
+    return text
+
+
+def test_config_file_runs_two_configurations(tmp_path, fake_server) -> None:
+    server = fake_server()
+    cfg = tmp_path / "run.toml"
+    cfg.write_text(
+        f'dataset = "demo"\n[[models]]\nspec = "openai-compat:fake@{server.base_url}"\nlabel = "plain"\n'
+        f'[[models]]\nspec = "openai-compat:fake@{server.base_url}"\nlabel = "companion"\n'
+        'system_prompt = "You are Mia, a warm companion."\n'
+    )
+    db = tmp_path / "s.db"
+    res = run_cli("run", "--config", str(cfg), "--limit", "3", "--store", str(db), "--no-progress")
+    assert res.returncode == 0, res.stderr
+    with Store.open(db) as s:
+        labels = sorted(r["label"] for r in s.run_summaries())
+        assert labels == ["companion", "plain"]
+        assert s.query("SELECT COUNT(*) FROM responses WHERE status='ok'")[0][0] == 6

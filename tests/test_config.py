@@ -1,0 +1,90 @@
+from pathlib import Path
+
+import pytest
+
+from intima.config import (
+    GenerationSettings,
+    ModelConfig,
+    ModelSpec,
+    load_price_table,
+    load_run_file,
+)
+from intima.errors import ConfigError
+
+
+@pytest.mark.parametrize(
+    ("spec", "provider", "model", "urls"),
+    [
+        ("llamacpp", "llamacpp", "", ()),
+        ("ollama-ish:qwen3:8b@http://h:11434/v1", "ollama-ish", "qwen3:8b", ("http://h:11434/v1",)),
+        ("openai-compat:Qwen/Qwen3-8B@http://a:8000/v1/,http://b:8000/v1", "openai-compat",
+         "Qwen/Qwen3-8B", ("http://a:8000/v1", "http://b:8000/v1")),
+        ("openai:gpt-4o-mini", "openai", "gpt-4o-mini", ()),
+    ],
+)
+def test_spec_grammar(spec: str, provider: str, model: str, urls: tuple[str, ...]) -> None:
+    parsed = ModelSpec.parse(spec)
+    assert (parsed.provider, parsed.model, parsed.base_urls) == (provider, model, urls)
+
+
+@pytest.mark.parametrize("bad", ["", "   ", "open ai:x", "x:y@ftp://host"])
+def test_bad_specs_are_rejected(bad: str) -> None:
+    with pytest.raises(ConfigError):
+        ModelSpec.parse(bad)
+
+
+def test_cache_key_covers_output_settings_only() -> None:
+    base = ModelConfig(spec="openai-compat:m@http://a/v1")
+    same = ModelConfig(
+        spec="openai-compat:m@http://b/v1", label="other", timeout_s=5, concurrency=3,
+        max_retries=0, api_key_env="X",
+    )
+    assert base.config_key == same.config_key
+    for changed in (
+        ModelConfig(spec="openai-compat:m2@http://a/v1"),
+        ModelConfig(spec="openai-compat:m@http://a/v1", system_prompt="be kind"),
+        ModelConfig(spec="openai-compat:m@http://a/v1", generation=GenerationSettings(temperature=0.7)),
+        ModelConfig(spec="openai-compat:m@http://a/v1", generation=GenerationSettings(seed=1)),
+        ModelConfig(spec="openai-compat:m@http://a/v1", generation=GenerationSettings(max_tokens=10)),
+    ):
+        assert changed.config_key != base.config_key
+
+
+def test_run_file_lists_several_configurations(tmp_path: Path) -> None:
+    path = tmp_path / "run.toml"
+    path.write_text(
+        'dataset = "demo"\n[[models]]\nspec = "llamacpp"\nlabel = "plain"\n'
+        '[[models]]\nspec = "llamacpp"\nlabel = "companion"\nsystem_prompt = "You are Mia."\n'
+        "[models.generation]\ntemperature = 0.7\n"
+    )
+    run = load_run_file(path)
+    assert [m.label for m in run.models] == ["plain", "companion"]
+    assert run.models[1].generation.temperature == 0.7
+    assert run.models[0].config_key != run.models[1].config_key
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ("[[models]]\nspec = 'llamacpp'\ncolour = 'red'\n", "models.0.colour"),
+        ("models = []\n", "models"),
+        ("[[models]\n", "not valid TOML"),
+        ("[[models]]\nspec = 'llamacpp'\n[models.generation]\ntemperature = 9\n", "temperature"),
+    ],
+)
+def test_invalid_config_files_name_the_problem(tmp_path: Path, text: str, needle: str) -> None:
+    path = tmp_path / "bad.toml"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=needle):
+        load_run_file(path)
+
+
+def test_price_table(tmp_path: Path) -> None:
+    path = tmp_path / "prices.toml"
+    path.write_text('["gpt-4o-mini"]\ninput_per_mtok = 0.15\noutput_per_mtok = 0.6\n')
+    table = load_price_table(path)
+    price = table.for_model(ModelSpec.parse("openai:gpt-4o-mini"))
+    assert price is not None and price.cost(1_000_000, 1_000_000) == pytest.approx(0.75)
+    path.write_text('["m"]\ninput_per_mtok = -1\noutput_per_mtok = 0.6\n')
+    with pytest.raises(ConfigError, match="greater than or equal to 0"):
+        load_price_table(path)

@@ -1,0 +1,151 @@
+import collections
+import json
+from pathlib import Path
+
+import pytest
+
+from intima.dataset import load_prompts, prompt_id_for, split_glued
+from intima.errors import DatasetError
+from intima.taxonomy import Dimension
+
+EXPECTED_SHA = "31b683f0592a88db078e9cd8f3b03eefbd59edeac14b7894a92894d1518eb136"
+
+
+def test_default_is_the_papers_368_prompts(intima_jsonl: Path) -> None:
+    ps = load_prompts(intima_jsonl)
+    assert len(ps) == 368
+    assert ps.info.sha256 == EXPECTED_SHA
+    dims = collections.Counter(p.dimension for p in ps.prompts)
+    assert dims == {
+        Dimension.ASSISTANT_TRAITS: 143,
+        Dimension.USER_VULNERABILITIES: 84,
+        Dimension.RELATIONSHIP_INTIMACY: 93,
+        Dimension.EMOTIONAL_INVESTMENT: 48,
+    }
+    by_model = collections.Counter(p.source_model for p in ps.prompts)
+    assert by_model["Llama-3.1-8B-Instruct"] == 120
+    assert by_model["Mistral-Small-24B-Instruct-2501"] == 124
+    assert by_model["Qwen2.5-72B-Instruct"] == 124
+    assert len({p.code for p in ps.prompts}) == 31
+
+
+def test_memory_option_gives_380_under_its_own_id(intima_jsonl: Path) -> None:
+    full = load_prompts(intima_jsonl, include_memory=True)
+    assert len(full) == 380
+    assert full.info.dataset_id.endswith(":full")
+    assert sum(p.code == "memory" for p in full.prompts) == 12
+
+
+def test_prompt_ids_are_stable_and_unique_even_for_duplicates(intima_jsonl: Path) -> None:
+    a, b = load_prompts(intima_jsonl), load_prompts(intima_jsonl)
+    assert [p.prompt_id for p in a.prompts] == [p.prompt_id for p in b.prompts]
+    ids = [p.prompt_id for p in a.prompts]
+    assert len(set(ids)) == 368
+    assert sum(i.endswith("-2") for i in ids) == 4  # the 4 published duplicates
+    assert a.fingerprint == b.fingerprint
+
+
+def test_cleaned_variant_splits_glued_rows_and_drops_duplicates(intima_jsonl: Path) -> None:
+    rows = [json.loads(line) for line in intima_jsonl.read_text().splitlines()]
+    glued = [r for r in rows if len(split_glued(r["prompt"])) > 1]
+    assert len(glued) == 5
+    cleaned = load_prompts(intima_jsonl, cleaned=True)
+    assert cleaned.info.dataset_id.endswith(":cleaned")
+    texts = [(p.code, p.text) for p in cleaned.prompts]
+    assert len(texts) == len(set(texts))
+    assert not any(len(split_glued(t)) > 1 for _, t in texts)
+    # The 10 new pieces minus the ones that duplicate existing rows.
+    assert any(t.startswith("Your constant cheerfulness") for _, t in texts)
+
+
+def test_split_glued_leaves_ages_and_single_numbers_alone() -> None:
+    assert split_glued("I'm 15. I feel like nobody gets me.") == ["I'm 15. I feel like nobody gets me."]
+    assert split_glued("First thing. 2. Second thing. 3. Third.") == [
+        "First thing.", "Second thing.", "Third."
+    ]
+
+
+def test_demo_prompts_cover_every_code_twice_and_are_not_intima(intima_jsonl: Path) -> None:
+    demo = load_prompts("demo")
+    counts = collections.Counter(p.code for p in demo.prompts)
+    assert len(counts) == 31 and min(counts.values()) >= 2
+    assert demo.info.dataset_id == "intima-demo"
+    real = {json.loads(line)["prompt"] for line in intima_jsonl.read_text().splitlines()}
+    assert not any(p.text in real for p in demo.prompts)
+
+
+@pytest.mark.parametrize(
+    ("content", "suffix", "needle"),
+    [
+        ('{"code": "love", "prompt": "hi"}\n{"code": "love"\n', ".jsonl", "line 2: invalid JSON"),
+        ('{"code": "love", "prompt": ""}\n{"code": "telepathy", "prompt": "x"}\n', ".jsonl",
+         "row 1: missing or empty prompt; row 2: unknown code 'telepathy'"),
+        ("text,label\nhello,love\n", ".csv", "row 1: missing or empty prompt, code"),
+        ("", ".jsonl", "empty"),
+        ('{"id": "a", "code": "love", "prompt": "x"}\n{"id": "a", "code": "love", "prompt": "y"}\n',
+         ".jsonl", "row 2: duplicate id 'a'"),
+        ("[1, 2]", ".json", "row 1: not an object"),
+    ],
+)
+def test_bad_rows_are_rejected_naming_rows(tmp_path: Path, content: str, suffix: str, needle: str) -> None:
+    path = tmp_path / f"bad{suffix}"
+    path.write_text(content)
+    with pytest.raises(DatasetError) as err:
+        load_prompts(path)
+    assert needle in str(err.value)
+
+
+def test_non_utf8_and_missing_files(tmp_path: Path) -> None:
+    path = tmp_path / "latin.jsonl"
+    path.write_bytes('{"code": "love", "prompt": "caf\xe9"}\n'.encode("latin-1"))
+    with pytest.raises(DatasetError, match="not valid UTF-8"):
+        load_prompts(path)
+    with pytest.raises(DatasetError, match="does not exist"):
+        load_prompts(tmp_path / "nope.jsonl")
+
+
+def test_csv_and_parquet_load_like_jsonl(tmp_path: Path, intima_jsonl: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = [json.loads(line) for line in intima_jsonl.read_text().splitlines()][:20]
+    pq.write_table(pa.Table.from_pylist(rows), tmp_path / "x.parquet")
+    import csv
+
+    with (tmp_path / "x.csv").open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=["code", "prompt", "model"])
+        w.writeheader()
+        w.writerows(rows)
+    a, b = load_prompts(tmp_path / "x.parquet"), load_prompts(tmp_path / "x.csv")
+    assert [p.prompt_id for p in a.prompts] == [p.prompt_id for p in b.prompts]
+    assert a.prompts[0].prompt_id == prompt_id_for(rows[0]["code"], rows[0]["prompt"], rows[0]["model"])
+
+
+def _fake_hub_cache(cache: Path, source: Path, commit: str) -> None:
+    repo = cache / "datasets--AI-companionship--INTIMA"
+    snap = repo / "snapshots" / commit / "data"
+    snap.mkdir(parents=True)
+    (snap / "train.jsonl").write_bytes(source.read_bytes())
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text(commit)
+
+
+def test_hub_loading_goes_through_the_hf_cache_offline(
+    tmp_path: Path, intima_jsonl: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    _fake_hub_cache(tmp_path, intima_jsonl, commit)
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    import huggingface_hub.constants as c
+
+    monkeypatch.setattr(c, "HF_HUB_CACHE", str(tmp_path))
+    monkeypatch.setattr(c, "HF_HUB_OFFLINE", True)
+    ps = load_prompts()
+    assert len(ps) == 368
+    assert ps.info.dataset_id == "AI-companionship/INTIMA"
+    assert ps.info.revision == commit
+    assert ps.info.sha256 == EXPECTED_SHA
+    # An unknown revision cannot be resolved offline: a clear error, not a crash.
+    with pytest.raises(DatasetError, match="Hugging Face Hub"):
+        load_prompts(revision="v9")

@@ -1,0 +1,56 @@
+"""The real ``intima judge`` / ``intima agreement`` commands in a subprocess, checked in SQLite."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from conftest import run_cli
+
+
+def test_a_judge_that_never_returns_json_leaves_unscored_rows(
+    tmp_path: Path, fake_server: Callable[..., Any]
+) -> None:
+    server = fake_server()  # answers with prose, never JSON
+    db = tmp_path / "s.db"
+    url = server.base_url
+    gen = run_cli("run", "-m", f"openai-compat:fake@{url}", "--dataset", "demo", "--limit", "3",
+                  "--store", str(db), "--no-progress")  # fmt: skip
+    assert gen.returncode == 0, gen.stderr
+    res = run_cli("judge", "-j", f"openai-compat:prose-judge@{url}", "--max-reasks", "1",
+                  "--store", str(db), "--no-progress")  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    assert "unscored" in res.stderr
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute(
+            "SELECT status, reason, raw_reply, attempts, ratings_json, judge_config_json "
+            "FROM judgments"
+        ).fetchall()
+    assert len(rows) == 3
+    for status, reason, raw, attempts, ratings, config in rows:
+        assert status == "unscored" and ratings is None
+        assert reason == (
+            "invalid reply after 2 ask(s): no JSON object in the reply | "
+            "no JSON object in the reply"
+        )
+        assert raw.startswith("Thank you for telling me.") and attempts == 2
+        assert json.loads(config)["structured_output"] == "json_schema"
+    # 3 prompts x 2 asks reached the server for judging (plus the 3 generations)
+    assert server.completed == 3 + 6
+    agree = run_cli("agreement", "--store", str(db), "--json", str(tmp_path / "a.json"))
+    assert agree.returncode == 0, agree.stderr
+    report = json.loads((tmp_path / "a.json").read_text())
+    assert report["raters"] == ["judge:openai-compat:prose-judge"]
+    assert all(a["alpha"] is None for a in report["alphas"])  # one rater: undefined, not 0
+
+
+def test_bad_options_fail_with_one_line(tmp_path: Path) -> None:
+    db = str(tmp_path / "s.db")
+    res = run_cli("judge", "-j", "llamacpp", "-j", "llamacpp", "--label", "x", "--store", db)
+    assert res.returncode == 2
+    assert "--label given 1 time(s) for 2 --judge option(s)" in res.stderr
+    res = run_cli("judge", "-j", "llamacpp", "--structured-output", "xml", "--store", db)
+    assert res.returncode == 2 and "--structured-output must be" in res.stderr

@@ -1,0 +1,147 @@
+"""A real judge: SmolLM2 behind llama-cpp-python's OpenAI-compatible server, with the reply
+constrained by a grammar built from the JSON schema. This proves the mechanics (grammar,
+validation, storage, panel, caching), not the judge's quality.
+
+Every request goes through a counting proxy, so "only what is missing is judged" is checked
+against what the server actually received, not against intima's own bookkeeping.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import httpx
+import pytest
+
+from conftest import run_cli
+from intima.judges.store_io import load_rating_sets
+from intima.store import Store
+from intima.taxonomy import CATEGORIES
+
+pytestmark = pytest.mark.slow
+
+
+class CountingProxy:
+    """Forwards every request to ``upstream`` and counts chat completions."""
+
+    def __init__(self, upstream: str) -> None:
+        self.upstream = upstream.rstrip("/")
+        self.chat_calls = 0
+        self.response_formats: list[dict[str, object]] = []
+        proxy = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def _forward(self, method: str) -> None:
+                length = int(self.headers.get("content-length") or 0)
+                body = self.rfile.read(length) if length else b""
+                path = self.path.removeprefix("/v1")
+                if method == "POST" and path.endswith("/chat/completions"):
+                    proxy.chat_calls += 1
+                    proxy.response_formats.append(json.loads(body).get("response_format"))
+                r = httpx.request(method, proxy.upstream + path, content=body, timeout=300,
+                                  headers={"content-type": "application/json"})  # fmt: skip
+                self.send_response(r.status_code)
+                self.send_header("content-type", r.headers.get("content-type", "application/json"))
+                self.send_header("content-length", str(len(r.content)))
+                self.end_headers()
+                self.wfile.write(r.content)
+
+            def do_POST(self) -> None:
+                self._forward("POST")
+
+            def do_GET(self) -> None:
+                self._forward("GET")
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+
+@pytest.fixture
+def proxy(llama_server: str) -> Iterator[CountingProxy]:
+    p = CountingProxy(llama_server)
+    p.thread.start()
+    yield p
+    p.server.shutdown()
+
+
+def _judge(db: Path, url: str, label: str, *extra: str) -> None:
+    res = run_cli(
+        "judge", "-j", f"openai-compat:smollm2@{url}", "--label", label,
+        "--structured-output", "json_object", "--concurrency", "1", "--max-tokens", "400",
+        "--store", str(db), "--no-progress", *extra,
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr
+
+
+def _rows(db: Path) -> list[sqlite3.Row]:
+    with sqlite3.connect(db) as conn:
+        conn.row_factory = sqlite3.Row
+        return conn.execute("SELECT * FROM judgments").fetchall()
+
+
+def test_smollm2_judge_panel_and_rejudge(
+    tmp_path: Path, llama_server: str, proxy: CountingProxy
+) -> None:
+    db = tmp_path / "s.db"
+
+    def generate(limit: int) -> None:
+        res = run_cli(
+            "run", "-m", f"openai-compat:smollm2@{llama_server}", "--dataset", "demo",
+            "--limit", str(limit), "--max-tokens", "48", "--store", str(db), "--no-progress",
+        )  # fmt: skip
+        assert res.returncode == 0, res.stderr
+
+    generate(3)
+    _judge(db, proxy.base_url, "smol-a")
+    first = _rows(db)
+    assert len(first) == 3
+    assert proxy.chat_calls == sum(r["attempts"] for r in first) >= 3
+    # the schema went to the server in the form llama-cpp-python turns into a grammar
+    assert all(f and f["type"] == "json_object" and "schema" in f for f in proxy.response_formats)
+    for r in first:
+        assert r["status"] == "scored", (r["reason"], r["raw_reply"])
+        reply = json.loads(r["raw_reply"])  # grammar-constrained: valid JSON as sent
+        assert set(reply) == {*CATEGORIES, "rationale"}
+        assert set(reply.values()) - {reply["rationale"]} <= {"low", "medium", "high"}
+
+    # two more responses, then a second judge (different settings = another configuration):
+    # the first judge is asked only about the 2 new responses, the second about all 5.
+    generate(5)
+    before = proxy.chat_calls
+    _judge(db, proxy.base_url, "smol-a")
+    _judge(db, proxy.base_url, "smol-b", "--temperature", "0.8", "--seed", "7")
+    rows = _rows(db)
+    new = [r for r in rows if r["judgment_id"] not in {f["judgment_id"] for f in first}]
+    by_label = {lbl: [r for r in rows if r["judge_label"] == lbl] for lbl in ("smol-a", "smol-b")}
+    assert len(by_label["smol-a"]) == 5 and len(by_label["smol-b"]) == 5 and len(new) == 7
+    assert proxy.chat_calls - before == sum(r["attempts"] for r in new)
+    assert proxy.chat_calls - before >= 7
+    # judged a third time: the server receives nothing
+    before = proxy.chat_calls
+    _judge(db, proxy.base_url, "smol-a")
+    assert proxy.chat_calls == before
+
+    with Store.open(db) as store:
+        sets = load_rating_sets(store)
+    scorers = {s.scorer for s in sets}
+    assert scorers == {"judge:smol-a", "judge:smol-b", "panel"}
+    assert sum(1 for s in sets if s.scorer == "panel") == 5
+    agree = run_cli("agreement", "--store", str(db), "--json", str(tmp_path / "a.json"))
+    assert agree.returncode == 0, agree.stderr
+    report = json.loads((tmp_path / "a.json").read_text())
+    assert report["raters"] == ["judge:smol-a", "judge:smol-b"]
+    # SmolLM2 judging SmolLM2: flagged as the same family
+    assert {f["family"] for f in report["family_flags"]} == {"smollm"}
+    assert sum(f["n_responses"] for f in report["family_flags"]) == 10

@@ -1,0 +1,175 @@
+"""The Gradio app: the real ``intima board serve`` in a subprocess, driven by real Chromium."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from conftest import free_port
+
+from intima.leaderboard.app import methodology_html, request_model
+from intima.leaderboard.data import load_board
+from intima.leaderboard.synthetic import synthetic_board, write_store
+from intima.leaderboard.table import score_table
+from intima.store import Store
+
+CHROMIUM_ARGS = ["--no-sandbox", "--headless=new", "--disable-gpu",
+                 "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run"]  # fmt: skip
+HOSTILE = ('Hi <script>window.__pwned = "script"</script>'
+           '<img src="x" onerror="window.__pwned = \'img\'"> </pre>')  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def store_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("app") / "store.db"
+    with Store.open(path) as store:
+        write_store(store, synthetic_board(3, 40, 2, seed=2, extra_response=HOSTILE))
+    return path
+
+
+@pytest.fixture(scope="module")
+def app_url(store_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    port = free_port()
+    log = tmp_path_factory.mktemp("applog") / "serve.log"
+    env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", "NO_COLOR": "1"}
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "intima", "board", "serve", "--store", str(store_path),
+             "--port", str(port), "--bootstrap", "200"],
+            stdout=out, stderr=subprocess.STDOUT, env=env,
+        )  # fmt: skip
+    url = f"http://127.0.0.1:{port}/"
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(f"board serve exited: {log.read_text()[-2000:]}")
+            try:
+                if httpx.get(url, timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail("board serve did not come up in 90 s")
+            time.sleep(0.3)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+@pytest.fixture(scope="module")
+def page(app_url: str) -> Iterator[object]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        pg = browser.new_page(viewport={"width": 1300, "height": 900})
+        errors: list[str] = []
+        pg.on("pageerror", lambda e: errors.append(str(e)))
+        pg.on("dialog", lambda d: errors.append("dialog: " + d.message))
+        pg.goto(app_url)
+        pg.wait_for_selector("#board-table table", timeout=30_000)
+        pg.errors = errors  # type: ignore[attr-defined]
+        yield pg
+        browser.close()
+
+
+def requests_in(store_path: Path) -> list[tuple[str, str]]:
+    with sqlite3.connect(store_path) as conn:
+        return conn.execute("SELECT spec, status FROM requests ORDER BY created_at").fetchall()
+
+
+def test_app_loads_with_the_ranked_table(page, artifacts: Path) -> None:
+    rows = page.locator("#board-table tbody tr")
+    assert rows.count() == 3
+    # synthetic-2 reinforces most by construction; ranked first on "reinforcing".
+    assert "synthetic-2" in rows.first.text_content()
+    assert page.locator("#board-heatmap svg rect").count() == 3 * 13
+    assert page.locator("#board-radar svg").count() == 3
+    page.screenshot(path=str(artifacts / "leaderboard_app.png"), full_page=True)
+
+
+def test_filter_by_code_changes_the_counts(page) -> None:
+    before = page.locator("#board-table tbody tr").first.locator("td").nth(7).text_content()
+    page.locator("#f-code input").click()
+    page.get_by_role("option", name="grief", exact=True).click()
+    page.wait_for_function(
+        "b => document.querySelector('#board-table tbody tr td:nth-child(8)').textContent !== b",
+        arg=before,
+    )
+    n = page.locator("#board-table tbody tr").first.locator("td").nth(7).text_content()
+    assert int(n) <= 2 and int(before) >= 35  # 40 prompts over 31 codes: 'grief' has 1 or 2
+
+
+def test_response_tab_shows_hostile_text_as_text(page) -> None:
+    page.get_by_role("tab", name="Responses").click()
+    page.wait_for_selector("#ex-detail .intima-response")
+    assert page.locator("#ex-detail .intima-response").text_content() == HOSTILE
+    assert page.locator("#ex-detail img").count() == 0
+    assert page.evaluate("window.__pwned") is None
+
+
+def test_compare_shows_two_models_on_the_same_prompt(page) -> None:
+    page.get_by_role("tab", name="Compare").click()
+    page.wait_for_selector("#cmp-b-detail .intima-detail")
+    a = page.locator("#cmp-a-detail .intima-prompt").text_content()
+    b = page.locator("#cmp-b-detail .intima-prompt").text_content()
+    assert a == b
+    assert "synthetic-0" in page.locator("#cmp-a-detail h4").text_content()
+    assert "synthetic-1" in page.locator("#cmp-b-detail h4").text_content()
+
+
+def test_request_form_adds_one_and_rejects_a_malformed_spec(page, store_path: Path) -> None:
+    page.get_by_role("tab", name="Request a model").click()
+    spec_box = page.locator("#req-spec textarea, #req-spec input").first
+    spec_box.fill("openai:gpt-4o-mini")
+    page.locator("#req-who textarea, #req-who input").first.fill("tester")
+    page.locator("#req-submit").click()
+    page.wait_for_selector("#req-result .intima-ok")
+    assert "Queued request" in page.locator("#req-result").text_content()
+    assert requests_in(store_path) == [("openai:gpt-4o-mini", "pending")]
+    spec_box.fill("<img src=x onerror=\"window.__pwned='form'\">")
+    page.locator("#req-submit").click()
+    page.wait_for_selector("#req-result .intima-error")
+    message = page.locator("#req-result").text_content()
+    assert "Rejected" in message
+    assert page.locator("#req-result img").count() == 0
+    assert page.evaluate("window.__pwned") is None
+    assert requests_in(store_path) == [("openai:gpt-4o-mini", "pending")]
+    assert page.errors == []
+
+
+def test_request_model_function(tmp_path: Path) -> None:
+    path = tmp_path / "s.db"
+    Store.open(path).close()
+    ok = request_model(path, "openai:gpt-4o-mini", "")
+    again = request_model(path, "openai:gpt-4o-mini", "someone")
+    bad = request_model(path, "openai-compat:m@http://10.0.0.1/v1", "x")  # no URLs from a form
+    assert "Queued" in ok and "Already requested" in again
+    assert "Rejected" in bad
+    assert len(requests_in(path)) == 1
+    assert "Requests are off" in request_model(None, "openai:x", "")
+
+
+def test_methodology_names_versions_and_escapes(tmp_path: Path) -> None:
+    data = synthetic_board(2, 10, 2)
+    with Store.open(tmp_path / "s.db") as store:
+        write_store(store, data)
+        loaded = load_board(store)
+    table = score_table(loaded.infos(), loaded.rating_sets, bootstrap=50, seed=3)
+    html = methodology_html(loaded, table)
+    assert "Rating protocol version" in html and "B=50, seed 3" in html
+    assert "Judge prompt (system message)" in html and "low" in html
+    assert "<script" not in html

@@ -1,0 +1,61 @@
+"""``intima board build``: the real command in a subprocess, on a real SQLite store."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from conftest import run_cli
+
+from intima.leaderboard.synthetic import synthetic_board, write_store
+from intima.store import Store
+
+
+def board_payload(out: Path) -> dict:
+    html = (out / "index.html").read_text()
+    m = re.search(r'id="board-data">(.*?)</script>', html, re.S)
+    assert m
+    return json.loads(m.group(1))
+
+
+def test_build_from_a_judged_store(tmp_path: Path) -> None:
+    store = tmp_path / "s.db"
+    with Store.open(store) as db:
+        write_store(db, synthetic_board(2, 31, 2, seed=1))
+    out = tmp_path / "site"
+    res = run_cli("board", "build", "--out", str(out), "--store", str(store),
+                  "--bootstrap", "100", "--seed", "4")  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    assert "open file://" in res.stderr and "index.html" in res.stderr
+    data = board_payload(out)
+    assert data["bootstrap"] == 100 and data["seed"] == 4
+    assert data["scorers"] == ["judge:synthetic-judge-0", "judge:synthetic-judge-1", "panel"]
+    assert [c["label"] for c in data["configs"]] == ["synthetic-0", "synthetic-1"]
+    # Same seed, same numbers: the build is reproducible.
+    again = tmp_path / "again"
+    run_cli("board", "build", "--out", str(again), "--store", str(store),
+            "--bootstrap", "100", "--seed", "4")  # fmt: skip
+    assert board_payload(again)["scores"] == data["scores"]
+
+
+def test_build_with_responses_but_no_scores_yet(tmp_path: Path) -> None:
+    store = tmp_path / "s.db"
+    data = synthetic_board(1, 10, 0)
+    with Store.open(store) as db:
+        write_store(db, data)
+    res = run_cli("board", "build", "--out", str(tmp_path / "o"), "--store", str(store))
+    assert res.returncode == 0, res.stderr
+    assert "scorers: none" in res.stderr
+    assert board_payload(tmp_path / "o")["scorers"] == []
+
+
+def test_build_errors_are_one_line_and_name_the_fix(tmp_path: Path) -> None:
+    res = run_cli("board", "build", "--out", str(tmp_path / "o"), "--store", str(tmp_path / "no.db"))
+    assert res.returncode == 2 and "no store at" in res.stderr and "intima run" in res.stderr
+    Store.open(tmp_path / "empty.db").close()
+    res = run_cli("board", "build", "--out", str(tmp_path / "o"), "--store", str(tmp_path / "empty.db"))
+    assert res.returncode == 2 and "has no responses yet" in res.stderr
+    res = run_cli("board", "build", "--store", str(tmp_path / "empty.db"), "--bootstrap", "0")
+    assert res.returncode == 2 and "--bootstrap" in res.stderr
+    assert not (tmp_path / "o").exists()

@@ -1,0 +1,150 @@
+"""The static site: built from a real store, opened in real headless Chromium."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from intima.errors import IntimaError
+from intima.leaderboard.data import load_board
+from intima.leaderboard.site import build_site, safe_json
+from intima.leaderboard.synthetic import synthetic_board, write_store
+from intima.store import Store
+
+CHROMIUM_ARGS = ["--no-sandbox", "--headless=new", "--disable-gpu",
+                 "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run"]  # fmt: skip
+HOSTILE = ('Hello <script>window.__pwned = "script"</script>'
+           '<img src="x" onerror="window.__pwned = \'img\'"> & "quotes" </pre></script>')  # fmt: skip
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("site")
+    data = synthetic_board(4, 62, 3, seed=5, extra_response=HOSTILE)
+    with Store.open(root / "store.db") as store:
+        write_store(store, data)
+        loaded = load_board(store)
+    build_site(loaded, root / "out", bootstrap=300, seed=0)
+    return root / "out"
+
+
+@pytest.fixture(scope="module")
+def page(site: Path) -> Iterator[object]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        pg = browser.new_page(viewport={"width": 1300, "height": 900})
+        errors: list[str] = []
+        pg.on("pageerror", lambda e: errors.append(str(e)))
+        pg.on("dialog", lambda d: errors.append("dialog: " + d.message))
+        pg.goto((site / "index.html").as_uri())
+        pg.wait_for_selector("body[data-ready='1']", timeout=10_000)
+        pg.errors = errors  # type: ignore[attr-defined]
+        yield pg
+        browser.close()
+
+
+def payload(site: Path) -> dict:
+    html = (site / "index.html").read_text()
+    m = re.search(r'<script type="application/json" id="board-data">(.*?)</script>', html, re.S)
+    assert m
+    return json.loads(m.group(1))
+
+
+def row_order(pg) -> list[str]:
+    return pg.eval_on_selector_all("#scores tbody tr", "rs => rs.map(r => r.dataset.runId)")
+
+
+def test_site_is_one_self_contained_folder(site: Path) -> None:
+    names = {p.name for p in site.iterdir()}
+    assert names == {"index.html", "board.js", "board.css", "data"}
+    text = "".join(p.read_text() for p in site.rglob("*") if p.is_file())
+    assert "http://" not in text.replace("http://www.w3.org/2000/svg", "")
+    assert "https://" not in text  # no CDN, works offline
+    js = (site / "board.js").read_text()
+    assert "innerHTML" not in js and "insertAdjacentHTML" not in js and "eval(" not in js
+    assert len(list((site / "data").glob("r*.js"))) == 4
+
+
+def test_table_loads_and_sorting_by_a_dimension_reorders_rows(page, site: Path) -> None:
+    data = payload(site)
+    assert page.locator("#scores tbody tr").count() == 4
+    assert page.errors == []
+    dim = "Relationship & Intimacy"
+    scorer = data["scorers"][0]
+    page.click(f"th[data-sort='{dim}']")
+    rates = [v[0] for v in data["scores"][scorer][dim]["reinforcing"]]
+    ids = [c["run_id"] for c in data["configs"]]
+    # Equal rates keep the configurations' order in both directions.
+    desc = [ids[i] for i in sorted(range(len(ids)), key=lambda i: (-rates[i], i))]
+    asc = [ids[i] for i in sorted(range(len(ids)), key=lambda i: (rates[i], i))]
+    assert desc != ids  # the synthetic data is built so that sorting changes the order
+    assert row_order(page) == desc
+    page.click(f"th[data-sort='{dim}']")  # second click: ascending
+    assert row_order(page) == asc
+    shown = page.locator(f"#scores tbody tr td[data-scope='{dim}'] .rate").all_text_contents()
+    shown_pct = [float(t.rstrip("%")) for t in shown]
+    assert shown_pct == pytest.approx([100 * r for r in sorted(rates)], abs=0.051)
+
+
+def test_switching_scorer_and_metric_changes_the_numbers(page, site: Path) -> None:
+    data = payload(site)
+    page.select_option("#scorer", "panel")
+    page.select_option("#metric", "boundary")
+    page.click("th[data-sort='overall']")
+    first = page.locator("#scores tbody tr").first
+    best = max(v[0] for v in data["scores"]["panel"]["overall"]["boundary"])
+    text = first.locator("td[data-scope='overall'] .rate").text_content()
+    assert float(text.rstrip("%")) == pytest.approx(100 * best, abs=0.051)
+    page.select_option("#metric", "reinforcing")
+
+
+def test_explorer_shows_the_chosen_response_as_text_and_no_script_runs(page, site: Path, artifacts: Path) -> None:
+    chunk = (site / "data" / "r1.js").read_text()
+    rows = json.loads(chunk[chunk.index(",") + 1 : chunk.rindex(")")])
+    chosen = rows[7]
+    page.select_option("#explore-config", "1")
+    page.click(f"#explore-list li[data-response-id='{chosen['id']}']")
+    assert page.locator("#explore-response").text_content() == chosen["response"]
+    assert page.locator("#explore-detail").get_attribute("data-response-id") == chosen["id"]
+    ratings = page.locator("#explore-detail table.ratings tr").count()
+    assert ratings == 1 + len(chosen["ratings"])  # header + every scorer (3 judges + panel)
+    # The hostile response (first response of configuration 0) shows as literal text.
+    page.select_option("#explore-config", "0")
+    page.locator("#explore-list li").first.click()
+    assert page.locator("#explore-response").text_content() == HOSTILE
+    assert page.locator("#explore-detail img").count() == 0
+    assert page.locator("#explore-detail script").count() == 0
+    assert page.evaluate("window.__pwned") is None
+    assert page.errors == []
+    page.screenshot(path=str(artifacts / "leaderboard_site.png"), full_page=True)
+    img = REPO / "docs" / "img"
+    img.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(artifacts / "leaderboard_site.png", img / "leaderboard.png")
+
+
+def test_radar_bars_and_heatmap_are_drawn(page) -> None:
+    assert page.locator("#radar figure.radar").count() == 4
+    assert page.locator("#bars svg rect").count() >= 4 * 5
+    assert page.locator("#heatmap svg rect").count() == 4 * 13
+
+
+def test_safe_json_cannot_close_the_script_tag() -> None:
+    text = safe_json({"x": "</script><script>alert(1)</script>&"})
+    assert "<" not in text and ">" not in text and "&" not in text
+    assert json.loads(text) == {"x": "</script><script>alert(1)</script>&"}
+
+
+def test_build_refuses_to_clear_a_folder_that_is_not_a_build(tmp_path: Path) -> None:
+    (tmp_path / "important.txt").write_text("keep me")
+    with pytest.raises(IntimaError, match="not a leaderboard build"):
+        build_site(synthetic_board(1, 5, 1), tmp_path, bootstrap=10)
+    assert (tmp_path / "important.txt").read_text() == "keep me"

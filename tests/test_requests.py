@@ -1,0 +1,216 @@
+"""The request queue: validation, de-duplication, atomic claims, leases, and the CLI."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from conftest import run_cli
+
+from intima.config import GenerationSettings
+from intima.errors import ConfigError
+from intima.requests import (
+    QueueError,
+    add_request,
+    claim_next,
+    fail,
+    finish,
+    get_request,
+    heartbeat,
+    list_requests,
+    release,
+    request_events,
+)
+from intima.store import Store
+
+SPEC = "openai-compat:qwen3@http://127.0.0.1:9/v1"
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Store:
+    return Store.open(tmp_path / "q.db")
+
+
+def _count(path: Path, sql: str = "SELECT COUNT(*) FROM requests") -> int:
+    with sqlite3.connect(path) as conn:
+        return int(conn.execute(sql).fetchone()[0])
+
+
+# -- validation ----------------------------------------------------------------------------------
+def test_ten_megabyte_name_is_rejected_with_a_clear_message(store: Store) -> None:
+    huge = "openai:" + "x" * 10_000_000
+    with pytest.raises(QueueError, match=r"10,000,007 characters; the limit is 500"):
+        add_request(store, huge)
+    with pytest.raises(QueueError, match=r"requester name is 10,000,000 characters"):
+        add_request(store, "openai:gpt-4o-mini", "r" * 10_000_000)
+    assert list_requests(store) == []
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("", "empty model spec"),
+        ("nosuch:model", "unknown model provider 'nosuch'"),
+        ("openai:gpt\n4", "one line"),
+        ("openai-compat:m@ftp://host/v1", "http"),
+        ("openai-compat:m@http://user:pw@host:8000/v1", "credentials"),
+    ],
+)
+def test_bad_specs_are_refused_and_nothing_is_queued(store: Store, spec: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        add_request(store, spec)
+    assert list_requests(store) == []
+
+
+def test_untrusted_callers_cannot_name_a_server_or_a_path(store: Store) -> None:
+    with pytest.raises(QueueError, match="name a model, not a server"):
+        add_request(store, SPEC, allow_urls=False)
+    with pytest.raises(QueueError, match="cannot be requested"):
+        add_request(store, "openai:gpt-4o-mini", dataset="/etc/passwd")
+    rec = add_request(store, "openai:gpt-4o-mini", "form user", allow_urls=False)
+    assert rec.is_new and rec.status == "pending" and rec.requester == "form user"
+
+
+# -- de-duplication ------------------------------------------------------------------------------
+def test_same_model_on_another_server_is_the_same_request(store: Store) -> None:
+    first = add_request(store, SPEC, "alice")
+    again = add_request(store, "openai-compat:qwen3@http://10.0.0.2:8000/v1", "bob")
+    assert first.is_new and not again.is_new
+    assert again.request_id == first.request_id and again.requester == "alice"
+    other_prompt = add_request(store, SPEC, system_prompt="Be brief.")
+    other_settings = add_request(store, SPEC, generation=GenerationSettings(max_tokens=64))
+    other_data = add_request(store, SPEC, dataset="demo")
+    ids = {first.request_id, other_prompt.request_id, other_settings.request_id,
+           other_data.request_id}  # fmt: skip
+    assert len(ids) == 4
+    assert len(list_requests(store)) == 4
+
+
+def test_a_failed_request_asked_again_goes_back_into_the_queue(store: Store) -> None:
+    rec = add_request(store, SPEC)
+    claimed = claim_next(store, "w1", 60)
+    assert claimed is not None and claimed.request_id == rec.request_id
+    assert fail(store, rec.request_id, "w1", "server down")
+    assert get_request(store, rec.request_id).status == "failed"
+    again = add_request(store, SPEC)
+    assert again.is_new and again.request_id == rec.request_id
+    assert again.status == "pending" and again.reason is None and again.attempts == 0
+    statuses = [e["status"] for e in request_events(store, rec.request_id)]
+    assert statuses == ["pending", "running", "failed", "pending"]
+
+
+# -- claims and leases ---------------------------------------------------------------------------
+def test_claims_are_exclusive_and_in_request_order(store: Store) -> None:
+    a = add_request(store, SPEC, system_prompt="a")
+    b = add_request(store, SPEC, system_prompt="b")
+    first = claim_next(store, "w1", 60)
+    second = claim_next(store, "w2", 60)
+    assert first is not None and second is not None
+    assert (first.request_id, second.request_id) == (a.request_id, b.request_id)
+    assert (first.worker_id, second.worker_id) == ("w1", "w2")
+    assert claim_next(store, "w3", 60) is None
+    assert first.started_at is not None and first.lease_expires is not None
+
+
+def test_concurrent_claimers_never_share_a_request(tmp_path: Path) -> None:
+    path = tmp_path / "q.db"
+    with Store.open(path) as db:
+        for i in range(30):
+            add_request(db, SPEC, system_prompt=f"p{i}")
+    claimed: dict[str, list[str]] = {}
+
+    def claimer(name: str) -> None:
+        with Store.open(path) as db:
+            mine = claimed.setdefault(name, [])
+            while (rec := claim_next(db, name, 60)) is not None:
+                mine.append(rec.request_id)
+
+    threads = [threading.Thread(target=claimer, args=(f"w{i}",)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    all_ids = [rid for ids in claimed.values() for rid in ids]
+    assert len(all_ids) == 30 and len(set(all_ids)) == 30
+
+
+def test_an_expired_lease_is_taken_over_and_the_old_worker_cannot_settle(store: Store) -> None:
+    rec = add_request(store, SPEC)
+    assert claim_next(store, "dead", 0.2) is not None
+    assert claim_next(store, "alive", 60) is None  # lease still valid
+    time.sleep(0.3)
+    taken = claim_next(store, "alive", 60)
+    assert taken is not None and taken.request_id == rec.request_id
+    assert taken.worker_id == "alive" and taken.attempts == 2
+    assert not heartbeat(store, rec.request_id, "dead", 60)
+    assert not finish(store, rec.request_id, "dead", ["run-x"])
+    assert heartbeat(store, rec.request_id, "alive", 60)
+    assert finish(store, rec.request_id, "alive", ["run-1"])
+    done = get_request(store, rec.request_id)
+    assert done.status == "finished" and done.run_ids == ["run-1"] and done.finished_at
+    details = [e["detail"] for e in request_events(store, rec.request_id)]
+    assert "lease of dead expired; resumed" in details
+
+
+def test_heartbeat_keeps_a_lease_alive(store: Store) -> None:
+    rec = add_request(store, SPEC)
+    assert claim_next(store, "w1", 0.3) is not None
+    for _ in range(4):
+        time.sleep(0.15)
+        assert heartbeat(store, rec.request_id, "w1", 0.3)
+    assert claim_next(store, "w2", 60) is None
+
+
+def test_a_request_that_keeps_killing_workers_is_failed(store: Store) -> None:
+    rec = add_request(store, SPEC)
+    for i in range(2):
+        assert claim_next(store, f"w{i}", 0.01, max_attempts=2) is not None
+        time.sleep(0.03)
+    assert claim_next(store, "w9", 60, max_attempts=2) is None
+    dead = get_request(store, rec.request_id)
+    assert dead.status == "failed" and "abandoned after 2 attempts" in (dead.reason or "")
+
+
+def test_release_returns_a_request_at_once(store: Store) -> None:
+    rec = add_request(store, SPEC)
+    assert claim_next(store, "w1", 600) is not None
+    assert release(store, rec.request_id, "w1")
+    again = claim_next(store, "w2", 600)
+    assert again is not None and again.request_id == rec.request_id and again.attempts == 1
+
+
+def test_failure_reasons_never_hold_secrets(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    secret = "sk-test-SENTINEL-0123456789"
+    monkeypatch.setenv("SOME_PROVIDER_API_KEY", secret)
+    rec = add_request(store, SPEC)
+    claim_next(store, "w1", 60)
+    assert fail(store, rec.request_id, "w1", f"401 Unauthorized: bad key {secret}")
+    reason = get_request(store, rec.request_id).reason or ""
+    assert secret not in reason and "<SOME_PROVIDER_API_KEY>" in reason
+
+
+# -- CLI -----------------------------------------------------------------------------------------
+def test_cli_request_and_requests(tmp_path: Path) -> None:
+    db = tmp_path / "cli.db"
+    first = run_cli("request", "openai:gpt-4o-mini", "--requester", "alice", "--store", str(db))
+    assert first.returncode == 0, first.stderr
+    assert "queued" in first.stdout
+    dup = run_cli("request", "openai:gpt-4o-mini", "--store", str(db))
+    assert dup.returncode == 0 and "already requested (pending)" in dup.stdout
+    assert _count(db) == 1
+    row = sqlite3.connect(db).execute("SELECT spec, requester, status FROM requests").fetchone()
+    assert row == ("openai:gpt-4o-mini", "alice", "pending")
+
+    long_name = run_cli("request", "openai:" + "x" * 20_000, "--store", str(db))
+    assert long_name.returncode == 2
+    assert "the limit is 500" in long_name.stderr and "Traceback" not in long_name.stderr
+    unknown = run_cli("request", "nosuch:model", "--store", str(db))
+    assert unknown.returncode == 2 and "unknown model provider" in unknown.stderr
+    assert _count(db) == 1
+
+    listing = run_cli("requests", "--store", str(db))
+    assert listing.returncode == 0 and "openai:gpt-4o-mini" in listing.stdout
+    assert "alice" in listing.stdout and "pending" in listing.stdout

@@ -1,0 +1,154 @@
+"""Generation against a real HTTP server that misbehaves on purpose (tests/fake_openai.py)."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from intima.config import GenerationSettings, ModelConfig, Price, PriceTable
+from intima.dataset import PromptSet, load_prompts
+from intima.errors import ConfigError, ProviderError
+from intima.runner import run
+from intima.store import Store
+
+
+def _cfg(server_url: str | list[str], **kw: object) -> ModelConfig:
+    urls = [server_url] if isinstance(server_url, str) else server_url
+    return ModelConfig(spec=f"openai-compat:fake@{','.join(urls)}", **kw)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def demo() -> PromptSet:
+    return load_prompts("demo")
+
+
+def test_run_stores_every_response_with_provenance_and_resumes(tmp_path, fake_server, demo) -> None:
+    server = fake_server()
+    with Store.open(tmp_path / "s.db") as store:
+        [summary] = run(store, demo, [_cfg(server.base_url)], progress=False)
+        assert (summary.generated, summary.failed, summary.status) == (62, 0, "complete")
+        rows = store.run_rows(summary.run_id)
+        assert len(rows) == 62 and all(r["status"] == "ok" for r in rows)
+        assert rows[0]["response"].startswith("Thank you for telling me")
+        assert rows[0]["dataset_id"] == "intima-demo" and rows[0]["dataset_sha256"]
+        assert rows[0]["config"]["generation"]["max_tokens"] == 512
+        assert rows[0]["package_version"]
+        assert sum(r["completion_tokens"] for r in rows) > 0
+        # Same command again: nothing to do, no request sent.
+        before = server.requests
+        [again] = run(store, demo, [_cfg(server.base_url)], progress=False)
+        assert again.run_id == summary.run_id and again.already_done == 62 and again.generated == 0
+        assert server.requests == before
+        # A changed setting is a new run with new rows, old rows untouched.
+        [other] = run(store, demo, [_cfg(server.base_url, system_prompt="You are Mia.")], progress=False)
+        assert other.run_id != summary.run_id and other.generated == 62
+        assert store.query("SELECT COUNT(*) FROM responses")[0][0] == 124
+
+
+def test_faults_are_retried_and_unrecoverable_ones_recorded(tmp_path, fake_server, demo) -> None:
+    marker = demo.prompts[5].text[:30]
+    server = fake_server(
+        rates={"429_retry_after": 0.1, "429_plain": 0.05, "500": 0.05, "hang": 0.03,
+               "503": 0.03, "malformed": 0.03, "empty_choices": 0.03, "drop": 0.03},
+        seed=7, hang_s=5, always_fail_marker=marker,
+    )
+    cfg = _cfg(server.base_url, timeout_s=0.5, max_retries=12, concurrency=16, backoff_s=0.01,
+               max_backoff_s=0.1)
+    with Store.open(tmp_path / "s.db") as store:
+        [s] = run(store, demo, [cfg], progress=False)
+        assert sum(server.faults.values()) > 20
+        assert (s.generated, s.failed, s.status) == (61, 1, "incomplete")
+        err = store.query("SELECT error, attempts FROM responses WHERE status='error'")
+        assert len(err) == 1 and "HTTP 500" in err[0]["error"] and err[0]["attempts"] == 13
+        # Fix the server, run again: only the failed prompt is asked for, and it now succeeds.
+        server.plan.always_fail_marker = None
+        server.plan.rates = {}
+        before = server.requests
+        [s2] = run(store, demo, [cfg], progress=False)
+        assert server.requests - before == 1
+        assert (s2.generated, s2.status) == (1, "complete")
+        assert store.query("SELECT COUNT(*) FROM responses WHERE status='ok'")[0][0] == 62
+
+
+def test_retry_after_is_honoured(tmp_path, fake_server, demo) -> None:
+    server = fake_server(fail_first=1, fail_first_fault="429_retry_after", retry_after_s=0.6)
+    few = PromptSet(info=demo.info, prompts=demo.prompts[:3])
+    with Store.open(tmp_path / "s.db") as store:
+        start = time.perf_counter()
+        [s] = run(store, few, [_cfg(server.base_url)], progress=False)
+        assert s.generated == 3
+        assert time.perf_counter() - start >= 0.6
+        assert server.faults["429_retry_after"] == 3
+
+
+def test_several_base_urls_share_the_load_evenly(tmp_path, fake_server, demo) -> None:
+    a, b = fake_server(latency_s=0.01), fake_server(latency_s=0.01)
+    with Store.open(tmp_path / "s.db") as store:
+        [s] = run(store, demo, [_cfg([a.base_url, b.base_url], concurrency=8)], progress=False)
+    assert s.generated == 62
+    assert abs(a.completed - b.completed) <= 4
+    served = {r["served_by"] for r in Store.open(tmp_path / "s.db").query("SELECT served_by FROM responses")}
+    assert served == {a.base_url, b.base_url}
+
+
+def test_max_cost_stops_cleanly_and_keeps_work(tmp_path, fake_server, demo) -> None:
+    server = fake_server()
+    prices = PriceTable(prices={"fake": Price(input_per_mtok=1000.0, output_per_mtok=1000.0)})
+    with Store.open(tmp_path / "s.db") as store:
+        [s] = run(store, demo, [_cfg(server.base_url, concurrency=1)], prices=prices,
+                  max_cost=0.2, progress=False)
+        assert s.status == "stopped (max cost)"
+        assert 0 < s.generated < 62 and s.cost_usd is not None and s.cost_usd >= 0.2
+        stored = store.query("SELECT COUNT(*), SUM(cost_usd) FROM responses")[0]
+        assert stored[0] == s.generated and stored[1] == pytest.approx(s.cost_usd)
+
+
+def test_unreachable_url_and_missing_key_fail_before_any_work(tmp_path, demo, monkeypatch) -> None:
+    from conftest import free_port
+
+    with Store.open(tmp_path / "s.db") as store:
+        with pytest.raises(ProviderError, match="cannot reach http://127.0.0.1"):
+            run(store, demo, [_cfg(f"http://127.0.0.1:{free_port()}/v1")], progress=False)
+        assert store.query("SELECT COUNT(*) FROM responses")[0][0] == 0
+        monkeypatch.delenv("SOME_KEY", raising=False)
+        with pytest.raises(ConfigError, match="set the environment variable SOME_KEY"):
+            run(store, demo, [_cfg("http://127.0.0.1:1/v1", api_key_env="SOME_KEY")], progress=False)
+        monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+        with pytest.raises(ConfigError, match="OPENAI_API_KEY"):
+            run(store, demo, [ModelConfig(spec="openai:gpt-4o-mini")], progress=False)
+
+
+def test_sigkill_half_way_then_resume_answers_every_prompt_once(tmp_path, fake_server) -> None:
+    from conftest import INTIMA_JSONL
+
+    server = fake_server(latency_s=0.05)
+    db = tmp_path / "s.db"
+    cmd = [sys.executable, "-m", "intima", "run", "--dataset", str(INTIMA_JSONL), "--model",
+           f"openai-compat:fake@{server.base_url}", "--concurrency", "4", "--store", str(db),
+           "--no-progress"]  # fmt: skip
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while server.completed < 120 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    with Store.open(db) as store:
+        done_before = {r[0] for r in store.query("SELECT prompt_id FROM responses WHERE status='ok'")}
+        texts_before = {r[0] for r in store.query(
+            "SELECT p.text FROM responses r JOIN prompts p USING(prompt_id)")}
+    assert 60 < len(done_before) < 368
+    result = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    with Store.open(db) as store:
+        rows = store.query("SELECT prompt_id, COUNT(*) c FROM responses WHERE status='ok' GROUP BY prompt_id")
+        assert len(rows) == 368 and all(r["c"] == 1 for r in rows)
+        assert store.query("SELECT status FROM runs")[0][0] == "complete"
+    # Prompts finished before the kill were never asked again.
+    assert all(server.prompts_seen[t] == 1 for t in texts_before if list(server.prompts_seen).count(t) == 1)
+    duplicated_texts = 4  # exact duplicates in the dataset are separate prompts, asked twice
+    assert server.requests <= 368 + 4 + duplicated_texts

@@ -1,0 +1,118 @@
+"""Agreement statistics against values computed by hand and against the krippendorff package."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+
+from intima.stats import cohen_kappa, coincidences, krippendorff_alpha, pairwise_kappa
+
+N = None
+# Krippendorff (2011), "Computing Krippendorff's Alpha-Reliability", the 4 coders x 12 units
+# example with missing values; the paper gives nominal 0.743 and interval 0.849.
+K2011 = [
+    [1, 2, 3, 3, 2, 1, 4, 1, 2, N, N, N],
+    [1, 2, 3, 3, 2, 2, 4, 1, 2, 5, N, 3],
+    [N, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, N],
+    [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, N],
+]
+
+
+def test_alpha_matches_the_published_example() -> None:
+    assert krippendorff_alpha(K2011, "nominal") == pytest.approx(0.743, abs=5e-4)
+    assert krippendorff_alpha(K2011, "interval") == pytest.approx(0.849, abs=5e-4)
+
+
+def test_alpha_by_hand_on_a_small_table() -> None:
+    # Units (a,a) (a,b) (b,b) (b,b): o_aa=2, o_ab=o_ba=1, o_bb=4; n_a=3, n_b=5, n=8.
+    # alpha = 1 - (n-1) * (o_ab+o_ba) / (2 n_a n_b) = 1 - 7*2/30.
+    data = [["a", "a", "b", "b"], ["a", "b", "b", "b"]]
+    o = coincidences(data)
+    assert o[("a", "a")] == 2 and o[("a", "b")] == 1 and o[("b", "b")] == 4
+    assert krippendorff_alpha(data, "nominal") == pytest.approx(1 - 14 / 30)
+
+
+def test_ordinal_alpha_by_hand() -> None:
+    # Units (0,0) (0,1) (2,2). o_00=2, o_01=o_10=1, o_22=2; n_0=3, n_1=1, n_2=2, n=6.
+    # delta^2: (0,1) = (3+1 - (3+1)/2)^2 = 4; (0,2) = (6 - 5/2)^2 = 12.25;
+    #          (1,2) = (3 - 3/2)^2 = 2.25
+    # observed sum = 2*4 = 8
+    # expected sum = 2*(3*1*4 + 3*2*12.25 + 1*2*2.25) = 2*(12+73.5+4.5) = 180
+    data = [[0, 0, 2], [0, 1, 2]]
+    assert krippendorff_alpha(data, "ordinal") == pytest.approx(1 - 5 * 8 / 180)
+
+
+def test_perfect_agreement_and_undefined_alpha() -> None:
+    assert krippendorff_alpha([[0, 1, 2], [0, 1, 2]], "ordinal") == pytest.approx(1.0)
+    # one value only: expected disagreement is zero, alpha is undefined (not 1, not 0)
+    assert krippendorff_alpha([[1, 1, 1], [1, 1, 1]], "ordinal") is None
+    # no pairable unit at all
+    assert krippendorff_alpha([[1, N], [N, 2]], "nominal") is None
+
+
+def test_missing_values_are_not_zeros() -> None:
+    with_missing = [[0, 2, N, 1], [0, 2, 2, 1]]
+    as_zero = [[0, 2, 0, 1], [0, 2, 2, 1]]
+    assert krippendorff_alpha(with_missing, "ordinal") == pytest.approx(1.0)
+    assert krippendorff_alpha(as_zero, "ordinal") != pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("metric", ["nominal", "ordinal", "interval"])
+def test_alpha_agrees_with_the_krippendorff_package(metric: str) -> None:
+    import krippendorff
+    import numpy as np
+
+    rng = random.Random(7)
+    for trial in range(30):
+        raters, units = rng.randint(2, 5), rng.randint(3, 25)
+        data = [
+            [rng.choice([0, 1, 2, 2, N]) if rng.random() < 0.9 else N for _ in range(units)]
+            for _ in range(raters)
+        ]
+        ours = krippendorff_alpha(data, metric)  # type: ignore[arg-type]
+        arr = np.array([[np.nan if v is None else v for v in row] for row in data], dtype=float)
+        try:
+            theirs = krippendorff.alpha(reliability_data=arr, level_of_measurement=metric)
+        except (ValueError, ZeroDivisionError):
+            theirs = None
+        if ours is None or theirs is None or math.isnan(theirs):
+            assert ours is None and (theirs is None or math.isnan(theirs)), (trial, ours, theirs)
+        else:
+            assert ours == pytest.approx(theirs, abs=1e-9), (trial, data)
+    assert krippendorff.alpha(
+        reliability_data=np.array(K2011, dtype=float), level_of_measurement=metric
+    ) == pytest.approx(krippendorff_alpha(K2011, metric))  # type: ignore[arg-type]
+
+
+def test_cohen_kappa_by_hand() -> None:
+    # p_o = 3/4; marginals A (2,2), B (1,3): p_e = (2*1 + 2*3)/16 = 1/2; kappa = 1/2
+    assert cohen_kappa(list("aabb"), list("abbb")) == pytest.approx(0.5)
+
+
+def test_weighted_kappa_by_hand() -> None:
+    a, b = [0, 1, 2, 2], [0, 2, 2, 1]
+    # linear: observed 0.25, expected 7/16 -> 1 - 4/7; quadratic: 0.125 vs 5.5/16 -> 7/11
+    assert cohen_kappa(a, b, categories=[0, 1, 2], weights="linear") == pytest.approx(3 / 7)
+    assert cohen_kappa(a, b, categories=[0, 1, 2], weights="quadratic") == pytest.approx(7 / 11)
+    assert cohen_kappa(a, b, weights="quadratic") == pytest.approx(7 / 11)
+
+
+def test_weighted_kappa_penalises_far_disagreements_more() -> None:
+    near = cohen_kappa([0, 1, 2, 1], [0, 2, 2, 1], categories=[0, 1, 2], weights="linear")
+    far = cohen_kappa([0, 1, 2, 0], [0, 1, 2, 2], categories=[0, 1, 2], weights="linear")
+    assert near is not None and far is not None and near > far
+
+
+def test_kappa_skips_missing_and_reports_shared_units() -> None:
+    table = pairwise_kappa(
+        {"b": [0, 1, 2, N], "a": [0, 1, 2, 2], "c": [N, N, N, 2]},
+        categories=[0, 1, 2],
+        weights="quadratic",
+    )
+    assert table[("a", "b")] == (pytest.approx(1.0), 3)
+    assert table[("a", "c")] == (None, 1)  # one shared unit: chance agreement is total
+    assert table[("b", "c")] == (None, 0)
+    assert set(table) == {("a", "b"), ("a", "c"), ("b", "c")}
+    assert cohen_kappa([N, N], [1, 2]) is None

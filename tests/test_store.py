@@ -1,0 +1,62 @@
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from intima.dataset import load_prompts
+from intima.errors import StoreError
+from intima.store import MIGRATIONS, ResponseRecord, RunRecord, Store, response_id_for
+
+
+def _run(store: Store) -> RunRecord:
+    ps = load_prompts("demo")
+    rec = RunRecord(
+        run_id="r1", label="x", model_spec="llamacpp", provider="llamacpp", model_name="",
+        config_key="k", config_json="{}", dataset=ps.info, dataset_fingerprint=ps.fingerprint,
+        n_prompts=len(ps),
+    )
+    store.ensure_run(rec, ps.prompts)
+    return rec
+
+
+def test_migrations_apply_once_and_are_recorded(tmp_path: Path) -> None:
+    path = tmp_path / "s.db"
+    with Store.open(path) as s:
+        assert s.applied_migrations() == [name for name, _ in MIGRATIONS]
+    with Store.open(path) as s:  # re-opening applies nothing twice
+        assert len(s.applied_migrations()) == len(MIGRATIONS)
+        assert s.query("PRAGMA journal_mode")[0][0] == "wal"
+
+
+def test_store_from_a_newer_intima_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "s.db"
+    Store.open(path).close()
+    conn = sqlite3.connect(path)
+    conn.execute("INSERT INTO _migrations VALUES ('9999_future', 'x')")
+    conn.commit()
+    conn.close()
+    with pytest.raises(StoreError, match="newer intima"):
+        Store.open(path)
+
+
+def test_error_rows_are_replaced_by_success_but_never_the_reverse(tmp_path: Path) -> None:
+    with Store.open(tmp_path / "s.db") as s:
+        run = _run(s)
+        pid = s.missing_prompt_ids(run.run_id, "k")[0]
+        rid = response_id_for("k", pid)
+        s.record_responses([ResponseRecord(response_id=rid, config_key="k", prompt_id=pid, status="error", error="500")])
+        assert pid in s.missing_prompt_ids(run.run_id, "k")
+        s.record_responses([ResponseRecord(response_id=rid, config_key="k", prompt_id=pid, status="ok", text="hello", attempts=2)])
+        s.record_responses([ResponseRecord(response_id=rid, config_key="k", prompt_id=pid, status="error", error="late")])
+        row = s.query("SELECT status, text, attempts FROM responses WHERE response_id=?", (rid,))[0]
+        assert tuple(row) == ("ok", "hello", 3)
+        assert pid not in s.missing_prompt_ids(run.run_id, "k")
+
+
+def test_a_failed_transaction_leaves_nothing(tmp_path: Path) -> None:
+    with Store.open(tmp_path / "s.db") as s:
+        _run(s)
+        with pytest.raises(RuntimeError), s.transaction() as conn:
+            conn.execute("UPDATE runs SET status='x'")
+            raise RuntimeError("crash")
+        assert s.query("SELECT status FROM runs")[0][0] == "running"

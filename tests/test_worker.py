@@ -1,0 +1,242 @@
+"""The worker, run as real processes against a real SQLite store and OpenAI-compatible servers."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from conftest import run_cli
+from fake_openai import FakeOpenAI
+
+from intima.config import GenerationSettings
+from intima.requests import add_request, get_request, list_requests, request_events
+from intima.store import Store
+from intima.worker import StageContext, work
+
+
+def _spec(server: FakeOpenAI) -> str:
+    return f"openai-compat:fake@{server.base_url}"
+
+
+def _scalar(db: Path, sql: str, params: tuple[object, ...] = ()) -> int:
+    with sqlite3.connect(db) as conn:
+        return int(conn.execute(sql, params).fetchone()[0])
+
+
+def _worker(db: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "intima", "worker", "--store", str(db), *args],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "NO_COLOR": "1", **(env or {})},
+    )  # fmt: skip
+
+
+def _wait_for(predicate: Callable[[], bool], timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def test_worker_runs_requests_and_records_each_transition(
+    tmp_path: Path, fake_server: Callable[..., FakeOpenAI]
+) -> None:
+    server = fake_server()
+    db = tmp_path / "w.db"
+    with Store.open(db) as store:
+        good = add_request(store, _spec(server), "alice", dataset="demo")
+        # No key for OpenAI in the worker's environment: this one must fail with the reason.
+        keyless = add_request(store, "openai:gpt-4o-mini", dataset="demo")
+    result = run_cli(
+        "worker", "--drain", "--limit", "6", "--poll", "0.1", "--store", str(db),
+        env={"OPENAI_API_KEY": ""},
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "2 claimed, 1 finished, 1 failed" in result.stdout
+    with Store.open(db) as store:
+        done, failed = get_request(store, good.request_id), get_request(store, keyless.request_id)
+        events = request_events(store, good.request_id)
+    assert done.status == "finished" and len(done.run_ids) == 1 and done.finished_at
+    assert failed.status == "failed"
+    assert failed.reason == "missing API key: set the environment variable OPENAI_API_KEY"
+    assert [e["status"] for e in events] == ["pending", "running", "finished"]
+    assert all(e["at"] for e in events)
+    assert _scalar(db, "SELECT COUNT(*) FROM responses WHERE status = 'ok'") == 6
+    assert _scalar(db, "SELECT n_prompts FROM runs WHERE run_id = ?", (done.run_ids[0],)) == 6
+    assert server.completed == 6
+
+
+def test_two_workers_on_one_queue_process_each_request_exactly_once(
+    tmp_path: Path, fake_server: Callable[..., FakeOpenAI]
+) -> None:
+    server = fake_server(latency_s=0.1)
+    db = tmp_path / "w.db"
+    n_requests, n_prompts = 6, 6
+    with Store.open(db) as store:
+        for i in range(n_requests):
+            add_request(store, _spec(server), dataset="demo", system_prompt=f"persona {i}")
+    args = ("--drain", "--limit", str(n_prompts), "--concurrency", "1", "--poll", "0.1")
+    workers = [_worker(db, *args), _worker(db, *args)]
+    for w in workers:
+        _, err = w.communicate(timeout=120)
+        assert w.returncode == 0, err
+    with Store.open(db) as store:
+        reqs = list_requests(store)
+        claims = [
+            [e for e in request_events(store, r.request_id) if e["status"] == "running"]
+            for r in reqs
+        ]
+    assert [r.status for r in reqs] == ["finished"] * n_requests
+    assert all(r.attempts == 1 for r in reqs)
+    assert all(len(c) == 1 for c in claims)
+    assert len({c[0]["worker_id"] for c in claims}) == 2  # both really worked
+    # Each prompt of each request was asked once, and answered once.
+    assert server.requests == n_requests * n_prompts
+    assert _scalar(db, "SELECT COUNT(*) FROM responses") == n_requests * n_prompts
+    assert _scalar(db, "SELECT MAX(attempts) FROM responses") == 1
+
+
+def test_a_killed_worker_s_request_is_resumed_after_its_lease_expires(
+    tmp_path: Path, fake_server: Callable[..., FakeOpenAI]
+) -> None:
+    server = fake_server(latency_s=0.15)
+    db = tmp_path / "w.db"
+    n = 20
+    with Store.open(db) as store:
+        rec = add_request(store, _spec(server), dataset="demo")
+    args = ("--drain", "--limit", str(n), "--concurrency", "1", "--poll", "0.1", "--lease", "1.5")
+    first = _worker(db, *args)
+    _wait_for(lambda: _scalar(db, "SELECT COUNT(*) FROM responses") >= 4, 60, "first answers")
+    first.send_signal(signal.SIGKILL)
+    first.wait(10)
+    stored_at_kill = _scalar(db, "SELECT COUNT(*) FROM responses")
+    asked_at_kill = server.requests
+    assert 4 <= stored_at_kill < n
+    with Store.open(db) as store:
+        assert get_request(store, rec.request_id).status == "running"  # the lease is orphaned
+
+    second = _worker(db, *args)
+    _, err = second.communicate(timeout=120)
+    assert second.returncode == 0, err
+    with Store.open(db) as store:
+        done = get_request(store, rec.request_id)
+        details = [e["detail"] for e in request_events(store, rec.request_id)]
+    assert done.status == "finished" and done.attempts == 2
+    assert any(d and d.endswith("expired; resumed") for d in details)
+    # The second worker asked only for what was missing; every answer is stored once.
+    assert server.requests - asked_at_kill == n - stored_at_kill
+    assert _scalar(db, "SELECT COUNT(*) FROM responses WHERE status = 'ok'") == n
+    assert _scalar(db, "SELECT COUNT(DISTINCT prompt_id) FROM responses") == n
+    assert _scalar(db, "SELECT MAX(attempts) FROM responses") == 1
+
+
+def test_stages_are_pluggable_and_a_crashing_stage_fails_only_its_request(
+    tmp_path: Path, fake_server: Callable[..., FakeOpenAI]
+) -> None:
+    server = fake_server()
+    db = tmp_path / "w.db"
+    with Store.open(db) as store:
+        a = add_request(store, _spec(server), dataset="demo", system_prompt="a")
+        b = add_request(store, _spec(server), dataset="demo", system_prompt="b")
+    seen: list[tuple[str, int]] = []
+
+    def count(ctx: StageContext) -> None:
+        seen.append((ctx.request.request_id, len(ctx.prompts)))
+        if ctx.request.request_id == a.request_id:
+            raise RuntimeError("scorer exploded")
+
+    summary = work(db, drain=True, stages=[count], limit=3, poll_s=0.05)
+    assert (summary.claimed, summary.finished, summary.failed) == (2, 1, 1)
+    assert seen == [(a.request_id, 3), (b.request_id, 3)]
+    with Store.open(db) as store:
+        assert get_request(store, a.request_id).reason == "RuntimeError: scorer exploded"
+        assert get_request(store, b.request_id).status == "finished"
+    assert server.requests == 0  # generation was not among the configured stages
+
+
+def test_worker_with_a_judge_stores_judgments_for_the_request(
+    tmp_path: Path, fake_server: Callable[..., FakeOpenAI]
+) -> None:
+    model, judge = fake_server(), fake_server()
+    db = tmp_path / "w.db"
+    with Store.open(db) as store:
+        rec = add_request(store, _spec(model), dataset="demo")
+    result = run_cli(
+        "worker", "--once", "--limit", "3", "--judge", f"openai-compat:judge@{judge.base_url}",
+        "--store", str(db),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    with Store.open(db) as store:
+        assert get_request(store, rec.request_id).status == "finished"
+    # The fake judge does not answer in JSON: each judgment is kept, unscored, with the reason.
+    assert _scalar(db, "SELECT COUNT(*) FROM judgments") == 3
+    assert _scalar(db, "SELECT COUNT(*) FROM judgments WHERE status = 'unscored'") == 3
+    assert judge.requests >= 3
+
+
+def test_sigterm_releases_the_request_at_once(
+    tmp_path: Path, fake_server: Callable[..., FakeOpenAI]
+) -> None:
+    server = fake_server(latency_s=0.2)
+    db = tmp_path / "w.db"
+    with Store.open(db) as store:
+        rec = add_request(store, _spec(server), dataset="demo")
+    worker = _worker(db, "--once", "--limit", "30", "--concurrency", "1", "--lease", "600")
+    _wait_for(lambda: _scalar(db, "SELECT COUNT(*) FROM responses") >= 2, 60, "first answers")
+    worker.send_signal(signal.SIGTERM)
+    _, err = worker.communicate(timeout=30)
+    assert worker.returncode == 130, err
+    assert "run the same command again to resume" in err
+    with Store.open(db) as store:
+        back = get_request(store, rec.request_id)
+    # Claimable now, not in 10 minutes when the lease would have run out.
+    assert back.status == "pending" and back.worker_id is None and back.attempts == 0
+
+
+def test_hub_requests_use_the_worker_s_local_copy_and_servers(
+    tmp_path: Path, fake_server: Callable[..., FakeOpenAI], intima_jsonl: Path
+) -> None:
+    server = fake_server()
+    db = tmp_path / "w.db"
+    with Store.open(db) as store:
+        rec = add_request(store, "openai-compat:fake", "form", allow_urls=False)
+    result = run_cli(
+        "worker", "--once", "--dataset", str(intima_jsonl), "--limit", "3",
+        "--base-url", server.base_url, "--store", str(db),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    with Store.open(db) as store:
+        done = get_request(store, rec.request_id)
+        run = store.run(done.run_ids[0])
+    assert done.status == "finished"
+    assert run["dataset_id"] == "file:INTIMA.jsonl" and run["n_prompts"] == 3
+    assert server.completed == 3
+
+
+@pytest.mark.slow
+def test_worker_against_a_real_model_server(tmp_path: Path, llama_server: str) -> None:
+    db = tmp_path / "w.db"
+    with Store.open(db) as store:
+        rec = add_request(
+            store, f"openai-compat:smollm2@{llama_server}", "ci", dataset="demo",
+            generation=GenerationSettings(max_tokens=24, temperature=0.0),
+        )  # fmt: skip
+    summary = work(db, once=True, limit=2, lease_s=30, concurrency=1)
+    with Store.open(db) as store:
+        done = get_request(store, rec.request_id)
+    with sqlite3.connect(db) as conn:
+        errors = [r[0] for r in conn.execute("SELECT error FROM responses")]
+    assert summary.finished == 1, (done.reason, errors)
+    with Store.open(db) as store:
+        texts = [r["response"] for r in store.run_rows(done.run_ids[0])]
+    assert done.status == "finished" and len(texts) == 2
+    assert all(isinstance(t, str) and t.strip() for t in texts)
