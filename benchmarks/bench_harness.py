@@ -17,8 +17,8 @@ import resource
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_DATASET = REPO.parent / "shared" / "intima" / "INTIMA.jsonl"
@@ -34,7 +34,7 @@ def start_server(latency: float) -> tuple[subprocess.Popen[str], int]:
     return proc, port
 
 
-def measure(port: int, dataset: Path, concurrency: int) -> dict[str, float]:
+def measure(port: int, dataset: Path, concurrency: int) -> dict[str, Any]:
     """One full run in a fresh store, in a child process so its peak memory is its own."""
     with tempfile.TemporaryDirectory() as tmp:
         code = (
@@ -51,7 +51,9 @@ def measure(port: int, dataset: Path, concurrency: int) -> dict[str, float]:
             "print(json.dumps({'elapsed': s.elapsed_s, 'n': s.generated}))\n"
         )
         before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+        out = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True
+        )
         peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     result = json.loads(out.stdout.strip().splitlines()[-1])
     result["peak_mb"] = max(peak_kb, before) / 1024

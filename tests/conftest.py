@@ -15,7 +15,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from fake_openai import FakeOpenAI, FaultPlan  # noqa: E402
+from fake_openai import FakeOpenAI, FaultPlan
 
 REPO = Path(__file__).resolve().parent.parent
 INTIMA_JSONL = Path(
@@ -102,7 +102,9 @@ def fake_server() -> Iterator[Callable[..., FakeOpenAI]]:
         server.stop()
 
 
-def run_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+def run_cli(
+    *args: str, env: dict[str, str] | None = None, timeout: float = 600
+) -> subprocess.CompletedProcess[str]:
     """Run the real ``intima`` command in a subprocess, as a user would."""
     full_env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200", **(env or {})}
     return subprocess.run(

@@ -106,7 +106,9 @@ class FakeOpenAI:
             self._thread.join(5)
 
     async def _start(self) -> None:
-        self._server = await asyncio.start_server(self._handle, "127.0.0.1", self.port, backlog=1024)
+        self._server = await asyncio.start_server(
+            self._handle, "127.0.0.1", self.port, backlog=1024
+        )
         self.port = self._server.sockets[0].getsockname()[1]
 
     # -- HTTP ---------------------------------------------------------------------------------
@@ -131,7 +133,9 @@ class FakeOpenAI:
         self, method: str, path: str, body: bytes, writer: asyncio.StreamWriter
     ) -> bool:
         if method == "GET" and path.endswith("/models"):
-            await _send(writer, 200, {"object": "list", "data": [{"id": "fake", "object": "model"}]})
+            await _send(
+                writer, 200, {"object": "list", "data": [{"id": "fake", "object": "model"}]}
+            )
             return True
         if not path.endswith("/chat/completions"):
             await _send(writer, 404, {"error": {"message": f"no route {path}"}})
@@ -163,7 +167,9 @@ class FakeOpenAI:
             roll -= rate
         return None
 
-    async def _fault(self, fault: str, writer: asyncio.StreamWriter, payload: dict[str, Any]) -> bool:
+    async def _fault(
+        self, fault: str, writer: asyncio.StreamWriter, payload: dict[str, Any]
+    ) -> bool:
         if fault == "429_retry_after":
             await _send(writer, 429, {"error": {"message": "slow down"}},
                         {"Retry-After": f"{self.plan.retry_after_s:g}"})  # fmt: skip

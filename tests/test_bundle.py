@@ -9,11 +9,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
 from conftest import run_cli
 from fake_openai import FakeOpenAI
-
 from intima import runner
-from intima.bundle import BundleError, import_bundle, protocol_versions, publish
+from intima.bundle import LOCAL_TABLES, BundleError, import_bundle, protocol_versions, publish
 from intima.config import ModelConfig
 from intima.dataset import PromptSet, load_prompts
 from intima.judges.prompt import JUDGE_PROMPT_VERSION
@@ -61,8 +61,12 @@ def source(tmp_path: Path, fake_server: Callable[..., FakeOpenAI]) -> Path:
     return path
 
 
-def _dump(path: Path, tables: tuple[str, ...] = (*CORE, "judgments")) -> dict[str, list[tuple]]:
+def _dump(path: Path, tables: tuple[str, ...] | None = None) -> dict[str, list[tuple]]:
+    """Every result table's rows (all tables but the local queue and migration log)."""
     with sqlite3.connect(path) as conn:
+        if tables is None:
+            names = conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()
+            tables = tuple(n for (n,) in names if n not in LOCAL_TABLES)
         return {t: sorted(conn.execute(f"SELECT * FROM {t}").fetchall(), key=repr) for t in tables}
 
 
@@ -110,7 +114,9 @@ def test_publishing_chosen_runs_carries_only_their_rows(source: Path, tmp_path: 
     rows = {t.name: t.rows for t in manifest.tables}
     # Judgments follow content: the fake server answers both runs' shared prompts with the same
     # text, so 3 of run one's 4 judgments are about run two's responses too; the 4th is not.
-    assert rows == {"prompts": 3, "runs": 1, "run_prompts": 3, "responses": 3, "judgments": 3}
+    expected = {"prompts": 3, "runs": 1, "run_prompts": 3, "responses": 3, "judgments": 3}
+    assert {k: rows[k] for k in expected} == expected
+    assert all(n == 0 for k, n in rows.items() if k not in expected)  # other tables are empty
     assert [r["run_id"] for r in manifest.runs] == [second]
 
 

@@ -5,8 +5,8 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import free_port, run_cli
 
+from conftest import free_port, run_cli
 from intima.store import Store
 
 
@@ -20,14 +20,24 @@ def _digest(db: Path) -> str:
 def seeded_store(tmp_path, fake_server) -> tuple[Path, str]:
     server = fake_server()
     db = tmp_path / "s.db"
-    res = run_cli("run", "--dataset", "demo", "--limit", "5", "--model",
-                  f"openai-compat:fake@{server.base_url}", "--store", str(db), "--no-progress")
+    res = run_cli(
+        "run",
+        "--dataset",
+        "demo",
+        "--limit",
+        "5",
+        "--model",
+        f"openai-compat:fake@{server.base_url}",
+        "--store",
+        str(db),
+        "--no-progress",
+    )
     assert res.returncode == 0, res.stderr
     return db, server.base_url
 
 
 def test_run_runs_and_export(seeded_store, tmp_path) -> None:
-    db, url = seeded_store
+    db, _ = seeded_store
     res = run_cli("runs", "--store", str(db))
     assert res.returncode == 0 and "complete" in res.stdout and "intima-demo" in res.stdout
     out = tmp_path / "export"
@@ -52,15 +62,22 @@ def test_run_runs_and_export(seeded_store, tmp_path) -> None:
     [
         (["--model", "nope:x"], "unknown model provider 'nope'"),
         (["--model", "openai:gpt-4o-mini"], "set the environment variable OPENAI_API_KEY"),
-        (["--model", "openai-compat:m@http://127.0.0.1:{port}/v1"], "cannot reach http://127.0.0.1"),
+        (
+            ["--model", "openai-compat:m@http://127.0.0.1:{port}/v1"],
+            "cannot reach http://127.0.0.1",
+        ),
         (["--dataset", "{bad}"], "row 2: unknown code 'telepathy'"),
         (["--config", "{badconfig}"], "models.0.colour"),
         (["--max-cost", "1"], "--max-cost needs a price table"),
-        (["--prices", "{badprices}", "--model", "openai-compat:m@http://127.0.0.1:1/v1"],
-         "greater than or equal to 0"),
+        (
+            ["--prices", "{badprices}", "--model", "openai-compat:m@http://127.0.0.1:1/v1"],
+            "greater than or equal to 0",
+        ),
     ],
 )
-def test_bad_input_gives_one_clear_line_and_keeps_the_store(seeded_store, tmp_path, args, needle) -> None:
+def test_bad_input_gives_one_clear_line_and_keeps_the_store(
+    seeded_store, tmp_path, args, needle
+) -> None:
     db, _ = seeded_store
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"code": "love", "prompt": "hi"}\n{"code": "telepathy", "prompt": "x"}\n')
@@ -68,12 +85,24 @@ def test_bad_input_gives_one_clear_line_and_keeps_the_store(seeded_store, tmp_pa
     badconfig.write_text("[[models]]\nspec = 'llamacpp'\ncolour = 'red'\n")
     badprices = tmp_path / "prices.toml"
     badprices.write_text('["m"]\ninput_per_mtok = -1\noutput_per_mtok = 1\n')
-    fill = {"port": str(free_port()), "bad": str(bad), "badconfig": str(badconfig),
-            "badprices": str(badprices)}
+    fill = {
+        "port": str(free_port()),
+        "bad": str(bad),
+        "badconfig": str(badconfig),
+        "badprices": str(badprices),
+    }
     args = [_fill(a, fill) for a in args]
     before = _digest(db)
-    res = run_cli("run", "--dataset", "demo", "--store", str(db), "--no-progress", *args,
-                  env={"OPENAI_API_KEY": ""})
+    res = run_cli(
+        "run",
+        "--dataset",
+        "demo",
+        "--store",
+        str(db),
+        "--no-progress",
+        *args,
+        env={"OPENAI_API_KEY": ""},
+    )
     assert res.returncode == 2
     lines = [line for line in res.stderr.splitlines() if line.strip()]
     assert lines[-1].startswith("error:") and needle in lines[-1], res.stderr

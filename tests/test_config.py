@@ -17,8 +17,12 @@ from intima.errors import ConfigError
     [
         ("llamacpp", "llamacpp", "", ()),
         ("ollama-ish:qwen3:8b@http://h:11434/v1", "ollama-ish", "qwen3:8b", ("http://h:11434/v1",)),
-        ("openai-compat:Qwen/Qwen3-8B@http://a:8000/v1/,http://b:8000/v1", "openai-compat",
-         "Qwen/Qwen3-8B", ("http://a:8000/v1", "http://b:8000/v1")),
+        (
+            "openai-compat:Qwen/Qwen3-8B@http://a:8000/v1/,http://b:8000/v1",
+            "openai-compat",
+            "Qwen/Qwen3-8B",
+            ("http://a:8000/v1", "http://b:8000/v1"),
+        ),
         ("openai:gpt-4o-mini", "openai", "gpt-4o-mini", ()),
     ],
 )
@@ -36,16 +40,24 @@ def test_bad_specs_are_rejected(bad: str) -> None:
 def test_cache_key_covers_output_settings_only() -> None:
     base = ModelConfig(spec="openai-compat:m@http://a/v1")
     same = ModelConfig(
-        spec="openai-compat:m@http://b/v1", label="other", timeout_s=5, concurrency=3,
-        max_retries=0, api_key_env="X",
+        spec="openai-compat:m@http://b/v1",
+        label="other",
+        timeout_s=5,
+        concurrency=3,
+        max_retries=0,
+        api_key_env="X",
     )
     assert base.config_key == same.config_key
     for changed in (
         ModelConfig(spec="openai-compat:m2@http://a/v1"),
         ModelConfig(spec="openai-compat:m@http://a/v1", system_prompt="be kind"),
-        ModelConfig(spec="openai-compat:m@http://a/v1", generation=GenerationSettings(temperature=0.7)),
+        ModelConfig(
+            spec="openai-compat:m@http://a/v1", generation=GenerationSettings(temperature=0.7)
+        ),
         ModelConfig(spec="openai-compat:m@http://a/v1", generation=GenerationSettings(seed=1)),
-        ModelConfig(spec="openai-compat:m@http://a/v1", generation=GenerationSettings(max_tokens=10)),
+        ModelConfig(
+            spec="openai-compat:m@http://a/v1", generation=GenerationSettings(max_tokens=10)
+        ),
     ):
         assert changed.config_key != base.config_key
 

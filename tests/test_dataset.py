@@ -59,9 +59,13 @@ def test_cleaned_variant_splits_glued_rows_and_drops_duplicates(intima_jsonl: Pa
 
 
 def test_split_glued_leaves_ages_and_single_numbers_alone() -> None:
-    assert split_glued("I'm 15. I feel like nobody gets me.") == ["I'm 15. I feel like nobody gets me."]
+    assert split_glued("I'm 15. I feel like nobody gets me.") == [
+        "I'm 15. I feel like nobody gets me."
+    ]
     assert split_glued("First thing. 2. Second thing. 3. Third.") == [
-        "First thing.", "Second thing.", "Third."
+        "First thing.",
+        "Second thing.",
+        "Third.",
     ]
 
 
@@ -78,16 +82,24 @@ def test_demo_prompts_cover_every_code_twice_and_are_not_intima(intima_jsonl: Pa
     ("content", "suffix", "needle"),
     [
         ('{"code": "love", "prompt": "hi"}\n{"code": "love"\n', ".jsonl", "line 2: invalid JSON"),
-        ('{"code": "love", "prompt": ""}\n{"code": "telepathy", "prompt": "x"}\n', ".jsonl",
-         "row 1: missing or empty prompt; row 2: unknown code 'telepathy'"),
+        (
+            '{"code": "love", "prompt": ""}\n{"code": "telepathy", "prompt": "x"}\n',
+            ".jsonl",
+            "row 1: missing or empty prompt; row 2: unknown code 'telepathy'",
+        ),
         ("text,label\nhello,love\n", ".csv", "row 1: missing or empty prompt, code"),
         ("", ".jsonl", "empty"),
-        ('{"id": "a", "code": "love", "prompt": "x"}\n{"id": "a", "code": "love", "prompt": "y"}\n',
-         ".jsonl", "row 2: duplicate id 'a'"),
+        (
+            '{"id": "a", "code": "love", "prompt": "x"}\n{"id": "a", "code": "love", "prompt": "y"}\n',
+            ".jsonl",
+            "row 2: duplicate id 'a'",
+        ),
         ("[1, 2]", ".json", "row 1: not an object"),
     ],
 )
-def test_bad_rows_are_rejected_naming_rows(tmp_path: Path, content: str, suffix: str, needle: str) -> None:
+def test_bad_rows_are_rejected_naming_rows(
+    tmp_path: Path, content: str, suffix: str, needle: str
+) -> None:
     path = tmp_path / f"bad{suffix}"
     path.write_text(content)
     with pytest.raises(DatasetError) as err:
@@ -118,7 +130,9 @@ def test_csv_and_parquet_load_like_jsonl(tmp_path: Path, intima_jsonl: Path) -> 
         w.writerows(rows)
     a, b = load_prompts(tmp_path / "x.parquet"), load_prompts(tmp_path / "x.csv")
     assert [p.prompt_id for p in a.prompts] == [p.prompt_id for p in b.prompts]
-    assert a.prompts[0].prompt_id == prompt_id_for(rows[0]["code"], rows[0]["prompt"], rows[0]["model"])
+    assert a.prompts[0].prompt_id == prompt_id_for(
+        rows[0]["code"], rows[0]["prompt"], rows[0]["model"]
+    )
 
 
 def _fake_hub_cache(cache: Path, source: Path, commit: str) -> None:

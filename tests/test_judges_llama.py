@@ -103,11 +103,11 @@ def test_smollm2_judge_panel_and_rejudge(
         )  # fmt: skip
         assert res.returncode == 0, res.stderr
 
-    generate(3)
+    generate(2)
     _judge(db, proxy.base_url, "smol-a")
     first = _rows(db)
-    assert len(first) == 3
-    assert proxy.chat_calls == sum(r["attempts"] for r in first) >= 3
+    assert len(first) == 2
+    assert proxy.chat_calls == sum(r["attempts"] for r in first) >= 2
     # the schema went to the server in the form llama-cpp-python turns into a grammar
     assert all(f and f["type"] == "json_object" and "schema" in f for f in proxy.response_formats)
     for r in first:
@@ -116,18 +116,18 @@ def test_smollm2_judge_panel_and_rejudge(
         assert set(reply) == {*CATEGORIES, "rationale"}
         assert set(reply.values()) - {reply["rationale"]} <= {"low", "medium", "high"}
 
-    # two more responses, then a second judge (different settings = another configuration):
-    # the first judge is asked only about the 2 new responses, the second about all 5.
-    generate(5)
+    # one more response, then a second judge (different settings = another configuration):
+    # the first judge is asked only about the new response, the second about all 3.
+    generate(3)
     before = proxy.chat_calls
     _judge(db, proxy.base_url, "smol-a")
     _judge(db, proxy.base_url, "smol-b", "--temperature", "0.8", "--seed", "7")
     rows = _rows(db)
     new = [r for r in rows if r["judgment_id"] not in {f["judgment_id"] for f in first}]
     by_label = {lbl: [r for r in rows if r["judge_label"] == lbl] for lbl in ("smol-a", "smol-b")}
-    assert len(by_label["smol-a"]) == 5 and len(by_label["smol-b"]) == 5 and len(new) == 7
+    assert len(by_label["smol-a"]) == 3 and len(by_label["smol-b"]) == 3 and len(new) == 4
     assert proxy.chat_calls - before == sum(r["attempts"] for r in new)
-    assert proxy.chat_calls - before >= 7
+    assert proxy.chat_calls - before >= 4
     # judged a third time: the server receives nothing
     before = proxy.chat_calls
     _judge(db, proxy.base_url, "smol-a")
@@ -137,11 +137,12 @@ def test_smollm2_judge_panel_and_rejudge(
         sets = load_rating_sets(store)
     scorers = {s.scorer for s in sets}
     assert scorers == {"judge:smol-a", "judge:smol-b", "panel"}
-    assert sum(1 for s in sets if s.scorer == "panel") == 5
+    assert sum(1 for s in sets if s.scorer == "panel") == 3
+    assert all(s.scored for s in sets)
     agree = run_cli("agreement", "--store", str(db), "--json", str(tmp_path / "a.json"))
     assert agree.returncode == 0, agree.stderr
     report = json.loads((tmp_path / "a.json").read_text())
     assert report["raters"] == ["judge:smol-a", "judge:smol-b"]
     # SmolLM2 judging SmolLM2: flagged as the same family
     assert {f["family"] for f in report["family_flags"]} == {"smollm"}
-    assert sum(f["n_responses"] for f in report["family_flags"]) == 10
+    assert sum(f["n_responses"] for f in report["family_flags"]) == 6

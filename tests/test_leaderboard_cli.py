@@ -7,7 +7,6 @@ import re
 from pathlib import Path
 
 from conftest import run_cli
-
 from intima.leaderboard.synthetic import synthetic_board, write_store
 from intima.store import Store
 
@@ -24,8 +23,18 @@ def test_build_from_a_judged_store(tmp_path: Path) -> None:
     with Store.open(store) as db:
         write_store(db, synthetic_board(2, 31, 2, seed=1))
     out = tmp_path / "site"
-    res = run_cli("board", "build", "--out", str(out), "--store", str(store),
-                  "--bootstrap", "100", "--seed", "4")  # fmt: skip
+    res = run_cli(
+        "board",
+        "build",
+        "--out",
+        str(out),
+        "--store",
+        str(store),
+        "--bootstrap",
+        "100",
+        "--seed",
+        "4",
+    )
     assert res.returncode == 0, res.stderr
     assert "open file://" in res.stderr and "index.html" in res.stderr
     data = board_payload(out)
@@ -34,8 +43,18 @@ def test_build_from_a_judged_store(tmp_path: Path) -> None:
     assert [c["label"] for c in data["configs"]] == ["synthetic-0", "synthetic-1"]
     # Same seed, same numbers: the build is reproducible.
     again = tmp_path / "again"
-    run_cli("board", "build", "--out", str(again), "--store", str(store),
-            "--bootstrap", "100", "--seed", "4")  # fmt: skip
+    run_cli(
+        "board",
+        "build",
+        "--out",
+        str(again),
+        "--store",
+        str(store),
+        "--bootstrap",
+        "100",
+        "--seed",
+        "4",
+    )
     assert board_payload(again)["scores"] == data["scores"]
 
 
@@ -51,10 +70,14 @@ def test_build_with_responses_but_no_scores_yet(tmp_path: Path) -> None:
 
 
 def test_build_errors_are_one_line_and_name_the_fix(tmp_path: Path) -> None:
-    res = run_cli("board", "build", "--out", str(tmp_path / "o"), "--store", str(tmp_path / "no.db"))
+    res = run_cli(
+        "board", "build", "--out", str(tmp_path / "o"), "--store", str(tmp_path / "no.db")
+    )
     assert res.returncode == 2 and "no store at" in res.stderr and "intima run" in res.stderr
     Store.open(tmp_path / "empty.db").close()
-    res = run_cli("board", "build", "--out", str(tmp_path / "o"), "--store", str(tmp_path / "empty.db"))
+    res = run_cli(
+        "board", "build", "--out", str(tmp_path / "o"), "--store", str(tmp_path / "empty.db")
+    )
     assert res.returncode == 2 and "has no responses yet" in res.stderr
     res = run_cli("board", "build", "--store", str(tmp_path / "empty.db"), "--bootstrap", "0")
     assert res.returncode == 2 and "--bootstrap" in res.stderr

@@ -16,11 +16,19 @@ from intima.leaderboard.site import build_site, safe_json
 from intima.leaderboard.synthetic import synthetic_board, write_store
 from intima.store import Store
 
-CHROMIUM_ARGS = ["--no-sandbox", "--headless=new", "--disable-gpu",
-                 "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run"]  # fmt: skip
-HOSTILE = ('Hello <script>window.__pwned = "script"</script>'
-           '<img src="x" onerror="window.__pwned = \'img\'"> & "quotes" </pre></script>')  # fmt: skip
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--headless=new",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+HOSTILE = (
+    'Hello <script>window.__pwned = "script"</script>'
+    '<img src="x" onerror="window.__pwned = \'img\'"> & "quotes" </pre></script>'
+)
 REPO = Path(__file__).resolve().parent.parent
 
 
@@ -107,7 +115,9 @@ def test_switching_scorer_and_metric_changes_the_numbers(page, site: Path) -> No
     page.select_option("#metric", "reinforcing")
 
 
-def test_explorer_shows_the_chosen_response_as_text_and_no_script_runs(page, site: Path, artifacts: Path) -> None:
+def test_explorer_shows_the_chosen_response_as_text_and_no_script_runs(
+    page, site: Path, artifacts: Path
+) -> None:
     chunk = (site / "data" / "r1.js").read_text()
     rows = json.loads(chunk[chunk.index(",") + 1 : chunk.rindex(")")])
     chosen = rows[7]

@@ -24,16 +24,23 @@ L, M, H = Level.LOW, Level.MEDIUM, Level.HIGH
 AT, UV = "Assistant Traits", "User Vulnerabilities"
 
 
-def levels(reinf: Level = L, bound: Level = L, neutral: Level = L, **subs: Level) -> dict[str, Level]:
+def levels(
+    reinf: Level = L, bound: Level = L, neutral: Level = L, **subs: Level
+) -> dict[str, Level]:
     out = dict.fromkeys(CATEGORIES, L)
-    out.update(companionship_reinforcing=reinf, boundary_maintaining=bound,
-               companionship_neutral=neutral, **subs)  # fmt: skip
+    out.update(
+        companionship_reinforcing=reinf,
+        boundary_maintaining=bound,
+        companionship_neutral=neutral,
+        **subs,
+    )
     return out
 
 
 def scored(rid: str, lv: dict[str, Level], scorer: str = "judge:a") -> RatingSet:
-    return RatingSet(scorer=scorer, response_id=rid, status="scored", levels=lv,
-                     primary=primary_label(lv))  # fmt: skip
+    return RatingSet(
+        scorer=scorer, response_id=rid, status="scored", levels=lv, primary=primary_label(lv)
+    )
 
 
 def unscored(rid: str, scorer: str = "judge:a") -> RatingSet:
@@ -42,8 +49,14 @@ def unscored(rid: str, scorer: str = "judge:a") -> RatingSet:
 
 def responses(run: str = "r1", label: str = "model-1") -> list[ResponseInfo]:
     """Six prompts: three 'name' (Assistant Traits), three 'grief' (User Vulnerabilities)."""
-    codes = [("p1", "name", AT), ("p2", "name", AT), ("p3", "name", AT),
-             ("p4", "grief", UV), ("p5", "grief", UV), ("p6", "grief", UV)]  # fmt: skip
+    codes = [
+        ("p1", "name", AT),
+        ("p2", "name", AT),
+        ("p3", "name", AT),
+        ("p4", "grief", UV),
+        ("p5", "grief", UV),
+        ("p6", "grief", UV),
+    ]
     return [ResponseInfo(f"{run}-{p}", run, label, p, c, d) for p, c, d in codes]
 
 
@@ -64,7 +77,11 @@ def test_rates_n_and_unscored_by_hand() -> None:
     assert ov["mixed"].rate == pytest.approx(1 / 4)
     assert ov["neutral"].rate == 0.0
     assert sum(r.rate or 0.0 for r in ov.values()) == pytest.approx(1.0)
-    assert (ov["reinforcing"].n, ov["reinforcing"].n_unscored, ov["reinforcing"].n_missing) == (4, 1, 1)
+    assert (ov["reinforcing"].n, ov["reinforcing"].n_unscored, ov["reinforcing"].n_missing) == (
+        4,
+        1,
+        1,
+    )
     # Sub-behaviours: shows = medium or high, over scored responses.
     assert t.get("judge:a", "r1", OVERALL, "anthropomorphism").rate == pytest.approx(1 / 4)
     assert t.get("judge:a", "r1", OVERALL, "retention").rate == pytest.approx(1 / 4)
@@ -93,8 +110,15 @@ def test_unscored_is_never_a_zero() -> None:
 def test_partial_scorer_has_category_rates_but_no_labels() -> None:
     """A scorer rating only sub-behaviours (like a lexical measure) gets no primary label."""
     resp = responses()
-    sets = [RatingSet(scorer="affect", response_id=f"r1-p{i}", status="scored",
-                      levels={"isolation": H if i == 1 else L}) for i in range(1, 7)]  # fmt: skip
+    sets = [
+        RatingSet(
+            scorer="affect",
+            response_id=f"r1-p{i}",
+            status="scored",
+            levels={"isolation": H if i == 1 else L},
+        )
+        for i in range(1, 7)
+    ]
     t = score_table(resp, sets, bootstrap=50)
     assert t.get("affect", "r1", OVERALL, "isolation").rate == pytest.approx(1 / 6)
     assert t.get("affect", "r1", OVERALL, "isolation").n == 6
@@ -104,8 +128,11 @@ def test_partial_scorer_has_category_rates_but_no_labels() -> None:
 
 def test_first_rating_set_per_response_wins_and_unknown_responses_are_ignored() -> None:
     resp = responses()
-    sets = [scored("r1-p1", levels(reinf=H)), scored("r1-p1", levels(bound=H)),
-            scored("elsewhere", levels(bound=H))]  # fmt: skip
+    sets = [
+        scored("r1-p1", levels(reinf=H)),
+        scored("r1-p1", levels(bound=H)),
+        scored("elsewhere", levels(bound=H)),
+    ]
     t = score_table(resp, sets, bootstrap=20)
     assert t.get("judge:a", "r1", OVERALL, "reinforcing").rate == 1.0
     assert t.get("judge:a", "r1", OVERALL, "reinforcing").n == 1
@@ -113,8 +140,12 @@ def test_first_rating_set_per_response_wins_and_unknown_responses_are_ignored() 
 
 def test_scorers_are_separate_views_in_a_stable_order() -> None:
     resp = responses()
-    sets = [scored("r1-p1", levels(reinf=H), "affect"), scored("r1-p1", levels(bound=H), "panel"),
-            scored("r1-p1", levels(), "judge:b"), scored("r1-p1", levels(reinf=H), "human")]  # fmt: skip
+    sets = [
+        scored("r1-p1", levels(reinf=H), "affect"),
+        scored("r1-p1", levels(bound=H), "panel"),
+        scored("r1-p1", levels(), "judge:b"),
+        scored("r1-p1", levels(reinf=H), "human"),
+    ]
     t = score_table(resp, sets, bootstrap=20)
     assert t.scorers == ("judge:b", "panel", "human", "affect")
     assert t.get("panel", "r1", OVERALL, "boundary").rate == 1.0
@@ -126,7 +157,9 @@ def test_interval_contains_estimate_and_is_seeded() -> None:
     rng = np.random.default_rng(3)
     sets = []
     for r in resp:
-        sets.append(scored(r.response_id, levels(reinf=H) if rng.random() < 0.5 else levels(bound=H)))
+        sets.append(
+            scored(r.response_id, levels(reinf=H) if rng.random() < 0.5 else levels(bound=H))
+        )
     a = score_table(resp, sets, bootstrap=300, seed=7)
     b = score_table(resp, sets, bootstrap=300, seed=7)
     c = score_table(resp, sets, bootstrap=300, seed=8)
@@ -169,12 +202,17 @@ def test_intervals_cover_the_truth_in_simulation() -> None:
     code_p = {"name": 0.2, "love": 0.7, "grief": 0.4, "growth": 0.55}
     n_per_code = 25
     truth = float(np.mean(list(code_p.values())))  # equal code sizes
-    infos = [ResponseInfo(f"x{c}{i}", "run", "m", f"{c}{i}", c, "D")
-             for c in code_p for i in range(n_per_code)]  # fmt: skip
+    infos = [
+        ResponseInfo(f"x{c}{i}", "run", "m", f"{c}{i}", c, "D")
+        for c in code_p
+        for i in range(n_per_code)
+    ]
     hits, sims = 0, 160
     for s in range(sims):
-        sets = [scored(r.response_id, levels(reinf=H) if rng.random() < code_p[r.code] else levels())
-                for r in infos]  # fmt: skip
+        sets = [
+            scored(r.response_id, levels(reinf=H) if rng.random() < code_p[r.code] else levels())
+            for r in infos
+        ]
         row = score_table(infos, sets, bootstrap=400, seed=s, per_code=False).get(
             "judge:a", "run", OVERALL, "reinforcing"
         )
@@ -203,7 +241,11 @@ def test_ties_share_the_rank_of_the_group_leader() -> None:
 
 def test_no_overlap_means_strict_ranks() -> None:
     rows = [_row("A", 0.9, 0.85, 0.95), _row("B", 0.5, 0.45, 0.55), _row("C", 0.1, 0.05, 0.15)]
-    assert [(r.run_id, format_rank(r)) for r in rank_groups(rows)] == [("A", "1"), ("B", "2"), ("C", "3")]
+    assert [(r.run_id, format_rank(r)) for r in rank_groups(rows)] == [
+        ("A", "1"),
+        ("B", "2"),
+        ("C", "3"),
+    ]
 
 
 def test_primary_labels_cover_every_label() -> None:

@@ -39,12 +39,16 @@ def test_run_against_the_real_llama_cpp_server(tmp_path, llama_server) -> None:
         [s] = run(store, prompts, [cfg], progress=False)
         assert (s.generated, s.failed, s.status) == (4, 0, "complete")
         rows = store.run_rows(s.run_id)
-    assert all(r["response"] and r["completion_tokens"] > 0 and r["prompt_tokens"] > 0 for r in rows)
+    assert all(
+        r["response"] and r["completion_tokens"] > 0 and r["prompt_tokens"] > 0 for r in rows
+    )
     assert {r["finish_reason"] for r in rows} <= {"stop", "length"}
 
 
 def test_embedded_llamacpp_default_model(tmp_path) -> None:
-    cfg = ModelConfig(spec="llamacpp", generation=GenerationSettings(max_tokens=24, temperature=0.0))
+    cfg = ModelConfig(
+        spec="llamacpp", generation=GenerationSettings(max_tokens=24, temperature=0.0)
+    )
     with Store.open(tmp_path / "s.db") as store:
         [s] = run(store, _few(2), [cfg], progress=False)
         rows = store.run_rows(s.run_id)

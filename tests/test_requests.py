@@ -8,8 +8,8 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
 
+from conftest import run_cli
 from intima.config import GenerationSettings
 from intima.errors import ConfigError
 from intima.requests import (

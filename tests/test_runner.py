@@ -1,16 +1,14 @@
 """Generation against a real HTTP server that misbehaves on purpose (tests/fake_openai.py)."""
 
-import json
 import os
 import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
-from intima.config import GenerationSettings, ModelConfig, Price, PriceTable
+from intima.config import ModelConfig, Price, PriceTable
 from intima.dataset import PromptSet, load_prompts
 from intima.errors import ConfigError, ProviderError
 from intima.runner import run
@@ -45,7 +43,9 @@ def test_run_stores_every_response_with_provenance_and_resumes(tmp_path, fake_se
         assert again.run_id == summary.run_id and again.already_done == 62 and again.generated == 0
         assert server.requests == before
         # A changed setting is a new run with new rows, old rows untouched.
-        [other] = run(store, demo, [_cfg(server.base_url, system_prompt="You are Mia.")], progress=False)
+        [other] = run(
+            store, demo, [_cfg(server.base_url, system_prompt="You are Mia.")], progress=False
+        )
         assert other.run_id != summary.run_id and other.generated == 62
         assert store.query("SELECT COUNT(*) FROM responses")[0][0] == 124
 
@@ -53,12 +53,28 @@ def test_run_stores_every_response_with_provenance_and_resumes(tmp_path, fake_se
 def test_faults_are_retried_and_unrecoverable_ones_recorded(tmp_path, fake_server, demo) -> None:
     marker = demo.prompts[5].text[:30]
     server = fake_server(
-        rates={"429_retry_after": 0.1, "429_plain": 0.05, "500": 0.05, "hang": 0.03,
-               "503": 0.03, "malformed": 0.03, "empty_choices": 0.03, "drop": 0.03},
-        seed=7, hang_s=5, always_fail_marker=marker,
+        rates={
+            "429_retry_after": 0.1,
+            "429_plain": 0.05,
+            "500": 0.05,
+            "hang": 0.03,
+            "503": 0.03,
+            "malformed": 0.03,
+            "empty_choices": 0.03,
+            "drop": 0.03,
+        },
+        seed=7,
+        hang_s=5,
+        always_fail_marker=marker,
     )
-    cfg = _cfg(server.base_url, timeout_s=0.5, max_retries=12, concurrency=16, backoff_s=0.01,
-               max_backoff_s=0.1)
+    cfg = _cfg(
+        server.base_url,
+        timeout_s=0.5,
+        max_retries=12,
+        concurrency=16,
+        backoff_s=0.01,
+        max_backoff_s=0.1,
+    )
     with Store.open(tmp_path / "s.db") as store:
         [s] = run(store, demo, [cfg], progress=False)
         assert sum(server.faults.values()) > 20
@@ -92,7 +108,10 @@ def test_several_base_urls_share_the_load_evenly(tmp_path, fake_server, demo) ->
         [s] = run(store, demo, [_cfg([a.base_url, b.base_url], concurrency=8)], progress=False)
     assert s.generated == 62
     assert abs(a.completed - b.completed) <= 4
-    served = {r["served_by"] for r in Store.open(tmp_path / "s.db").query("SELECT served_by FROM responses")}
+    served = {
+        r["served_by"]
+        for r in Store.open(tmp_path / "s.db").query("SELECT served_by FROM responses")
+    }
     assert served == {a.base_url, b.base_url}
 
 
@@ -100,8 +119,14 @@ def test_max_cost_stops_cleanly_and_keeps_work(tmp_path, fake_server, demo) -> N
     server = fake_server()
     prices = PriceTable(prices={"fake": Price(input_per_mtok=1000.0, output_per_mtok=1000.0)})
     with Store.open(tmp_path / "s.db") as store:
-        [s] = run(store, demo, [_cfg(server.base_url, concurrency=1)], prices=prices,
-                  max_cost=0.2, progress=False)
+        [s] = run(
+            store,
+            demo,
+            [_cfg(server.base_url, concurrency=1)],
+            prices=prices,
+            max_cost=0.2,
+            progress=False,
+        )
         assert s.status == "stopped (max cost)"
         assert 0 < s.generated < 62 and s.cost_usd is not None and s.cost_usd >= 0.2
         stored = store.query("SELECT COUNT(*), SUM(cost_usd) FROM responses")[0]
@@ -117,7 +142,9 @@ def test_unreachable_url_and_missing_key_fail_before_any_work(tmp_path, demo, mo
         assert store.query("SELECT COUNT(*) FROM responses")[0][0] == 0
         monkeypatch.delenv("SOME_KEY", raising=False)
         with pytest.raises(ConfigError, match="set the environment variable SOME_KEY"):
-            run(store, demo, [_cfg("http://127.0.0.1:1/v1", api_key_env="SOME_KEY")], progress=False)
+            run(
+                store, demo, [_cfg("http://127.0.0.1:1/v1", api_key_env="SOME_KEY")], progress=False
+            )
         monkeypatch.delenv("OPENAI_API_KEY", raising=False)
         with pytest.raises(ConfigError, match="OPENAI_API_KEY"):
             run(store, demo, [ModelConfig(spec="openai:gpt-4o-mini")], progress=False)
@@ -138,17 +165,25 @@ def test_sigkill_half_way_then_resume_answers_every_prompt_once(tmp_path, fake_s
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     with Store.open(db) as store:
-        done_before = {r[0] for r in store.query("SELECT prompt_id FROM responses WHERE status='ok'")}
-        texts_before = {r[0] for r in store.query(
-            "SELECT p.text FROM responses r JOIN prompts p USING(prompt_id)")}
+        done_before = {
+            r[0] for r in store.query("SELECT prompt_id FROM responses WHERE status='ok'")
+        }
+        texts_before = {
+            r[0]
+            for r in store.query("SELECT p.text FROM responses r JOIN prompts p USING(prompt_id)")
+        }
     assert 60 < len(done_before) < 368
     result = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     with Store.open(db) as store:
-        rows = store.query("SELECT prompt_id, COUNT(*) c FROM responses WHERE status='ok' GROUP BY prompt_id")
+        rows = store.query(
+            "SELECT prompt_id, COUNT(*) c FROM responses WHERE status='ok' GROUP BY prompt_id"
+        )
         assert len(rows) == 368 and all(r["c"] == 1 for r in rows)
         assert store.query("SELECT status FROM runs")[0][0] == "complete"
     # Prompts finished before the kill were never asked again.
-    assert all(server.prompts_seen[t] == 1 for t in texts_before if list(server.prompts_seen).count(t) == 1)
+    assert all(
+        server.prompts_seen[t] == 1 for t in texts_before if list(server.prompts_seen).count(t) == 1
+    )
     duplicated_texts = 4  # exact duplicates in the dataset are separate prompts, asked twice
     assert server.requests <= 368 + 4 + duplicated_texts

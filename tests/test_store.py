@@ -11,8 +11,15 @@ from intima.store import MIGRATIONS, ResponseRecord, RunRecord, Store, response_
 def _run(store: Store) -> RunRecord:
     ps = load_prompts("demo")
     rec = RunRecord(
-        run_id="r1", label="x", model_spec="llamacpp", provider="llamacpp", model_name="",
-        config_key="k", config_json="{}", dataset=ps.info, dataset_fingerprint=ps.fingerprint,
+        run_id="r1",
+        label="x",
+        model_spec="llamacpp",
+        provider="llamacpp",
+        model_name="",
+        config_key="k",
+        config_json="{}",
+        dataset=ps.info,
+        dataset_fingerprint=ps.fingerprint,
         n_prompts=len(ps),
     )
     store.ensure_run(rec, ps.prompts)
@@ -44,10 +51,33 @@ def test_error_rows_are_replaced_by_success_but_never_the_reverse(tmp_path: Path
         run = _run(s)
         pid = s.missing_prompt_ids(run.run_id, "k")[0]
         rid = response_id_for("k", pid)
-        s.record_responses([ResponseRecord(response_id=rid, config_key="k", prompt_id=pid, status="error", error="500")])
+        s.record_responses(
+            [
+                ResponseRecord(
+                    response_id=rid, config_key="k", prompt_id=pid, status="error", error="500"
+                )
+            ]
+        )
         assert pid in s.missing_prompt_ids(run.run_id, "k")
-        s.record_responses([ResponseRecord(response_id=rid, config_key="k", prompt_id=pid, status="ok", text="hello", attempts=2)])
-        s.record_responses([ResponseRecord(response_id=rid, config_key="k", prompt_id=pid, status="error", error="late")])
+        s.record_responses(
+            [
+                ResponseRecord(
+                    response_id=rid,
+                    config_key="k",
+                    prompt_id=pid,
+                    status="ok",
+                    text="hello",
+                    attempts=2,
+                )
+            ]
+        )
+        s.record_responses(
+            [
+                ResponseRecord(
+                    response_id=rid, config_key="k", prompt_id=pid, status="error", error="late"
+                )
+            ]
+        )
         row = s.query("SELECT status, text, attempts FROM responses WHERE response_id=?", (rid,))[0]
         assert tuple(row) == ("ok", "hello", 3)
         assert pid not in s.missing_prompt_ids(run.run_id, "k")

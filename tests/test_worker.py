@@ -12,12 +12,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
 from conftest import run_cli
 from fake_openai import FakeOpenAI
-
 from intima.config import GenerationSettings
 from intima.requests import add_request, get_request, list_requests, request_events
 from intima.store import Store
+from intima.taxonomy import CATEGORIES
 from intima.worker import StageContext, work
 
 
@@ -220,6 +221,25 @@ def test_hub_requests_use_the_worker_s_local_copy_and_servers(
     assert done.status == "finished"
     assert run["dataset_id"] == "file:INTIMA.jsonl" and run["n_prompts"] == 3
     assert server.completed == 3
+
+
+@pytest.mark.slow
+def test_worker_with_score_stores_affect_scores_for_the_request(
+    tmp_path: Path, fake_server: Callable[..., FakeOpenAI]
+) -> None:
+    server = fake_server()
+    db = tmp_path / "w.db"
+    with Store.open(db) as store:
+        rec = add_request(store, _spec(server), dataset="demo")
+    result = run_cli("worker", "--once", "--limit", "2", "--score", "--store", str(db))
+    assert result.returncode == 0, result.stderr
+    with Store.open(db) as store:
+        done = get_request(store, rec.request_id)
+    assert done.status == "finished", done.reason
+    scored = _scalar(db, "SELECT COUNT(DISTINCT response_id) FROM affect_scores")
+    assert scored == 2
+    # One row per response and judged category (the 13 behaviours of the taxonomy).
+    assert _scalar(db, "SELECT COUNT(*) FROM affect_scores") == 2 * len(CATEGORIES)
 
 
 @pytest.mark.slow

@@ -6,7 +6,6 @@ list of wiring, and every command's work is a function a notebook can call direc
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -36,7 +35,6 @@ StoreOpt = Annotated[
 ]
 
 
-
 @app.command("run")
 def run_cmd(
     model: Annotated[
@@ -50,8 +48,12 @@ def run_cmd(
         str | None,
         typer.Option(help="'hub' (AI-companionship/INTIMA), 'demo', or a local file/folder."),
     ] = None,
-    revision: Annotated[str | None, typer.Option(help="Hub revision (commit, tag, branch).")] = None,
-    include_memory: Annotated[bool, typer.Option(help="Keep the 'memory' code (380 rows).")] = False,
+    revision: Annotated[
+        str | None, typer.Option(help="Hub revision (commit, tag, branch).")
+    ] = None,
+    include_memory: Annotated[
+        bool, typer.Option(help="Keep the 'memory' code (380 rows).")
+    ] = False,
     cleaned: Annotated[bool, typer.Option(help="Split glued prompts, drop duplicates.")] = False,
     limit: Annotated[int | None, typer.Option(help="Only the first N prompts.")] = None,
     label: Annotated[str | None, typer.Option(help="Display name for the configuration.")] = None,
@@ -69,8 +71,12 @@ def run_cmd(
     concurrency: Annotated[int | None, typer.Option(help="Requests in flight per model.")] = None,
     timeout: Annotated[float, typer.Option(help="Seconds before a request is retried.")] = 120.0,
     max_retries: Annotated[int, typer.Option()] = 6,
-    prices: Annotated[Path | None, typer.Option(help="Price table (TOML/JSON, USD per Mtok).")] = None,
-    max_cost: Annotated[float | None, typer.Option(help="Stop cleanly once this many USD are spent.")] = None,
+    prices: Annotated[
+        Path | None, typer.Option(help="Price table (TOML/JSON, USD per Mtok).")
+    ] = None,
+    max_cost: Annotated[
+        float | None, typer.Option(help="Stop cleanly once this many USD are spent.")
+    ] = None,
     store: StoreOpt = DEFAULT_STORE,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
 ) -> None:
@@ -113,7 +119,18 @@ def run_cmd(
             console=console, progress=progress,
         )  # fmt: skip
     table = Table(title="intima run")
-    for col in ("run", "label", "prompts", "reused", "new", "failed", "tokens out", "cost", "s", "status"):
+    for col in (
+        "run",
+        "label",
+        "prompts",
+        "reused",
+        "new",
+        "failed",
+        "tokens out",
+        "cost",
+        "s",
+        "status",
+    ):
         table.add_column(col, overflow="fold")
     for s in summaries:
         table.add_row(
@@ -123,7 +140,9 @@ def run_cmd(
         )  # fmt: skip
     out.print(table)
     if any(s.failed for s in summaries):
-        console.print("Some prompts failed (see `intima runs`); run the same command again to retry them.")
+        console.print(
+            "Some prompts failed (see `intima runs`); run the same command again to retry them."
+        )
 
 
 def _limited(prompts: PromptSet, limit: int | None) -> PromptSet:
@@ -157,7 +176,9 @@ def runs_cmd(store: StoreOpt = DEFAULT_STORE) -> None:
 @app.command("export")
 def export_cmd(
     out_dir: Annotated[Path, typer.Argument(help="Folder to write into.")],
-    run: Annotated[list[str] | None, typer.Option("--run", help="Run id or label; repeatable.")] = None,
+    run: Annotated[
+        list[str] | None, typer.Option("--run", help="Run id or label; repeatable.")
+    ] = None,
     store: StoreOpt = DEFAULT_STORE,
 ) -> None:
     """Write responses as JSONL and Parquet with a manifest (all runs unless --run)."""
@@ -165,7 +186,9 @@ def export_cmd(
 
     with Store.open(store) as db:
         manifest = export_responses(db, run or [], out_dir)
-    console.print(f"wrote {', '.join(f.name for f in manifest.files)} and manifest.json to {out_dir}")
+    console.print(
+        f"wrote {', '.join(f.name for f in manifest.files)} and manifest.json to {out_dir}"
+    )
 
 
 def _register_extensions() -> None:

@@ -54,14 +54,16 @@ class ModelSpec(BaseModel):
         spec = spec.strip()
         if not spec:
             raise ConfigError("empty model spec; expected PROVIDER[:MODEL][@URL,...]")
-        head, urls = spec, ()
+        head, urls = spec, tuple[str, ...]()
         at = _url_split_index(spec)
         if at is not None:
             head, url_text = spec[:at], spec[at + 1 :]
             urls = tuple(u.strip().rstrip("/") for u in url_text.split(",") if u.strip())
             bad = [u for u in urls if not u.startswith(_URL_PREFIXES)]
             if bad or not urls:
-                raise ConfigError(f"model spec {spec!r}: base URLs must start with http:// or https://")
+                raise ConfigError(
+                    f"model spec {spec!r}: base URLs must start with http:// or https://"
+                )
         provider, _, model = head.partition(":")
         if "://" in model:
             raise ConfigError(f"model spec {spec!r}: base URLs must start with http:// or https://")
@@ -119,7 +121,9 @@ class ModelConfig(BaseModel):
     def parsed(self) -> ModelSpec:
         spec = ModelSpec.parse(self.spec)
         if self.base_urls:
-            spec = spec.model_copy(update={"base_urls": tuple(u.rstrip("/") for u in self.base_urls)})
+            spec = spec.model_copy(
+                update={"base_urls": tuple(u.rstrip("/") for u in self.base_urls)}
+            )
         return spec
 
     @property
@@ -185,7 +189,9 @@ class Price(BaseModel):
     output_per_mtok: Annotated[float, Field(ge=0)]
 
     def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
-        return (prompt_tokens * self.input_per_mtok + completion_tokens * self.output_per_mtok) / 1e6
+        return (
+            prompt_tokens * self.input_per_mtok + completion_tokens * self.output_per_mtok
+        ) / 1e6
 
 
 class PriceTable(BaseModel):

@@ -115,10 +115,10 @@ def load_prompts(
         base_id, src = f"file:{path.name}", str(path.resolve())
     files = _data_files(path)
     digest = _hash_files(files)
-    rows = [row for f in files for row in _read_rows(f)]
-    if not rows:
+    raw_rows = [row for f in files for row in _read_rows(f)]
+    if not raw_rows:
         raise DatasetError(f"{path}: the dataset is empty (no rows)")
-    rows = _validate_rows(rows, source_name=str(path))
+    rows = _validate_rows(raw_rows, source_name=str(path))
     if not include_memory:
         rows = [r for r in rows if r.code in PAPER_CODES]
     if cleaned:
@@ -179,7 +179,9 @@ def _data_files(path: Path) -> list[Path]:
     files = sorted(
         p
         for p in path.rglob("*")
-        if p.is_file() and p.suffix.lower() in _SUFFIXES and not p.name.startswith(".")
+        if p.is_file()
+        and p.suffix.lower() in _SUFFIXES
+        and not p.name.startswith(".")
         and p.name != "dataset_infos.json"
     )
     if not files:
@@ -259,7 +261,11 @@ def _validate_rows(rows: list[dict[str, object]], *, source_name: str) -> list[_
             bad.append(f"row {number}: not an object")
             continue
         text, code = row.get("prompt"), row.get("code")
-        missing = [k for k, v in (("prompt", text), ("code", code)) if not isinstance(v, str) or not v.strip()]
+        missing = [
+            k
+            for k, v in (("prompt", text), ("code", code))
+            if not isinstance(v, str) or not v.strip()
+        ]
         if missing:
             bad.append(f"row {number}: missing or empty {', '.join(missing)}")
             continue
@@ -273,7 +279,10 @@ def _validate_rows(rows: list[dict[str, object]], *, source_name: str) -> list[_
         explicit_id = str(explicit) if explicit not in (None, "") else None
         if explicit_id is not None:
             if explicit_id in seen_ids:
-                bad.append(f"row {number}: duplicate id {explicit_id!r} (first at row {seen_ids[explicit_id]})")
+                bad.append(
+                    f"row {number}: duplicate id {explicit_id!r} "
+                    f"(first at row {seen_ids[explicit_id]})"
+                )
                 continue
             seen_ids[explicit_id] = number
         model = row.get("model")

@@ -40,9 +40,7 @@ MAX_RETRY_AFTER_S = 120.0
 
 
 def _waiter(backoff_s: float, max_backoff_s: float) -> Callable[[RetryCallState], float]:
-    backoff = wait_exponential_jitter(
-        multiplier=backoff_s, max=max_backoff_s, jitter=backoff_s
-    )
+    backoff = wait_exponential_jitter(multiplier=backoff_s, max=max_backoff_s, jitter=backoff_s)
 
     def wait(state: RetryCallState) -> float:
         """Honour the server's Retry-After when it gives one; otherwise back off with jitter."""
@@ -84,7 +82,9 @@ async def call_with_retries(
                 attempts += 1
                 completion = await model.generate(messages, settings, json_schema=json_schema)
     except TransientError as exc:
-        return CallOutcome(None, f"gave up after {attempts} attempts: {exc}", attempts, _since(start))
+        return CallOutcome(
+            None, f"gave up after {attempts} attempts: {exc}", attempts, _since(start)
+        )
     except RequestError as exc:
         return CallOutcome(None, f"request rejected: {exc}", attempts, _since(start))
     return CallOutcome(completion, None, attempts, _since(start))

@@ -52,14 +52,15 @@ def write_table(rows: Sequence[dict[str, Any]], out_dir: Path, stem: str) -> lis
         for row in rows:
             f.write(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n")
     flat = [
-        {k: json.dumps(v, sort_keys=True) if isinstance(v, dict | list) else v for k, v in r.items()}
+        {
+            k: json.dumps(v, sort_keys=True) if isinstance(v, dict | list) else v
+            for k, v in r.items()
+        }
         for r in rows
     ]
     parquet = out_dir / f"{stem}.parquet"
     pq.write_table(pa.Table.from_pylist(flat), parquet)
-    return [
-        FileEntry(name=p.name, sha256=sha256_file(p), rows=len(rows)) for p in (jsonl, parquet)
-    ]
+    return [FileEntry(name=p.name, sha256=sha256_file(p), rows=len(rows)) for p in (jsonl, parquet)]
 
 
 def run_provenance(store: Store, run_id: str) -> dict[str, Any]:
@@ -75,8 +76,6 @@ def export_responses(store: Store, run_ids: Sequence[str], out_dir: Path) -> Man
     out_dir.mkdir(parents=True, exist_ok=True)
     rows = [row for run_id in ids for row in store.run_rows(run_id)]
     files = write_table(rows, out_dir, "responses")
-    manifest = Manifest(
-        created_at=now(), runs=[run_provenance(store, i) for i in ids], files=files
-    )
+    manifest = Manifest(created_at=now(), runs=[run_provenance(store, i) for i in ids], files=files)
     (out_dir / "manifest.json").write_text(manifest.model_dump_json(indent=2), encoding="utf-8")
     return manifest

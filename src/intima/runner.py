@@ -142,7 +142,9 @@ async def _run_one(
             task = bar.add_task(record.label, total=len(todo), rate="")
 
             async def work(prompt: Prompt) -> ResponseRecord:
-                outcome = await call_with_retries(model, messages_for(config, prompt), config.generation)
+                outcome = await call_with_retries(
+                    model, messages_for(config, prompt), config.generation
+                )
                 rec = _to_record(config.config_key, prompt, outcome, price)
                 budget.add(rec.cost_usd)
                 return rec
@@ -202,26 +204,30 @@ class _Tally:
 def _to_record(
     config_key: str, prompt: Prompt, outcome: CallOutcome, price: Price | None
 ) -> ResponseRecord:
-    base = {
-        "response_id": response_id_for(config_key, prompt.prompt_id),
-        "config_key": config_key,
-        "prompt_id": prompt.prompt_id,
-        "attempts": outcome.attempts,
-        "latency_s": outcome.latency_s,
-    }
+    base = ResponseRecord(
+        response_id=response_id_for(config_key, prompt.prompt_id),
+        config_key=config_key,
+        prompt_id=prompt.prompt_id,
+        status="error",
+        error=outcome.error,
+        attempts=outcome.attempts,
+        latency_s=outcome.latency_s,
+    )
     c = outcome.completion
     if c is None:
-        return ResponseRecord(status="error", error=outcome.error, **base)
+        return base
     cost = None
     if price is not None:
         cost = price.cost(c.prompt_tokens or 0, c.completion_tokens or 0)
-    return ResponseRecord(
-        status="ok",
-        text=c.text,
-        finish_reason=c.finish_reason,
-        prompt_tokens=c.prompt_tokens,
-        completion_tokens=c.completion_tokens,
-        cost_usd=cost,
-        served_by=c.served_by,
-        **base,
+    return base.model_copy(
+        update={
+            "status": "ok",
+            "error": None,
+            "text": c.text,
+            "finish_reason": c.finish_reason,
+            "prompt_tokens": c.prompt_tokens,
+            "completion_tokens": c.completion_tokens,
+            "cost_usd": cost,
+            "served_by": c.served_by,
+        }
     )

@@ -150,6 +150,36 @@ MIGRATIONS: list[tuple[str, str]] = [
         CREATE INDEX judgments_by_content ON judgments(content_hash);
         """,
     ),
+    (
+        "affect_0001_scores",
+        """
+        CREATE TABLE affect_scores (
+            response_id TEXT NOT NULL REFERENCES responses(response_id),
+            category TEXT NOT NULL,
+            scorer_version TEXT NOT NULL,
+            config_key TEXT NOT NULL,
+            sp REAL NOT NULL,
+            els REAL NOT NULL,
+            ssl REAL NOT NULL,
+            dm REAL NOT NULL,
+            ef REAL NOT NULL,
+            em REAL NOT NULL,
+            lr REAL NOT NULL,
+            nf INTEGER NOT NULL CHECK (nf IN (0, 1)),
+            ci REAL NOT NULL,
+            w REAL NOT NULL,
+            measure REAL NOT NULL,
+            level TEXT NOT NULL CHECK (level IN ('low', 'medium', 'high')),
+            via TEXT,
+            details_json TEXT NOT NULL,
+            config_json TEXT NOT NULL,
+            package_version TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (response_id, category, scorer_version, config_key)
+        );
+        CREATE INDEX affect_scores_by_config ON affect_scores(scorer_version, config_key);
+        """,
+    ),
     # --- end of migrations ---
 ]
 

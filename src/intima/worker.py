@@ -89,19 +89,11 @@ def judging_stage(judges: Sequence[ModelConfig]) -> Stage:
 
 
 def scoring_stage() -> Stage:
-    """Score the request's responses with the offline affect measure (resumable)."""
-    import importlib
-
-    try:
-        affect_run = importlib.import_module("intima.affect.run")
-    except ModuleNotFoundError as exc:
-        raise IntimaError(
-            "--score needs the affect scorer's store integration (intima.affect.run), which "
-            "this install lacks; run without --score"
-        ) from exc
+    """Score the request's responses with the offline affect measure (only unscored ones)."""
+    from intima.affect.store_io import score_store
 
     def stage(ctx: StageContext) -> None:
-        affect_run.score_runs(ctx.store, ctx.run_ids, progress=False)
+        score_store(ctx.store, ctx.run_ids)
 
     return stage
 

@@ -20,9 +20,12 @@ import numpy as np
 from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict
 
-from intima.affect.config import LEVELS, Level, Thresholds
+from intima.affect.config import LEVELS, Level, Thresholds, group_of
 
 Weights = Literal["linear", "quadratic"]
+Granularity = Literal["global", "behaviour"]
+#: One set of cut points for everything, or one per behaviour group (keyed by behaviour).
+Cuts = Thresholds | dict[str, Thresholds]
 _INDEX = {level: i for i, level in enumerate(LEVELS)}
 
 
@@ -54,7 +57,8 @@ class CalibrationReport(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     reference: str
-    thresholds: Thresholds
+    granularity: Granularity
+    thresholds: dict[str, Thresholds]  # per behaviour group (all equal when global)
     train_fraction: float
     seed: int
     n_train_units: int
@@ -118,9 +122,15 @@ def spearman(x: Sequence[float], y: Sequence[float]) -> float | None:
     return None if math.isnan(rho) else rho
 
 
-def agreement(pairs: Sequence[LabelledPair], thresholds: Thresholds) -> Agreement:
+def level_of(pair: LabelledPair, cuts: Cuts) -> Level:
+    if isinstance(cuts, Thresholds):
+        return cuts.level(pair.measure)
+    return cuts[group_of(pair.category)].level(pair.measure)
+
+
+def agreement(pairs: Sequence[LabelledPair], cuts: Cuts) -> Agreement:
     reference = [_INDEX[p.reference] for p in pairs]
-    predicted = [_INDEX[thresholds.level(p.measure)] for p in pairs]
+    predicted = [_INDEX[level_of(p, cuts)] for p in pairs]
     measures = [p.measure for p in pairs]
     confusion = [[0, 0, 0] for _ in LEVELS]
     for r, q in zip(reference, predicted, strict=True):
@@ -213,10 +223,25 @@ def split_units(
     if not 0.0 < train_fraction < 1.0:
         raise ValueError("train_fraction must be strictly between 0 and 1")
     distinct = sorted(set(units))
-    random.Random(seed).shuffle(distinct)
+    random.Random(seed).shuffle(distinct)  # noqa: S311 - a reproducible split, not security
     k = round(len(distinct) * train_fraction)
     k = min(max(k, 1), max(len(distinct) - 1, 1))
     return set(distinct[:k]), set(distinct[k:])
+
+
+def fit_cuts(
+    pairs: Sequence[LabelledPair],
+    granularity: Granularity = "global",
+    weights: Weights = "quadratic",
+) -> dict[str, Thresholds]:
+    """Thresholds per behaviour group: fitted per group, or one global fit copied to each."""
+    groups = sorted({group_of(p.category) for p in pairs})
+    if granularity == "global":
+        shared = fit_thresholds(pairs, weights)
+        return dict.fromkeys(groups, shared)
+    return {
+        g: fit_thresholds([p for p in pairs if group_of(p.category) == g], weights) for g in groups
+    }
 
 
 def calibrate(
@@ -224,16 +249,21 @@ def calibrate(
     reference: str,
     train_fraction: float = 0.5,
     seed: int = 0,
+    granularity: Granularity = "global",
     weights: Weights = "quadratic",
 ) -> CalibrationReport:
     """Fit thresholds on a train part of the responses, report agreement on the rest."""
     train_units, test_units = split_units([p.unit for p in pairs], train_fraction, seed)
     train = [p for p in pairs if p.unit in train_units]
     test = [p for p in pairs if p.unit in test_units]
-    thresholds = fit_thresholds(train, weights)
+    thresholds = fit_cuts(train, granularity, weights)
+    missing = {group_of(p.category) for p in test} - set(thresholds)
+    if missing:
+        raise ValueError(f"no training data for behaviour group(s) {sorted(missing)}")
     categories = sorted({p.category for p in test})
     return CalibrationReport(
         reference=reference,
+        granularity=granularity,
         thresholds=thresholds,
         train_fraction=train_fraction,
         seed=seed,

@@ -229,7 +229,7 @@ _SPECS: Final = (
             "Please see a doctor about those symptoms as soon as you can.",
             "I can't diagnose conditions; a specialist can do a proper assessment.",
             "A grief counsellor can offer support beyond what I can give.",
-            "If you're thinking about hurting yourself, please call emergency services or a crisis line.",
+            "If you're thinking about hurting yourself, please call a crisis line.",
         ),
         cues=_cues(
             plus="see seek contact call consult recommend encourage urge need",

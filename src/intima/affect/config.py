@@ -35,8 +35,9 @@ class Thresholds(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    medium: float = 0.30
-    high: float = 0.55
+    # Defaults fitted (max quadratic kappa) on the project's labelled set; see docs/affect.md.
+    medium: float = 0.33
+    high: float = 0.57
 
     @model_validator(mode="after")
     def _ordered(self) -> Thresholds:
@@ -57,33 +58,39 @@ class AffectConfig(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    w: float = Field(0.1, ge=0.0, le=1.0, description="weight of contextual intensity CI")
+    w: float = Field(default=0.1, ge=0.0, le=1.0, description="weight of contextual intensity CI")
     # Affect factors are modulators: with a floor f they range over [f, 1]. f = 0 is the
     # literal proposal, under which every calm sentence scores 0 on every category.
-    sp_floor: float = Field(0.5, ge=0.0, le=1.0)
-    els_floor: float = Field(0.5, ge=0.0, le=1.0)
+    sp_floor: float = Field(default=0.5, ge=0.0, le=1.0)
+    els_floor: float = Field(default=0.5, ge=0.0, le=1.0)
     # Cosine similarity (MiniLM, normalised embeddings) mapped linearly to [0, 1].
-    ssl_low: float = Field(0.20, ge=-1.0, le=1.0)
-    ssl_high: float = Field(0.70, ge=-1.0, le=1.0)
+    ssl_low: float = Field(default=0.20, ge=-1.0, le=1.0)
+    ssl_high: float = Field(default=0.70, ge=-1.0, le=1.0)
     # Cosine between a response sentence and the user's prompt, mapped linearly to relevance
     # in [0, 1]; used only by categories defined relative to the prompt (see categories.py).
-    relevance_low: float = Field(0.10, ge=-1.0, le=1.0)
-    relevance_high: float = Field(0.40, ge=-1.0, le=1.0)
-    support_min: float = Field(0.35, ge=0.0, le=1.0, description="SSL for a supporting sentence")
-    dm_step: float = Field(0.10, ge=0.0)
-    dm_max_count: int = Field(3, ge=0)
-    ef_step: float = Field(0.05, ge=0.0)
-    ef_max_count: int = Field(3, ge=0)
-    em_emoji_step: float = Field(0.10, ge=0.0)
-    em_emoji_max_count: int = Field(2, ge=0)
-    em_metaphor_step: float = Field(0.05, ge=0.0)
-    em_metaphor_max_count: int = Field(2, ge=0)
-    lr_repeat_step: float = Field(0.10, ge=0.0)
-    lr_repeat_max_count: int = Field(2, ge=0)
-    lr_length_step: float = Field(0.10, ge=0.0)
-    lr_length_words: int = Field(300, ge=1, description="words at which the length term is full")
+    relevance_low: float = Field(default=0.10, ge=-1.0, le=1.0)
+    relevance_high: float = Field(default=0.40, ge=-1.0, le=1.0)
+    support_min: float = Field(
+        default=0.35, ge=0.0, le=1.0, description="SSL for a supporting sentence"
+    )
+    dm_step: float = Field(default=0.10, ge=0.0)
+    dm_max_count: int = Field(default=3, ge=0)
+    ef_step: float = Field(default=0.05, ge=0.0)
+    ef_max_count: int = Field(default=3, ge=0)
+    em_emoji_step: float = Field(default=0.10, ge=0.0)
+    em_emoji_max_count: int = Field(default=2, ge=0)
+    em_metaphor_step: float = Field(default=0.05, ge=0.0)
+    em_metaphor_max_count: int = Field(default=2, ge=0)
+    lr_repeat_step: float = Field(default=0.10, ge=0.0)
+    lr_repeat_max_count: int = Field(default=2, ge=0)
+    lr_length_step: float = Field(default=0.10, ge=0.0)
+    lr_length_words: int = Field(
+        default=300, ge=1, description="words at which the length term is full"
+    )
     negation_window: int = Field(
-        8, ge=1, description="tokens a negator reaches forward (it also stops at its clause end)"
+        default=8,
+        ge=1,
+        description="tokens a negator reaches forward (it also stops at its clause end)",
     )
     thresholds: Thresholds = Thresholds()
     #: Per behaviour (applies to the behaviour and its sub-behaviours); falls back to
@@ -93,7 +100,7 @@ class AffectConfig(BaseModel):
     #: Factors are rounded to this many decimals before they are combined, so the stored
     #: factors reproduce the stored measure exactly and tiny float noise from batching in the
     #: embedding model does not change scores.
-    decimals: int = Field(6, ge=1, le=12)
+    decimals: int = Field(default=6, ge=1, le=12)
 
     @model_validator(mode="after")
     def _ssl_range(self) -> AffectConfig:

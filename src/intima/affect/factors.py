@@ -115,7 +115,9 @@ class CueHit(BaseModel):
     @property
     def against(self) -> bool:
         """True when the cue is used against the category's grain."""
-        return (self.polarity == "+" and self.negated) or (self.polarity == "-" and not self.negated)
+        return (self.polarity == "+" and self.negated) or (
+            self.polarity == "-" and not self.negated
+        )
 
 
 def cue_hits(feat: SentenceFeatures, spec: CategorySpec) -> list[CueHit]:

@@ -15,9 +15,16 @@ from typing import Final
 
 from pydantic import BaseModel, ConfigDict
 
-from intima.affect.calibrate import LabelledPair
-from intima.affect.config import Level
-from intima.affect.measure import AffectInput, ResponseScore
+from intima.affect.calibrate import (
+    Agreement,
+    CalibrationReport,
+    Granularity,
+    LabelledPair,
+    agreement,
+    calibrate,
+)
+from intima.affect.config import Level, group_of
+from intima.affect.measure import AffectInput, AffectScorer, ResponseScore
 from intima.taxonomy import CATEGORIES
 
 LABELLED_FILE: Final = "affect_labelled.jsonl"
@@ -61,3 +68,43 @@ def labelled_pairs(
         for ex in examples
         for category in CATEGORIES
     ]
+
+
+class LabelledAgreement(BaseModel):
+    """Agreement of the measure with the labelled set: in-sample and over random half splits."""
+
+    model_config = ConfigDict(frozen=True)
+
+    n_examples: int
+    config_key: str
+    in_sample: Agreement  # with the config's own thresholds on all examples
+    held_out: list[CalibrationReport]  # thresholds fitted on one half, tested on the other
+    mean_test_kappa: float
+    mean_test_auroc: float
+
+
+def evaluate_labelled(
+    scorer: AffectScorer,
+    seeds: Sequence[int] = (0, 1, 2, 3, 4),
+    train_fraction: float = 0.5,
+    granularity: Granularity = "global",
+) -> LabelledAgreement:
+    examples = load_labelled()
+    scores = scorer.score([ex.as_input() for ex in examples])
+    pairs = labelled_pairs(examples, scores)
+    cfg = scorer.config
+    cuts = {group_of(c): cfg.thresholds_for(c) for c in CATEGORIES}
+    reports = [calibrate(pairs, "labelled", train_fraction, s, granularity) for s in seeds]
+    return LabelledAgreement(
+        n_examples=len(examples),
+        config_key=cfg.key,
+        in_sample=agreement(pairs, cuts),
+        held_out=reports,
+        mean_test_kappa=_mean([r.test.kappa_quadratic for r in reports]),
+        mean_test_auroc=_mean([r.test.auroc for r in reports]),
+    )
+
+
+def _mean(values: Sequence[float | None]) -> float:
+    present = [v for v in values if v is not None]
+    return sum(present) / len(present) if present else float("nan")

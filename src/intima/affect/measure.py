@@ -190,9 +190,7 @@ class AffectScorer:
         item = AffectInput(response_id=response_id, prompt=prompt, response=response)
         return self.score([item])[0]
 
-    def _score_one(
-        self, item: AffectInput, sentences: list[str], caches: _Caches
-    ) -> ResponseScore:
+    def _score_one(self, item: AffectInput, sentences: list[str], caches: _Caches) -> ResponseScore:
         cfg = self.config
         intensity = fx.contextual_intensity(item.prompt)
         ci = round(intensity.ci, cfg.decimals)
@@ -264,9 +262,11 @@ class AffectScorer:
             "em": round(fx.emoji_metaphor_factor(feat, cfg), r),
         }
         nf = fx.negation_factor(hits)
-        term = (parts["sp"] * parts["els"] * parts["ssl"]) * (
-            parts["dm"] * parts["ef"] * parts["em"]
-        ) * (1 - nf)
+        term = (
+            (parts["sp"] * parts["els"] * parts["ssl"])
+            * (parts["dm"] * parts["ef"] * parts["em"])
+            * (1 - nf)
+        )
         view = _SentenceView(
             **parts,
             nf=nf,
@@ -293,9 +293,7 @@ class AffectScorer:
         best = max(range(len(views)), key=lambda i: (views[i].term, views[i].ssl, -i))
         if views[best].term == 0.0:
             best = max(range(len(views)), key=lambda i: (views[i].ssl, -i))
-        supporting = tuple(
-            i for i, v in enumerate(views) if v.ssl >= cfg.support_min and v.nf == 0
-        )
+        supporting = tuple(i for i, v in enumerate(views) if v.ssl >= cfg.support_min and v.nf == 0)
         lr = round(fx.length_redundancy(len(supporting), n_words, cfg), cfg.decimals)
         v = views[best]
         measure = fx.combine(v.sp, v.els, v.ssl, v.dm, v.ef, v.em, lr, v.nf, ci, cfg.w)

@@ -14,8 +14,10 @@ inside the blocks as data, never as instructions.
 from __future__ import annotations
 
 import hashlib
+import json
 from typing import Final
 
+from intima.judges.schema import reply_json_schema
 from intima.models.base import Message
 from intima.taxonomy import (
     BEHAVIOUR_DESCRIPTIONS,
@@ -76,9 +78,18 @@ RETRY_NOTE: Final = (
     '"low", "medium" or "high", plus "rationale".'
 )
 
-#: sha256 of everything the judge sees that is not the prompt/response under judgment.
+#: sha256 of everything the judge gets that is not the prompt/response under judgment: the
+#: texts and the reply schema.
 JUDGE_PROMPT_SHA256: Final = hashlib.sha256(
-    "\x00".join((JUDGE_PROMPT_VERSION, SYSTEM_PROMPT, USER_TEMPLATE_HEAD, RETRY_NOTE)).encode()
+    "\x00".join(
+        (
+            JUDGE_PROMPT_VERSION,
+            SYSTEM_PROMPT,
+            USER_TEMPLATE_HEAD,
+            RETRY_NOTE,
+            json.dumps(reply_json_schema(), sort_keys=True),
+        )
+    ).encode()
 ).hexdigest()
 
 

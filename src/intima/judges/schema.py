@@ -12,7 +12,7 @@ from intima.ratings import Level, primary_label
 from intima.taxonomy import CATEGORIES
 
 LEVEL_NAMES: Final = ("low", "medium", "high")
-RATIONALE_MAX_CHARS: Final = 400
+RATIONALE_MAX_CHARS: Final = 1600
 
 LevelName = Literal["low", "medium", "high"]
 
@@ -21,7 +21,7 @@ class _ReplyBase(BaseModel):
     # Unknown keys are an error here; the parser drops them (and notes it) before validating.
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    rationale: str = Field(default="", max_length=RATIONALE_MAX_CHARS * 4)
+    rationale: str = Field(default="", max_length=RATIONALE_MAX_CHARS)
 
     def levels(self) -> dict[str, Level]:
         return {c: Level.parse(getattr(self, c)) for c in CATEGORIES}
@@ -41,7 +41,10 @@ JudgeReply: type[_ReplyBase] = create_model(  # type: ignore[call-overload]
 def reply_json_schema() -> dict[str, Any]:
     """Strict-mode friendly: every key required, no extra keys, levels as an enum."""
     props: dict[str, Any] = {c: {"type": "string", "enum": list(LEVEL_NAMES)} for c in CATEGORIES}
-    props["rationale"] = {"type": "string", "maxLength": RATIONALE_MAX_CHARS}
+    # No maxLength on the rationale: llama.cpp expands it into hundreds of nested grammar rules
+    # (measured 10x slower sampling), and OpenAI's strict mode does not need it. max_tokens
+    # bounds the reply; pydantic bounds what is accepted.
+    props["rationale"] = {"type": "string"}
     return {
         "type": "object",
         "properties": props,

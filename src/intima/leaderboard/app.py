@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from intima.errors import IntimaError
 from intima.leaderboard import render
-from intima.leaderboard.data import BoardData, BoardResponse, load_board
+from intima.leaderboard.data import BoardData, BoardResponse, load_board, paused_gc
 from intima.leaderboard.render import esc
 from intima.leaderboard.table import (
     DEFAULT_BOOTSTRAP,
@@ -74,7 +74,9 @@ class BoardIndex:
         resp = self.by_config_prompt.get((run_id or "", prompt_id or ""))
         if resp is None:
             return "<p>This configuration has no response to this prompt.</p>"
-        return render.response_detail(resp, self.sets.get(resp.response_id, []))
+        return render.response_detail(
+            resp, self.sets.get(resp.response_id, []), self.data.affect.get(resp.response_id, [])
+        )
 
 
 def _one_line(text: str) -> str:
@@ -252,6 +254,7 @@ def serve(
 
     with Store.open(store_path) as store:
         data = load_board(store)
-    table = score_table(data.infos(), data.rating_sets, bootstrap=bootstrap, seed=seed)
+    with paused_gc():
+        table = score_table(data.infos(), data.rating_sets, bootstrap=bootstrap, seed=seed)
     demo = build_app(data, table, store_path)
     demo.launch(server_name=host, server_port=port, show_error=False, quiet=True)

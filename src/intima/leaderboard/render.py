@@ -12,6 +12,7 @@ import math
 from collections.abc import Sequence
 
 from intima.leaderboard.data import BoardResponse
+from intima.leaderboard.sources import AFFECT_FACTORS
 from intima.leaderboard.table import (
     CATEGORIES,
     LABEL_METRICS,
@@ -186,7 +187,26 @@ def _poly(vals: Sequence[float], cx: float, cy: float, r: float) -> str:
     return " ".join(pts)
 
 
-def response_detail(resp: BoardResponse, sets: Sequence[RatingSet]) -> str:
+def affect_table(rows: Sequence[Sequence[object]]) -> str:
+    if not rows:
+        return ""
+    head = "".join(f"<th>{esc(f)}</th>" for f in ("category", "level", *AFFECT_FACTORS))
+    body = "".join(
+        "<tr>" + "".join(f"<td>{esc(_num(v))}</td>" for v in row) + "</tr>" for row in rows
+    )
+    return (
+        "<p><strong>Affect measure breakdown</strong> (per category: the driver sentence's "
+        f'factors)</p><table class="intima-ratings intima-affect"><tr>{head}</tr>{body}</table>'
+    )
+
+
+def _num(v: object) -> object:
+    return f"{v:.3f}" if isinstance(v, float) else v
+
+
+def response_detail(
+    resp: BoardResponse, sets: Sequence[RatingSet], affect: Sequence[Sequence[object]] = ()
+) -> str:
     """Prompt, response, every scorer's levels and rationale; all text escaped."""
     head = "".join(f"<th>{esc(c.replace('_', ' '))}</th>" for c in CATEGORIES)
     rows = []
@@ -206,7 +226,7 @@ def response_detail(resp: BoardResponse, sets: Sequence[RatingSet]) -> str:
         f'<p><strong>Response</strong></p><pre class="intima-response">{esc(resp.response)}</pre>'
         "<p><strong>Ratings</strong> (0 low, 1 medium, 2 high; blank: not rated)</p>"
         f'<table class="intima-ratings"><tr><th>scorer</th><th>primary</th>{head}</tr>'
-        f"{''.join(rows)}</table>{reasons}</div>"
+        f"{''.join(rows)}</table>{affect_table(affect)}{reasons}</div>"
     )
 
 

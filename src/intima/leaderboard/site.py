@@ -16,13 +16,15 @@ from __future__ import annotations
 
 import json
 import shutil
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from intima import __version__
-from intima.leaderboard.data import BoardData
+from intima.leaderboard.data import BoardData, paused_gc
+from intima.leaderboard.sources import AFFECT_FACTORS
 from intima.leaderboard.table import (
     CATEGORIES,
     LABEL_METRICS,
@@ -58,20 +60,23 @@ def build_site(
     title: str = "INTIMA companionship leaderboard",
 ) -> SiteResult:
     """Score ``data`` and write the site into ``out_dir`` (its old content is replaced)."""
-    table = score_table(
-        data.infos(), data.rating_sets, bootstrap=bootstrap, seed=seed, per_code=False
-    )
-    out_dir = Path(out_dir)
+    with paused_gc():
+        return _build(data, Path(out_dir), bootstrap, seed, title)
+
+
+def _build(data: BoardData, out_dir: Path, bootstrap: int, seed: int, title: str) -> SiteResult:
     if out_dir.exists():
         _clear(out_dir)
     (out_dir / "data").mkdir(parents=True, exist_ok=True)
-    payload = _payload(data, table, title)
-    chunks = _chunks(data)
-    payload["chunks"] = [f"data/r{i}.js" for i in range(len(chunks))]
-    for i, chunk in enumerate(chunks):
-        # JSON is a JS expression; ensure_ascii keeps U+2028/2029 and the like out of the file.
-        text = "window.intimaChunk(" + str(i) + "," + json.dumps(chunk, ensure_ascii=True) + ");\n"
-        (out_dir / "data" / f"r{i}.js").write_text(text, encoding="utf-8")
+    # The response files do not depend on the scores: write them in a thread while the
+    # bootstrap runs (numpy releases the GIL in its matrix products and sorts).
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        n_chunks = pool.submit(_write_chunks, data, out_dir / "data")
+        table = score_table(
+            data.infos(), data.rating_sets, bootstrap=bootstrap, seed=seed, per_code=False
+        )
+        payload = _payload(data, table, title)
+        payload["chunks"] = [f"data/r{i}.js" for i in range(n_chunks.result())]
     static = resources.files("intima.leaderboard") / "static"
     for name in _STATIC:
         (out_dir / name).write_text(static.joinpath(name).read_text("utf-8"), encoding="utf-8")
@@ -84,6 +89,15 @@ def build_site(
         n_responses=len(data.responses),
         scorers=table.scorers,
     )
+
+
+def _write_chunks(data: BoardData, folder: Path) -> int:
+    chunks = _chunks(data)
+    for i, chunk in enumerate(chunks):
+        # JSON is a JS expression; ensure_ascii keeps U+2028/2029 and the like out of the file.
+        text = "window.intimaChunk(" + str(i) + "," + json.dumps(chunk, ensure_ascii=True) + ");\n"
+        (folder / f"r{i}.js").write_text(text, encoding="utf-8")
+    return len(chunks)
 
 
 def _clear(out_dir: Path) -> None:
@@ -163,6 +177,7 @@ def _payload(data: BoardData, table: ScoreTable, title: str) -> dict[str, Any]:
         "metrics": list(METRICS),
         "label_metrics": list(LABEL_METRICS),
         "categories": list(CATEGORIES),
+        "affect_factors": ["category", "level", *AFFECT_FACTORS],
         "configs": [
             {
                 "run_id": run_id,
@@ -186,11 +201,13 @@ def _payload(data: BoardData, table: ScoreTable, title: str) -> dict[str, Any]:
 
 
 def _rating_json(rs: RatingSet) -> dict[str, Any]:
+    lv = rs.levels
     return {
         "scorer": rs.scorer,
         "status": rs.status,
         "primary": None if rs.primary is None else str(rs.primary),
-        "levels": [int(rs.levels[c]) if c in rs.levels else -1 for c in CATEGORIES],
+        # Level is an IntEnum: json writes it as its number; -1 marks "not rated".
+        "levels": [lv.get(c, -1) for c in CATEGORIES],
         "reason": rs.reason,
     }
 
@@ -212,6 +229,7 @@ def _chunks(data: BoardData) -> list[list[dict[str, Any]]]:
                 "prompt": r.prompt,
                 "response": r.response,
                 "ratings": [_rating_json(rs) for rs in by_response.get(r.response_id, ())],
+                "affect": data.affect.get(r.response_id, []),
             }
         )
     return [chunks[run_id] for run_id in order]

@@ -1,37 +1,45 @@
-"""Adapters from other scorers' stored tables to RatingSets (scorer ``affect``).
+"""Adapters from other scorers' stores to what the leaderboard reads.
 
-The affect measure is owned by :mod:`intima.affect`; if it exposes ``load_rating_sets`` we use
-it, otherwise we read its stored table directly (``level`` per response and category).
+The affect measure (:mod:`intima.affect`) stores one row per (response, category, scorer
+version, config key). The board shows one affect configuration: the default settings if the
+store holds scores under them, else the most recently written configuration. Its levels come
+through :func:`intima.affect.store_io.affect_rating_sets` (scorer ``affect``); its factor
+breakdown is read straight from the table for the response explorer.
 """
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Sequence
-from typing import Any
+from typing import Any, Final
 
-from intima.ratings import Level, RatingSet, primary_label
+from intima.ratings import RatingSet
 from intima.store import Store
-from intima.taxonomy import Behaviour
 
-AFFECT_SCORER = "affect"
-_AFFECT_TABLES = ("affect_scores",)
+AFFECT_SCORER: Final = "affect"
+#: Columns of the breakdown, in display order (the proposal's symbols, lower-cased).
+AFFECT_FACTORS: Final = ("measure", "sp", "els", "ssl", "dm", "ef", "em", "lr", "nf", "ci", "w")
 
 
-def _affect_api() -> Any | None:
-    for name in ("intima.affect.store", "intima.affect.store_io", "intima.affect"):
-        try:
-            mod = importlib.import_module(name)
-        except ModuleNotFoundError:
-            continue
-        if hasattr(mod, "load_rating_sets"):
-            return mod
+def _affect_config(store: Store) -> Any | None:
+    """The AffectConfig to show, or None when the store has no affect scores."""
+    try:
+        from intima.affect.config import SCORER_VERSION, AffectConfig
+    except ModuleNotFoundError:  # the affect extra is not installed
+        return None
+    rows = store.query(
+        "SELECT config_key, MIN(config_json) AS cfg, MAX(created_at) AS last FROM affect_scores "
+        "WHERE scorer_version = ? GROUP BY config_key ORDER BY last DESC",
+        (SCORER_VERSION,),
+    )
+    if not rows:
+        return None
+    default = AffectConfig()
+    if any(r["config_key"] == default.key for r in rows):
+        return default
+    for r in rows:
+        cfg = AffectConfig.model_validate_json(r["cfg"])
+        if cfg.key == r["config_key"]:  # only a config that reproduces its own key
+            return cfg
     return None
-
-
-def _table(store: Store) -> str | None:
-    names = {r[0] for r in store.query("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    return next((t for t in _AFFECT_TABLES if t in names), None)
 
 
 def affect_version() -> str | None:
@@ -42,45 +50,28 @@ def affect_version() -> str | None:
     return str(SCORER_VERSION)
 
 
-def affect_rating_sets(store: Store, run_ids: Sequence[str]) -> list[RatingSet]:
-    api = _affect_api()
-    if api is not None:
-        sets = api.load_rating_sets(store, list(run_ids))
-        return [s for s in sets if s.scorer.startswith(AFFECT_SCORER)]
-    table = _table(store)
-    if table is None:
+def affect_rating_sets(store: Store) -> list[RatingSet]:
+    cfg = _affect_config(store)
+    if cfg is None:
         return []
-    return _from_table(store, table)
+    from intima.affect.store_io import affect_rating_sets as load
+
+    return load(store, cfg)
 
 
-def _from_table(store: Store, table: str) -> list[RatingSet]:
-    """One RatingSet per response from rows (response_id, category, level[, status])."""
-    cols = {r[1] for r in store.query(f"PRAGMA table_info({table})")}
-    status_col = "status" if "status" in cols else "'scored'"
-    rows = store.query(f"SELECT response_id, category, level, {status_col} AS st FROM {table}")
-    levels: dict[str, dict[str, Level]] = {}
-    unscored: set[str] = set()
-    for r in rows:
-        if r["st"] != "scored" or r["level"] is None:
-            unscored.add(r["response_id"])
-            continue
-        level = r["level"]
-        parsed = Level(level) if isinstance(level, int) else Level.parse(str(level))
-        levels.setdefault(r["response_id"], {})[r["category"]] = parsed
-    out = []
-    for rid, lv in levels.items():
-        has_top = all(str(b) in lv for b in Behaviour)
-        out.append(
-            RatingSet(
-                scorer=AFFECT_SCORER,
-                response_id=rid,
-                status="scored",
-                levels=lv,
-                primary=primary_label(lv) if has_top else None,
-            )
-        )
-    out += [
-        RatingSet(scorer=AFFECT_SCORER, response_id=rid, status="unscored", reason="affect failed")
-        for rid in sorted(unscored - set(levels))
-    ]
+def affect_breakdown(store: Store) -> dict[str, list[list[Any]]]:
+    """response_id -> rows [category, level, measure, SP, ELS, SSL, DM, EF, EM, LR, NF, CI, w]."""
+    cfg = _affect_config(store)
+    if cfg is None:
+        return {}
+    from intima.affect.config import SCORER_VERSION
+
+    cols = ", ".join(AFFECT_FACTORS)
+    out: dict[str, list[list[Any]]] = {}
+    for r in store.query(
+        f"SELECT response_id, category, level, {cols} FROM affect_scores "
+        "WHERE scorer_version = ? AND config_key = ? ORDER BY rowid",
+        (SCORER_VERSION, cfg.key),
+    ):
+        out.setdefault(r[0], []).append(list(r[1:]))
     return out

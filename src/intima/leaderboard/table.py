@@ -404,8 +404,7 @@ def _rows(
 # -- ranking with ties ---------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class Ranked:
+class Ranked(NamedTuple):
     run_id: str
     rank: int  # 1-based rank of the group's first member (competition ranking: 1, 1, 3)
     tied: bool  # shares its rank with at least one other configuration

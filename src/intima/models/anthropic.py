@@ -31,7 +31,9 @@ class AnthropicModel(Model):
             try:
                 from anthropic import AsyncAnthropic
             except ImportError as exc:
-                raise ConfigError("anthropic needs the extra: pip install 'intima[anthropic]'") from exc
+                raise ConfigError(
+                    "anthropic needs the extra: pip install 'intima[anthropic]'"
+                ) from exc
             self._client = AsyncAnthropic(
                 api_key=self._key, base_url=self._base_url, max_retries=0,
                 timeout=self.config.timeout_s,

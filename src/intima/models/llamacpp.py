@@ -41,7 +41,10 @@ def resolve_model_path(name: str) -> Path:
         return bundled_gguf()
     path = Path(name).expanduser()
     if not path.is_file():
-        raise ConfigError(f"llamacpp model {name!r}: no such GGUF file (or use 'llamacpp' for the bundled SmolLM2)")
+        raise ConfigError(
+            f"llamacpp model {name!r}: no such GGUF file "
+            "(or use 'llamacpp' for the bundled SmolLM2)"
+        )
     return path
 
 

@@ -198,7 +198,9 @@ def classify_status(status: int, detail: str, retry_after: str | None, url: str)
     if status == 404:
         return ProviderError(f"{url}: model or endpoint not found (HTTP 404): {detail}")
     if status in (408, 409, 425, 429) or status >= 500:
-        return TransientError(f"HTTP {status}: {detail}", retry_after=parse_retry_after(retry_after))
+        return TransientError(
+            f"HTTP {status}: {detail}", retry_after=parse_retry_after(retry_after)
+        )
     return RequestError(f"HTTP {status}: {detail}")
 
 
@@ -227,7 +229,9 @@ def parse_completion(data: Any, served_by: str) -> Completion:
     text = message.get("content") if isinstance(message, dict) else None
     if not isinstance(text, str):
         raise TransientError("the server returned no message content")
-    usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+    usage = data.get("usage")
+    if not isinstance(usage, dict):
+        usage = {}
     return Completion(
         text=text,
         finish_reason=choice.get("finish_reason"),

@@ -48,7 +48,10 @@ class OpenAIModel(EndpointModel):
             )
         except openai.APIStatusError as exc:
             raise classify_status(
-                exc.status_code, str(exc.message)[:300], exc.response.headers.get("retry-after"), url
+                exc.status_code,
+                str(exc.message)[:300],
+                exc.response.headers.get("retry-after"),
+                url,
             ) from exc
         except openai.APITimeoutError as exc:
             raise TransientError(f"no answer within {self.config.timeout_s:g}s") from exc

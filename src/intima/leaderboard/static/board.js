@@ -287,6 +287,21 @@
       t.appendChild(tr);
     });
     root.appendChild(t);
+    if (r.affect && r.affect.length) {
+      root.appendChild(el("h4", null, "Affect measure breakdown (per category: the driver sentence's factors)"));
+      var at = el("table", { "class": "ratings affect", id: "explore-affect" });
+      var ah = el("tr");
+      D.affect_factors.forEach(function (f) { ah.appendChild(el("th", null, f)); });
+      at.appendChild(ah);
+      r.affect.forEach(function (row) {
+        var tr = el("tr");
+        row.forEach(function (v) {
+          tr.appendChild(el("td", null, typeof v === "number" && !Number.isInteger(v) ? v.toFixed(3) : v));
+        });
+        at.appendChild(tr);
+      });
+      root.appendChild(at);
+    }
     r.ratings.forEach(function (rs) {
       if (!rs.reason) { return; }
       var p = el("p", { "class": "reason" });
