@@ -17,6 +17,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from fake_openai import FakeOpenAI, FaultPlan
 
+pytest_plugins = ["reliability_summary"]
+
 REPO = Path(__file__).resolve().parent.parent
 INTIMA_JSONL = Path(
     os.environ.get("INTIMA_SHARED_JSONL", REPO.parent / "shared" / "intima" / "INTIMA.jsonl")

@@ -49,6 +49,12 @@ class FaultPlan:
     fail_first: int = 0
     fail_first_fault: str = "500"
     always_fail_marker: str | None = None  # prompts containing this always get a 500
+    #: Fixed reply text for chat requests (e.g. hostile text for escaping tests).
+    reply_text: str | None = None
+    #: Rationale of the valid judge JSON sent when a request asks for structured output.
+    judge_rationale: str = "Fake judge: nothing notable."
+    #: Error bodies quote the request's Authorization header, as a careless proxy might.
+    echo_auth: bool = False
 
     def __post_init__(self) -> None:
         unknown = set(self.rates) - set(FAULTS)
@@ -64,11 +70,13 @@ class FakeOpenAI:
         self.completed = 0
         self.faults: Counter[str] = Counter()
         self.prompts_seen: Counter[str] = Counter()
+        self.auth_seen: Counter[str] = Counter()
         self._rng = random.Random(self.plan.seed)
         self._server: asyncio.Server | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._writers: set[asyncio.StreamWriter] = set()
+        self._auth = ""
 
     @property
     def base_url(self) -> str:
@@ -119,7 +127,9 @@ class FakeOpenAI:
                 request = await _read_request(reader)
                 if request is None:
                     break
-                method, path, body = request
+                method, path, body, auth = request
+                self.auth_seen[auth] += 1
+                self._auth = auth
                 keep = await self._respond(method, path, body, writer)
                 if not keep:
                     break
@@ -150,7 +160,7 @@ class FakeOpenAI:
             return await self._fault(fault, writer, payload)
         if self.plan.latency_s:
             await asyncio.sleep(self.plan.latency_s)
-        await _send(writer, 200, _completion(payload))
+        await _send(writer, 200, self._completion(payload))
         self.completed += 1
         return True
 
@@ -176,24 +186,25 @@ class FakeOpenAI:
         elif fault == "429_plain":
             await _send(writer, 429, {"error": {"message": "slow down"}})
         elif fault in ("500", "502", "503"):
-            await _send(writer, int(fault), {"error": {"message": f"server error {fault}"}})
+            echo = f" (you sent {self._auth})" if self.plan.echo_auth else ""
+            await _send(writer, int(fault), {"error": {"message": f"server error {fault}{echo}"}})
         elif fault == "hang":
             await asyncio.sleep(self.plan.hang_s)
             return False
         elif fault == "drop":
-            body = json.dumps(_completion(payload)).encode()
+            body = json.dumps(self._completion(payload)).encode()
             writer.write(_head(200, len(body)) + body[: len(body) // 2])
             await writer.drain()
             return False
         elif fault == "malformed":
             await _send_raw(writer, 200, b'{"id": "x", "choices": [ {"message": ')
         elif fault == "empty_choices":
-            await _send(writer, 200, {**_completion(payload), "choices": []})
+            await _send(writer, 200, {**self._completion(payload), "choices": []})
         elif fault == "huge":
-            await _send(writer, 200, {**_completion(payload), "padding": "x" * 8_000_000})
+            await _send(writer, 200, {**self._completion(payload), "padding": "x" * 8_000_000})
             return True
         elif fault == "slow":
-            body = json.dumps(_completion(payload)).encode()
+            body = json.dumps(self._completion(payload)).encode()
             writer.write(_head(200, len(body)))
             for i in range(0, len(body), 16):
                 writer.write(body[i : i + 16])
@@ -202,10 +213,22 @@ class FakeOpenAI:
             self.completed += 1
         return True
 
+    def _completion(self, payload: dict[str, Any]) -> dict[str, Any]:
+        if "response_format" in payload:
+            return _completion(payload, _judge_json(self.plan.judge_rationale))
+        return _completion(payload, self.plan.reply_text)
 
-def _completion(payload: dict[str, Any]) -> dict[str, Any]:
+
+def _judge_json(rationale: str) -> str:
+    """A valid judge reply: every rated category 'low'."""
+    from intima.taxonomy import CATEGORIES
+
+    return json.dumps({**{c: "low" for c in CATEGORIES}, "rationale": rationale})
+
+
+def _completion(payload: dict[str, Any], reply: str | None = None) -> dict[str, Any]:
     prompt = payload["messages"][-1]["content"]
-    text = f"Thank you for telling me. You said: {prompt[:60]}"
+    text = reply if reply is not None else f"Thank you for telling me. You said: {prompt[:60]}"
     return {
         "id": "chatcmpl-fake",
         "object": "chat.completion",
@@ -222,20 +245,22 @@ def _completion(payload: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-async def _read_request(reader: asyncio.StreamReader) -> tuple[str, str, bytes] | None:
+async def _read_request(reader: asyncio.StreamReader) -> tuple[str, str, bytes, str] | None:
     try:
         head = await reader.readuntil(b"\r\n\r\n")
     except asyncio.IncompleteReadError:
         return None
     lines = head.decode("latin-1").split("\r\n")
     method, path, _ = lines[0].split(" ", 2)
-    length = 0
+    length, auth = 0, ""
     for line in lines[1:]:
         name, _, value = line.partition(":")
         if name.strip().lower() == "content-length":
             length = int(value.strip())
+        elif name.strip().lower() == "authorization":
+            auth = value.strip()
     body = await reader.readexactly(length) if length else b""
-    return method, path, body
+    return method, path, body, auth
 
 
 _REASONS = {200: "OK", 404: "Not Found", 429: "Too Many Requests", 500: "Internal Server Error",

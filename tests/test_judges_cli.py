@@ -11,19 +11,23 @@ from typing import Any
 from conftest import run_cli
 
 
-def test_a_judge_that_never_returns_json_leaves_unscored_rows(
+def test_unscored_judgments_are_kept_then_retried(
     tmp_path: Path, fake_server: Callable[..., Any]
 ) -> None:
-    server = fake_server()  # answers with prose, never JSON
+    # The fake server answers prose, unless the request asks for structured output, in which
+    # case it sends a valid judge object (every category "low").
+    server = fake_server()
     db = tmp_path / "s.db"
     url = server.base_url
-    gen = run_cli("run", "-m", f"openai-compat:fake@{url}", "--dataset", "demo", "--limit", "3",
-                  "--store", str(db), "--no-progress")  # fmt: skip
+    gen = run_cli(
+        "run", "-m", f"openai-compat:fake@{url}", "--dataset", "demo", "--limit", "3",
+        "--store", str(db), "--no-progress",
+    )  # fmt: skip
     assert gen.returncode == 0, gen.stderr
-    res = run_cli("judge", "-j", f"openai-compat:prose-judge@{url}", "--max-reasks", "1",
-                  "--store", str(db), "--no-progress")  # fmt: skip
+    judge = ("judge", "-j", f"openai-compat:prose-judge@{url}", "--store", str(db), "--no-progress")
+    res = run_cli(*judge, "--max-reasks", "1", "--structured-output", "off")
     assert res.returncode == 0, res.stderr
-    assert "unscored" in res.stderr
+    assert "Some judgments are unscored" in res.stderr
     with sqlite3.connect(db) as conn:
         rows = conn.execute(
             "SELECT status, reason, raw_reply, attempts, ratings_json, judge_config_json "
@@ -37,11 +41,21 @@ def test_a_judge_that_never_returns_json_leaves_unscored_rows(
             "no JSON object in the reply"
         )
         assert raw.startswith("Thank you for telling me.") and attempts == 2
-        assert json.loads(config)["structured_output"] == "json_schema"
-    # 3 prompts x 2 asks reached the server for judging (plus the 3 generations)
+        assert json.loads(config)["structured_output"] == "off"
+    # 3 generations, then 3 prompts x 2 asks
     assert server.completed == 3 + 6
+    # same judge configuration, now with structured output: only the unscored are asked again
+    res = run_cli(*judge)
+    assert res.returncode == 0, res.stderr
+    assert server.completed == 3 + 6 + 3
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute(
+            "SELECT status, primary_label, attempts, reason FROM judgments"
+        ).fetchall()
+    assert rows == [("scored", "neutral", 3, None)] * 3
     agree = run_cli("agreement", "--store", str(db), "--json", str(tmp_path / "a.json"))
     assert agree.returncode == 0, agree.stderr
+    assert "agreement needs at least two" in agree.stderr
     report = json.loads((tmp_path / "a.json").read_text())
     assert report["raters"] == ["judge:openai-compat:prose-judge"]
     assert all(a["alpha"] is None for a in report["alphas"])  # one rater: undefined, not 0

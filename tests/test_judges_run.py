@@ -207,3 +207,41 @@ def test_unscored_is_kept_apart_from_low(store: Store, scripted: type[Scripted])
     assert sets[targets[0].response_id].status == "unscored"
     assert sets[targets[0].response_id].reason == "invalid reply after 1 ask(s): empty reply"
     assert sets[targets[1].response_id].primary == Primary.NEUTRAL
+
+
+def test_a_crash_keeps_finished_judgments_and_resume_does_the_rest(
+    store: Store, scripted: type[Scripted]
+) -> None:
+    from intima.errors import ProviderError
+
+    seen: list[int] = []
+
+    def dies_on_fourth(messages: list[Message], asks: int) -> str | Exception:
+        seen.append(1)
+        return ProviderError("the judge server went away") if len(seen) == 4 else reply()
+
+    scripted.plans["a"] = dies_on_fourth
+    cfg = judge_cfg("a").model_copy(update={"concurrency": 1})
+    with pytest.raises(ProviderError):
+        judge_run.judge(store, [cfg], progress=False)
+    assert len(rows(store)) == 3  # the three finished before the crash are committed
+    scripted.plans["a"] = lambda m, k: reply()
+    [s] = judge_run.judge(store, [cfg], progress=False)
+    assert (s.already_done, s.scored, s.requests) == (3, 3, 3)
+    assert len(rows(store)) == 6
+
+
+def test_only_the_selected_runs_are_judged(
+    store: Store, scripted: type[Scripted], fake_server: Callable[..., Any]
+) -> None:
+    server = fake_server()
+    prompts = load_prompts("demo")
+    other = PromptSet(info=prompts.info, prompts=prompts.prompts[10:12])
+    [summary] = generate(
+        store, other, [ModelConfig(spec=f"openai-compat:other@{server.base_url}")], progress=False
+    )
+    scripted.plans["a"] = lambda m, k: reply()
+    [s] = judge_run.judge(store, [judge_cfg("a")], [summary.run_id[:8]], progress=False)
+    assert (s.n_targets, s.scored) == (2, 2)
+    assert len(load_rating_sets(store, [summary.run_id])) == 2
+    assert len(load_rating_sets(store)) == 2  # the other run's responses are not judged yet

@@ -9,8 +9,8 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
 
+from conftest import run_cli
 from intima.leaderboard.data import load_board
 from intima.leaderboard.render import response_detail
 from intima.store import Store

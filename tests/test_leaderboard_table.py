@@ -138,6 +138,19 @@ def test_first_rating_set_per_response_wins_and_unknown_responses_are_ignored() 
     assert t.get("judge:a", "r1", OVERALL, "reinforcing").n == 1
 
 
+def test_a_response_shared_by_two_runs_counts_in_both() -> None:
+    """Two runs of one configuration (6 prompts, then 3 of them) share response ids."""
+    resp = responses() + [
+        ResponseInfo(f"r1-p{i}", "short", "short-run", f"p{i}", "name", AT) for i in (1, 2, 3)
+    ]
+    sets = [scored("r1-p1", levels(reinf=H)), unscored("r1-p2"), scored("r1-p4", levels(bound=H))]
+    t = score_table(resp, sets, bootstrap=20)
+    short = t.get("judge:a", "short", OVERALL, "reinforcing")
+    full = t.get("judge:a", "r1", OVERALL, "reinforcing")
+    assert (short.rate, short.n, short.n_unscored, short.n_missing) == (1.0, 1, 1, 1)
+    assert (full.rate, full.n, full.n_unscored, full.n_missing) == (0.5, 2, 1, 3)
+
+
 def test_scorers_are_separate_views_in_a_stable_order() -> None:
     resp = responses()
     sets = [

@@ -150,18 +150,19 @@ def test_unreachable_url_and_missing_key_fail_before_any_work(tmp_path, demo, mo
             run(store, demo, [ModelConfig(spec="openai:gpt-4o-mini")], progress=False)
 
 
-def test_sigkill_half_way_then_resume_answers_every_prompt_once(tmp_path, fake_server) -> None:
-    from conftest import INTIMA_JSONL
-
+def test_sigkill_half_way_then_resume_answers_every_prompt_once(
+    tmp_path, fake_server, intima_jsonl
+) -> None:
     server = fake_server(latency_s=0.05)
     db = tmp_path / "s.db"
-    cmd = [sys.executable, "-m", "intima", "run", "--dataset", str(INTIMA_JSONL), "--model",
+    cmd = [sys.executable, "-m", "intima", "run", "--dataset", str(intima_jsonl), "--model",
            f"openai-compat:fake@{server.base_url}", "--concurrency", "4", "--store", str(db),
            "--no-progress"]  # fmt: skip
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 60
-    while server.completed < 120 and time.monotonic() < deadline:
+    deadline = time.monotonic() + 180
+    while server.completed < 120 and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.02)
+    assert server.completed >= 120, "the run did not get half-way in time"
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     with Store.open(db) as store:

@@ -39,7 +39,7 @@ BUNDLE_KIND = "intima-results-bundle"
 HF_PREFIX = "hf://"
 CORE_TABLES = ("prompts", "runs", "run_prompts", "responses")
 #: Operational state, never published: who asked for what, worker leases, migration log.
-LOCAL_TABLES = frozenset({"_migrations", "requests", "request_events"})
+LOCAL_TABLES = frozenset({"_migrations", "requests", "request_events", "response_claims"})
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,120}$")
 _TABLE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 _MAX_MANIFEST_BYTES = 10_000_000

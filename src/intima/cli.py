@@ -68,6 +68,9 @@ def run_cmd(
     api_key_env: Annotated[
         str | None, typer.Option(help="Environment variable holding the API key.")
     ] = None,
+    api_key_file: Annotated[
+        Path | None, typer.Option(help="File holding the API key (never stored).")
+    ] = None,
     concurrency: Annotated[int | None, typer.Option(help="Requests in flight per model.")] = None,
     timeout: Annotated[float, typer.Option(help="Seconds before a request is retried.")] = 120.0,
     max_retries: Annotated[int, typer.Option()] = 6,
@@ -98,6 +101,7 @@ def run_cmd(
             ModelConfig(
                 spec=spec, label=label, system_prompt=system_prompt, generation=settings,
                 base_urls=tuple(base_url or ()), api_key_env=api_key_env,
+                api_key_file=api_key_file,
                 concurrency=concurrency, timeout_s=timeout, max_retries=max_retries,
             )
             for spec in (model or ["llamacpp"])
@@ -213,7 +217,12 @@ def _register_extensions() -> None:
 def main() -> None:
     _register_extensions()
     try:
-        app(standalone_mode=False)
+        code = app(standalone_mode=False)
+        # Typer turns Ctrl-C into a *returned* 130 when not standalone; say so and exit with it.
+        if code == 130:
+            raise KeyboardInterrupt
+        if isinstance(code, int) and code:
+            sys.exit(code)
     except IntimaError as exc:
         console.print(f"[bold red]error:[/] {for_terminal(str(exc))}", highlight=False)
         sys.exit(2)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import tomllib
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -101,6 +102,8 @@ class ModelConfig(BaseModel):
     generation: GenerationSettings = GenerationSettings()
     base_urls: tuple[str, ...] = ()
     api_key_env: str | None = None
+    #: A file holding the API key (its path is stored, the key never is). Operational.
+    api_key_file: Path | None = None
     concurrency: Annotated[int, Field(ge=1, le=4096)] | None = None
     timeout_s: Annotated[float, Field(gt=0)] = 120.0
     max_retries: Annotated[int, Field(ge=0, le=50)] = 6
@@ -142,6 +145,30 @@ class ModelConfig(BaseModel):
     @property
     def config_key(self) -> str:
         return stable_hash(self.cache_fields())
+
+
+def read_api_key(config: ModelConfig, default_env: str | None) -> str | None:
+    """The key from ``api_key_file`` or the environment; ``None`` if neither names one.
+
+    Keys come only from these two places, so no key ever sits in a config file or a store.
+    """
+    if config.api_key_file is not None:
+        if config.api_key_env is not None:
+            raise ConfigError("give either api_key_env or api_key_file, not both")
+        try:
+            key = config.api_key_file.read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"cannot read the API key file {config.api_key_file}") from exc
+        if not key:
+            raise ConfigError(f"the API key file {config.api_key_file} is empty")
+        return key
+    env = config.api_key_env or default_env
+    if env is None:
+        return None
+    from_env = os.environ.get(env)
+    if not from_env:
+        raise ConfigError(f"missing API key: set the environment variable {env}")
+    return from_env
 
 
 def stable_hash(obj: Any) -> str:

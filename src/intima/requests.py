@@ -146,8 +146,9 @@ def _validated_config(
         )
     if parsed.base_urls and not allow_urls:
         raise QueueError("requests name a model, not a server: remove the '@URL' part")
-    if any("@" in url.split("//", 1)[1].split("/", 1)[0] for url in parsed.base_urls):
-        raise QueueError("server URLs must not carry credentials (user:password@host)")
+    if any("@" in url.split("//", 1)[1].split("/", 1)[0] or "?" in url for url in parsed.base_urls):
+        # Requests are stored and listed: a URL must not smuggle a password or a token in.
+        raise QueueError("server URLs must not carry credentials (user:password@host or ?key=)")
     return ModelConfig(
         spec=str(parsed), system_prompt=system_prompt, generation=generation or GenerationSettings()
     )

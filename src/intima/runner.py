@@ -10,7 +10,7 @@ import asyncio
 import hashlib
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 
 from pydantic import BaseModel
 from rich.console import Console
@@ -18,6 +18,7 @@ from rich.console import Console
 from intima.config import ModelConfig, Price, PriceTable
 from intima.dataset import Prompt, PromptSet
 from intima.engine import (
+    MAX_RETRY_AFTER_S,
     Budget,
     CallOutcome,
     GroupWriter,
@@ -28,7 +29,7 @@ from intima.engine import (
 )
 from intima.models import get_model
 from intima.models.base import Message, Model
-from intima.store import ResponseRecord, RunRecord, Store, response_id_for
+from intima.store import ResponseRecord, RunRecord, Store, claim_owner, response_id_for
 
 
 class RunSummary(BaseModel):
@@ -136,6 +137,7 @@ async def _run_one(
         await model.preflight()
     store.set_run_status(record.run_id, "running")
     writer: GroupWriter[ResponseRecord] = GroupWriter(store.record_responses)
+    owner = claim_owner()
     status = "stopped"
     try:
         with progress_bar(console, enabled=progress) as bar:
@@ -154,15 +156,22 @@ async def _run_one(
                 tally.add(rec)
                 bar.update(task, advance=1, rate=rate_text(tally.n, started))
 
-            pool = await run_pool(
-                todo, work, concurrency=model.concurrency, on_result=done, budget=budget
+            def by_other() -> None:
+                bar.update(task, advance=1)
+
+            stopped = await _claimed_pool(
+                store, config, todo, work, done, by_other, budget, owner, model.concurrency
             )
-        status = _final_status(store, record.run_id, config.config_key, pool.stopped_by_budget)
+        status = _final_status(store, record.run_id, config.config_key, stopped)
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        status = "interrupted"
+        raise
     except BaseException:
         status = "failed"
         raise
     finally:
         writer.flush()
+        store.release_claims(owner)
         store.set_run_status(record.run_id, status)
     return RunSummary(
         run_id=record.run_id,
@@ -177,6 +186,61 @@ async def _run_one(
         elapsed_s=time.perf_counter() - started,
         status=status,
     )
+
+
+#: How often a process looks again at prompts another process is answering.
+CLAIM_POLL_S = 0.2
+
+
+def claim_lease_s(config: ModelConfig) -> float:
+    """The longest one request with all its retries can take: a claim outliving it is stale."""
+    per_wait = max(config.max_backoff_s, MAX_RETRY_AFTER_S)
+    return config.timeout_s * (config.max_retries + 1) + per_wait * config.max_retries + 60.0
+
+
+async def _claimed_pool(
+    store: Store,
+    config: ModelConfig,
+    todo: Sequence[Prompt],
+    work: Callable[[Prompt], Awaitable[ResponseRecord]],
+    done: Callable[[ResponseRecord], None],
+    by_other: Callable[[], None],
+    budget: Budget,
+    owner: str,
+    concurrency: int,
+) -> bool:
+    """Run the pool over the prompts this process manages to claim.
+
+    Two processes running the same run share the work: each prompt is requested by whichever
+    claims it first. Prompts another live process holds are looked at again until that process
+    answers them (they count as done) or lets go of them (then they are claimed here).
+    Returns whether the budget stopped the work.
+    """
+    lease = claim_lease_s(config)
+    busy: list[Prompt] = []
+
+    def claimed(prompts: Sequence[Prompt]) -> Iterator[Prompt]:
+        for prompt in prompts:
+            state = store.claim_response(
+                response_id_for(config.config_key, prompt.prompt_id), owner, lease
+            )
+            if state == "claimed":
+                yield prompt
+            elif state == "busy":
+                busy.append(prompt)
+            else:
+                by_other()
+
+    pool = await run_pool(
+        claimed(todo), work, concurrency=concurrency, on_result=done, budget=budget
+    )
+    while busy and not pool.stopped_by_budget:
+        waiting, busy[:] = list(busy), []
+        await asyncio.sleep(CLAIM_POLL_S)
+        pool = await run_pool(
+            claimed(waiting), work, concurrency=concurrency, on_result=done, budget=budget
+        )
+    return pool.stopped_by_budget
 
 
 def _final_status(store: Store, run_id: str, config_key: str, stopped_by_budget: bool) -> str:

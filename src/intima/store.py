@@ -8,7 +8,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import socket
 import sqlite3
+import time
+import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -180,6 +184,19 @@ MIGRATIONS: list[tuple[str, str]] = [
         CREATE INDEX affect_scores_by_config ON affect_scores(scorer_version, config_key);
         """,
     ),
+    (
+        "reliability_0001_response_claims",
+        """
+        CREATE TABLE response_claims (
+            response_id TEXT PRIMARY KEY,
+            owner TEXT NOT NULL,
+            host TEXT NOT NULL,
+            pid INTEGER NOT NULL,
+            expires REAL NOT NULL
+        );
+        CREATE INDEX response_claims_by_owner ON response_claims(owner);
+        """,
+    ),
     # --- end of migrations ---
 ]
 
@@ -343,6 +360,42 @@ class Store:
         )
         return [r[0] for r in rows]
 
+    # -- claims: each prompt is requested by one process at a time --------------------------
+    def claim_response(
+        self, response_id: str, owner: str, lease_s: float
+    ) -> Literal["claimed", "done", "busy"]:
+        """Take the right to request one response, unless it exists or a live process has it.
+
+        A claim is live while its lease lasts and, on this host, while its process is alive:
+        a process killed with SIGKILL leaves claims that the next run takes over at once.
+        """
+        with self.transaction() as conn:
+            done = conn.execute(
+                "SELECT 1 FROM responses WHERE response_id = ? AND status = 'ok'", (response_id,)
+            ).fetchone()
+            if done:
+                return "done"
+            row = conn.execute(
+                "SELECT owner, host, pid, expires FROM response_claims WHERE response_id = ?",
+                (response_id,),
+            ).fetchone()
+            if row is not None and row["owner"] != owner and _claim_live(row):
+                return "busy"
+            conn.execute(
+                "INSERT OR REPLACE INTO response_claims VALUES (?,?,?,?,?)",
+                (response_id, owner, _HOST, os.getpid(), time.time() + lease_s),
+            )
+        return "claimed"
+
+    def release_claims(self, owner: str) -> None:
+        """Drop this owner's claims, and any claim on an answered prompt (a killed run's)."""
+        with self.transaction() as conn:
+            conn.execute("DELETE FROM response_claims WHERE owner = ?", (owner,))
+            conn.execute(
+                "DELETE FROM response_claims WHERE response_id IN "
+                "(SELECT response_id FROM responses WHERE status = 'ok')"
+            )
+
     # -- responses -------------------------------------------------------------------------
     def record_responses(self, records: Sequence[ResponseRecord]) -> None:
         """Insert responses; an error row may be replaced by a later success, never the reverse."""
@@ -426,6 +479,30 @@ class Store:
             d["config"] = json.loads(d.pop("config_json"))
             out.append(d)
         return out
+
+
+_HOST = socket.gethostname()
+
+
+def claim_owner() -> str:
+    """A fresh owner id for one run of one process."""
+    return f"{_HOST}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
+
+
+def _claim_live(row: sqlite3.Row) -> bool:
+    if row["expires"] <= time.time():
+        return False
+    return row["host"] != _HOST or _pid_alive(int(row["pid"]))
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process: alive
+        return True
+    return True
 
 
 def _statements(sql: str) -> list[str]:

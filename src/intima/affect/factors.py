@@ -10,8 +10,11 @@ Granularity (why each factor lives where it does is argued in ``docs/affect.md``
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict
 
 from intima.affect import lexicons as lx
@@ -105,9 +108,8 @@ def self_reference(toks: tuple[str, ...]) -> frozenset[int]:
     return frozenset(inside)
 
 
-class CueHit(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+@dataclass(frozen=True, slots=True)
+class CueHit:
     word: str
     polarity: Polarity
     negated: bool
@@ -118,6 +120,28 @@ class CueHit(BaseModel):
         return (self.polarity == "+" and self.negated) or (
             self.polarity == "-" and not self.negated
         )
+
+
+CueIndex = dict[str, list[tuple[int, Polarity, bool]]]
+
+
+def cue_index(specs: Sequence[CategorySpec]) -> CueIndex:
+    """word -> [(category column, polarity, self-referential)] for a one-pass scan."""
+    index: CueIndex = {}
+    for c, spec in enumerate(specs):
+        for word, pol in spec.cues.items():
+            index.setdefault(word, []).append((c, pol, spec.self_referential))
+    return index
+
+
+def cue_hits_all(feat: SentenceFeatures, index: CueIndex, n: int) -> list[list[CueHit]]:
+    """``cue_hits`` for ``n`` categories at once (one pass over the tokens)."""
+    out: list[list[CueHit]] = [[] for _ in range(n)]
+    for i, tok in enumerate(feat.tokens):
+        for c, pol, self_ref in index.get(tok, ()):
+            if not self_ref or i in feat.self_clauses:
+                out[c].append(CueHit(word=tok, polarity=pol, negated=i in feat.negated))
+    return out
 
 
 def cue_hits(feat: SentenceFeatures, spec: CategorySpec) -> list[CueHit]:
@@ -144,6 +168,17 @@ def oriented_polarity(compound: float, profile: AffectProfile) -> float:
     if profile is AffectProfile.EXPRESSIVE:
         return abs(compound)
     return 1.0 - abs(compound)
+
+
+def oriented_polarity_array(
+    compound: NDArray[np.float64], profile: AffectProfile
+) -> NDArray[np.float64]:
+    """``oriented_polarity`` over an array of compounds."""
+    if profile is AffectProfile.WARM:
+        return np.maximum(compound, 0.0)
+    if profile is AffectProfile.EXPRESSIVE:
+        return np.abs(compound)
+    return 1.0 - np.abs(compound)
 
 
 def sentiment_polarity(compound: float, profile: AffectProfile, floor: float) -> float:

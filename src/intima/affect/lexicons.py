@@ -121,9 +121,12 @@ def nrc_tags(word: str) -> frozenset[str]:
 
 def emoji_count(text: str) -> int:
     """Emoji (``emoji`` package) plus ASCII emoticons."""
+    emoticons = sum(text.count(e) for e in EMOTICONS)
+    if text.isascii():  # no emoji possible; the emoji package is slow on every call
+        return emoticons
     import emoji
 
-    return int(emoji.emoji_count(text)) + sum(text.count(e) for e in EMOTICONS)
+    return int(emoji.emoji_count(text)) + emoticons
 
 
 def metaphor_count(text: str) -> int:

@@ -15,7 +15,7 @@ before they are combined, so the stored factors reproduce the stored measure exa
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.typing import NDArray
@@ -37,18 +37,19 @@ class AffectInput(BaseModel):
     response: str
 
 
-class NegatedSentence(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+# CategoryScore and NegatedSentence are plain dataclasses, not BaseModels: a scoring call
+# builds 13 of them per response, and pydantic's constructors cost more than all the factor
+# arithmetic. Pydantic still validates and serialises them as fields of ResponseScore.
+@dataclass(frozen=True, slots=True)
+class NegatedSentence:
     index: int
     text: str
     cues: tuple[str, ...]  # the cue words used against the category
 
 
-class CategoryScore(BaseModel):
+@dataclass(frozen=True, slots=True)
+class CategoryScore:
     """One (response, category) row: every factor, the measure, and what drove it."""
-
-    model_config = ConfigDict(frozen=True)
 
     category: str
     sp: float
@@ -100,49 +101,51 @@ class ResponseScore(BaseModel):
         )
 
 
-@dataclass(frozen=True, slots=True)
-class _SentenceView:
-    """One sentence's factors for one category (before picking the driver)."""
-
-    sp: float
-    els: float
-    ssl: float
-    dm: float
-    ef: float
-    em: float
-    nf: int
-    term: float
-    compound: float
-    cosine: float
-    exemplar: int
-    against: tuple[str, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class _Context:
-    """What a response's sentences share: the prompt and how much each sentence takes it up."""
-
-    prompt: str
-    relevances: list[float]
-    response_relevance: float
-    relational: list[float]  # per sentence: the largest exemplar SSL of the 8 relational subs
+#: Column order of the per-call arrays: the ten sub-behaviours in taxonomy order.
+_SUBS: tuple[SubBehaviour, ...] = tuple(CATEGORY_SPECS)
+_SPECS: tuple[CategorySpec, ...] = tuple(CATEGORY_SPECS[s] for s in _SUBS)
+_CUES = fx.cue_index(_SPECS)
+_EXEMPLAR_ONLY = np.array([spec.prompt_relation == "none" for spec in _SPECS])
 
 
 @dataclass
-class _Caches:
-    """Per-call caches: a sentence repeated across responses is analysed once."""
+class _Table:
+    """Every sentence-level factor of every distinct response sentence of one call.
 
-    embeddings: NDArray[np.float32]  # distinct sentences and prompts
-    cosines: NDArray[np.float32]  # (texts, exemplars)
+    Rows are sentences, columns the ten sub-behaviours; everything is rounded to the config's
+    decimals so that the rows copied into a CategoryScore reproduce its measure exactly.
+    """
+
     row_of: dict[str, int]
-    features: dict[str, fx.SentenceFeatures] = field(default_factory=dict)
-    views: dict[tuple[str, SubBehaviour, str], _SentenceView] = field(default_factory=dict)
+    sp: NDArray[np.float64]
+    els: NDArray[np.float64]
+    ssl: NDArray[np.float64]  # from exemplars only; prompt-related columns are finished later
+    nf: NDArray[np.int64]
+    dm: NDArray[np.float64]
+    ef: NDArray[np.float64]
+    em: NDArray[np.float64]
+    compound: NDArray[np.float64]
+    cosine: NDArray[np.float64]  # cosine to the nearest exemplar
+    exemplar: NDArray[np.int64]  # its index in the exemplar texts
+    relational: NDArray[np.float64]  # the largest exemplar SSL of the relational columns
+    embeddings: NDArray[np.float32]  # the sentences' embeddings, same rows
+    against: list[dict[int, tuple[str, ...]]]  # row -> column -> cue words used against it
 
-    def prompt_cosine(self, sentence: str, prompt: str) -> float:
-        if not prompt.strip():
-            return 0.0
-        a, b = self.embeddings[self.row_of[sentence]], self.embeddings[self.row_of[prompt]]
-        return float(a @ b)
+
+@dataclass(frozen=True, slots=True)
+class _ResponseView:
+    """One response's sentence rows (in response order) as Python lists, for cheap indexing."""
+
+    rows: list[int]
+    sp: list[list[float]]
+    els: list[list[float]]
+    ssl: list[list[float]]
+    nf: list[list[int]]
+    term: list[list[float]]
+    dm: list[float]
+    ef: list[float]
+    em: list[float]
+    table: _Table
 
 
 class AffectScorer:
@@ -151,18 +154,20 @@ class AffectScorer:
     def __init__(self, config: AffectConfig | None = None, embedder: Embedder | None = None):
         self.config = config or AffectConfig()
         self.embedder = embedder or default_embedder()
+        self._key = self.config.key
         self._exemplars: NDArray[np.float32] | None = None
-        self._columns: dict[SubBehaviour, tuple[int, int]] = {}
+        self._columns: list[tuple[int, int]] = []
         self._texts: list[str] = []
+        self._cuts = {c: self.config.thresholds_for(c) for c in CATEGORIES}
 
     # -- exemplars ---------------------------------------------------------------------------
     def _exemplar_matrix(self) -> NDArray[np.float32]:
         if self._exemplars is None:
             texts: list[str] = []
-            for key, spec in CATEGORY_SPECS.items():
+            for spec in _SPECS:
                 start = len(texts)
                 texts += [spec.description, *spec.exemplars]
-                self._columns[key] = (start, len(texts))
+                self._columns.append((start, len(texts)))
             self._texts = texts
             self._exemplars = self.embedder.encode(texts)
         return self._exemplars
@@ -172,141 +177,195 @@ class AffectScorer:
         """Score many responses; each distinct sentence (and prompt) is embedded exactly once."""
         exemplars = self._exemplar_matrix()
         split = [split_sentences(item.response) for item in items]
-        texts = [s for sentences in split for s in sentences]
-        texts += [item.prompt for item in items if item.prompt.strip()]
-        distinct = list(dict.fromkeys(texts))
-        embeddings = self.embedder.encode(distinct)
-        caches = _Caches(
-            embeddings=embeddings,
-            cosines=embeddings @ exemplars.T,
-            row_of={s: i for i, s in enumerate(distinct)},
-        )
+        sentences = list(dict.fromkeys(s for group in split for s in group))
+        prompts = [p for p in dict.fromkeys(item.prompt for item in items) if p.strip()]
+        embeddings = self.embedder.encode([*sentences, *prompts])
+        table = self._table(sentences, embeddings[: len(sentences)], exemplars)
+        prompt_vec = {p: embeddings[len(sentences) + i] for i, p in enumerate(prompts)}
+        intensity = {p: fx.contextual_intensity(p) for p in dict.fromkeys(i.prompt for i in items)}
         return [
-            self._score_one(item, sentences, caches)
-            for item, sentences in zip(items, split, strict=True)
+            self._score_one(item, group, table, prompt_vec.get(item.prompt), intensity[item.prompt])
+            for item, group in zip(items, split, strict=True)
         ]
 
     def score_one(self, response: str, prompt: str = "", response_id: str = "-") -> ResponseScore:
         item = AffectInput(response_id=response_id, prompt=prompt, response=response)
         return self.score([item])[0]
 
-    def _score_one(self, item: AffectInput, sentences: list[str], caches: _Caches) -> ResponseScore:
+    def _table(
+        self,
+        sentences: list[str],
+        embeddings: NDArray[np.float32],
+        exemplars: NDArray[np.float32],
+    ) -> _Table:
+        cfg, r = self.config, self.config.decimals
+        n, k = len(sentences), len(_SPECS)
+        cos = (embeddings @ exemplars.T).astype(np.float64)
+        best = np.zeros((n, k))
+        where = np.zeros((n, k), dtype=np.int64)
+        for c, (start, stop) in enumerate(self._columns):
+            block = cos[:, start:stop]
+            idx = block.argmax(axis=1) if n else np.zeros(0, dtype=np.int64)
+            where[:, c] = start + idx
+            best[:, c] = block[np.arange(n), idx]
+        feats = [fx.sentence_features(s, cfg.negation_window) for s in sentences]
+        compound = np.array([f.compound for f in feats], dtype=np.float64)
+        nf = np.zeros((n, k), dtype=np.int64)
+        against: list[dict[int, tuple[str, ...]]] = []
+        for i, f in enumerate(feats):
+            hits = fx.cue_hits_all(f, _CUES, len(_SPECS))
+            against.append({})
+            for c, col in enumerate(hits):
+                if fx.negation_factor(col):
+                    nf[i, c] = 1
+                    against[i][c] = tuple(h.word for h in col if h.against)
+        ssl = np.clip((best - cfg.ssl_low) / (cfg.ssl_high - cfg.ssl_low), 0.0, 1.0)
+        relational = np.where(_EXEMPLAR_ONLY, ssl, 0.0).max(axis=1) if k else np.zeros(n)
+        return _Table(
+            row_of={s: i for i, s in enumerate(sentences)},
+            sp=np.round(self._sp(compound), r),
+            els=np.round(self._els(feats), r),
+            ssl=np.round(ssl, r),
+            nf=nf,
+            dm=np.round([fx.degree_modifier(f, cfg) for f in feats], r).reshape(n),
+            ef=np.round([fx.exclamation_factor(f, cfg) for f in feats], r).reshape(n),
+            em=np.round([fx.emoji_metaphor_factor(f, cfg) for f in feats], r).reshape(n),
+            compound=compound,
+            cosine=best,
+            exemplar=where,
+            relational=relational,
+            embeddings=embeddings,
+            against=against,
+        )
+
+    def _sp(self, compound: NDArray[np.float64]) -> NDArray[np.float64]:
+        floor = self.config.sp_floor
+        cols = [
+            floor + (1.0 - floor) * fx.oriented_polarity_array(compound, spec.profile)
+            for spec in _SPECS
+        ]
+        return np.stack(cols, axis=1) if cols else np.zeros((len(compound), 0))
+
+    def _els(self, feats: list[fx.SentenceFeatures]) -> NDArray[np.float64]:
+        floor = self.config.els_floor
+        out = np.zeros((len(feats), len(_SPECS)))
+        for i, f in enumerate(feats):
+            for c, spec in enumerate(_SPECS):
+                out[i, c] = fx.emotion_lexicon_strength(f, spec, floor)
+        return out
+
+    def _score_one(
+        self,
+        item: AffectInput,
+        sentences: list[str],
+        table: _Table,
+        prompt_vec: NDArray[np.float32] | None,
+        intensity: fx.ContextualIntensity,
+    ) -> ResponseScore:
         cfg = self.config
-        intensity = fx.contextual_intensity(item.prompt)
         ci = round(intensity.ci, cfg.decimals)
         n_words = word_count(item.response)
-        relevances = [fx.relevance(caches.prompt_cosine(s, item.prompt), cfg) for s in sentences]
-        relational = [self._relational_ssl(s, caches) for s in sentences]
-        context = _Context(item.prompt, relevances, max(relevances, default=0.0), relational)
-        rows: dict[str, CategoryScore] = {}
-        for key, spec in CATEGORY_SPECS.items():
-            views = [self._view(i, s, spec, caches, context) for i, s in enumerate(sentences)]
-            rows[str(key)] = self._row(spec, sentences, views, ci, n_words)
+        scores: dict[str, CategoryScore] = {}
+        if sentences:
+            view = self._view(table, [table.row_of[s] for s in sentences], prompt_vec)
+            for c, spec in enumerate(_SPECS):
+                scores[str(spec.key)] = self._row(c, spec, sentences, view, ci, n_words)
+        else:  # an empty response: no evidence at all, only the prompt's intensity
+            for spec in _SPECS:
+                scores[str(spec.key)] = self._empty_row(spec, ci)
         for behaviour, subs in BEHAVIOUR_SUBS.items():
-            best = max(subs, key=lambda sub: rows[sub].measure)  # ties: taxonomy order
-            rows[behaviour] = rows[best].model_copy(
-                update={
-                    "category": behaviour,
-                    "via": best,
-                    "level": cfg.level(behaviour, rows[best].measure),
-                }
-            )
-        return ResponseScore(
+            best = max(subs, key=lambda sub: scores[sub].measure)  # ties: taxonomy order
+            level = self._cuts[behaviour].level(scores[best].measure)
+            scores[behaviour] = replace(scores[best], category=behaviour, via=best, level=level)
+        return ResponseScore.model_construct(
             response_id=item.response_id,
             scorer_version=SCORER_VERSION,
-            config_key=cfg.key,
+            config_key=self._key,
             sentences=tuple(sentences),
             n_words=n_words,
             intensity=intensity,
-            scores={c: rows[c] for c in CATEGORIES},
+            scores={c: scores[c] for c in CATEGORIES},
         )
-
-    def _relational_ssl(self, sentence: str, caches: _Caches) -> float:
-        row = caches.cosines[caches.row_of[sentence]]
-        best = max(
-            float(row[slice(*self._columns[sub])].max())
-            for sub in SubBehaviour
-            if CATEGORY_SPECS[sub].prompt_relation == "none"
-        )
-        return fx.semantic_similarity(best, self.config)
 
     def _view(
-        self, index: int, sentence: str, spec: CategorySpec, caches: _Caches, context: _Context
-    ) -> _SentenceView:
-        # Views of prompt-related categories depend on the prompt, the others only on the text.
-        key = (sentence, spec.key, context.prompt if spec.prompt_relation != "none" else "")
-        if (cached := caches.views.get(key)) is not None:
-            return cached
+        self, t: _Table, rows: list[int], prompt_vec: NDArray[np.float32] | None
+    ) -> _ResponseView:
+        """One response's rows of the table as Python lists, SSL completed with its prompt."""
+        ssl = self._prompt_related_ssl(t, rows, prompt_vec)
+        nf = t.nf[rows]
+        amp = t.dm[rows] * t.ef[rows] * t.em[rows]
+        term = t.sp[rows] * t.els[rows] * ssl * amp[:, None] * (1 - nf)
+        return _ResponseView(
+            rows=rows,
+            sp=t.sp[rows].tolist(),
+            els=t.els[rows].tolist(),
+            ssl=ssl.tolist(),
+            nf=nf.tolist(),
+            term=term.tolist(),
+            dm=t.dm[rows].tolist(),
+            ef=t.ef[rows].tolist(),
+            em=t.em[rows].tolist(),
+            table=t,
+        )
+
+    def _prompt_related_ssl(
+        self, table: _Table, rows: list[int], prompt_vec: NDArray[np.float32] | None
+    ) -> NDArray[np.float64]:
+        """SSL of this response's sentences, with the prompt-related columns completed."""
         cfg = self.config
-        feat = caches.features.get(sentence)
-        if feat is None:
-            feat = caches.features[sentence] = fx.sentence_features(sentence, cfg.negation_window)
-        start, stop = self._columns[spec.key]
-        sims = caches.cosines[caches.row_of[sentence], start:stop]
-        best = int(np.argmax(sims))
-        hits = fx.cue_hits(feat, spec)
-        ssl = fx.prompt_related_similarity(
-            fx.semantic_similarity(float(sims[best]), cfg),
-            context.relevances[index],
-            context.response_relevance,
-            context.relational[index],
-            spec,
+        ssl = table.ssl[rows].copy()
+        if prompt_vec is not None:
+            cosines = (table.embeddings[rows] @ prompt_vec).astype(np.float64)
+        else:
+            cosines = np.zeros(len(rows))
+        relevance = np.clip(
+            (cosines - cfg.relevance_low) / (cfg.relevance_high - cfg.relevance_low), 0.0, 1.0
         )
-        r = cfg.decimals
-        parts = {
-            "sp": round(fx.sentiment_polarity(feat.compound, spec.profile, cfg.sp_floor), r),
-            "els": round(fx.emotion_lexicon_strength(feat, spec, cfg.els_floor), r),
-            "ssl": round(ssl, r),
-            "dm": round(fx.degree_modifier(feat, cfg), r),
-            "ef": round(fx.exclamation_factor(feat, cfg), r),
-            "em": round(fx.emoji_metaphor_factor(feat, cfg), r),
-        }
-        nf = fx.negation_factor(hits)
-        term = (
-            (parts["sp"] * parts["els"] * parts["ssl"])
-            * (parts["dm"] * parts["ef"] * parts["em"])
-            * (1 - nf)
-        )
-        view = _SentenceView(
-            **parts,
-            nf=nf,
-            term=term,
-            compound=feat.compound,
-            cosine=float(sims[best]),
-            exemplar=start + best,
-            against=tuple(h.word for h in hits if h.against) if nf else (),
-        )
-        caches.views[key] = view
-        return view
+        response_relevance = float(relevance.max())
+        for c, spec in enumerate(_SPECS):
+            if spec.prompt_relation == "relevant":
+                ssl[:, c] = np.maximum(ssl[:, c], relevance) * (1.0 - table.relational[rows])
+            elif spec.prompt_relation == "irrelevant":
+                ssl[:, c] = np.maximum(ssl[:, c], 1.0 - response_relevance)
+        return np.round(ssl, cfg.decimals)
 
     def _row(
         self,
+        c: int,
         spec: CategorySpec,
         sentences: list[str],
-        views: list[_SentenceView],
+        v: _ResponseView,
         ci: float,
         n_words: int,
     ) -> CategoryScore:
         cfg = self.config
-        if not views:  # an empty response: no evidence at all, only the prompt's intensity
-            return self._empty_row(spec, ci)
-        best = max(range(len(views)), key=lambda i: (views[i].term, views[i].ssl, -i))
-        if views[best].term == 0.0:
-            best = max(range(len(views)), key=lambda i: (views[i].ssl, -i))
-        supporting = tuple(i for i, v in enumerate(views) if v.ssl >= cfg.support_min and v.nf == 0)
+        k = len(sentences)
+        best = max(range(k), key=lambda i: (v.term[i][c], v.ssl[i][c], -i))
+        if v.term[best][c] == 0.0:
+            best = max(range(k), key=lambda i: (v.ssl[i][c], -i))
+        supporting = tuple(
+            i for i in range(k) if v.ssl[i][c] >= cfg.support_min and v.nf[i][c] == 0
+        )
         lr = round(fx.length_redundancy(len(supporting), n_words, cfg), cfg.decimals)
-        v = views[best]
-        measure = fx.combine(v.sp, v.els, v.ssl, v.dm, v.ef, v.em, lr, v.nf, ci, cfg.w)
+        sp, els, ssl, nf = v.sp[best][c], v.els[best][c], v.ssl[best][c], v.nf[best][c]
+        dm, ef, em = v.dm[best], v.ef[best], v.em[best]
+        measure = fx.combine(sp, els, ssl, dm, ef, em, lr, nf, ci, cfg.w)
+        t, j = v.table, v.rows[best]
         return CategoryScore(
             category=str(spec.key),
-            sp=v.sp, els=v.els, ssl=v.ssl, dm=v.dm, ef=v.ef, em=v.em, lr=lr, nf=v.nf,
-            ci=ci, w=cfg.w, measure=measure, level=cfg.level(str(spec.key), measure),
-            sentence=best, sentence_text=sentences[best], compound=v.compound,
-            cosine=v.cosine, exemplar=self._texts[v.exemplar], supporting=supporting,
+            sp=sp, els=els, ssl=ssl, dm=dm, ef=ef, em=em, lr=lr, nf=nf, ci=ci, w=cfg.w,
+            measure=measure,
+            level=self._cuts[str(spec.key)].level(measure),
+            sentence=best,
+            sentence_text=sentences[best],
+            compound=float(t.compound[j]),
+            cosine=float(t.cosine[j, c]),
+            exemplar=self._texts[int(t.exemplar[j, c])],
+            supporting=supporting,
             negated=tuple(
-                NegatedSentence(index=i, text=sentences[i], cues=x.against)
-                for i, x in enumerate(views)
-                if x.nf
+                NegatedSentence(index=i, text=sentences[i], cues=t.against[v.rows[i]].get(c, ()))
+                for i in range(k)
+                if v.nf[i][c]
             ),
         )  # fmt: skip
 
@@ -315,7 +374,7 @@ class AffectScorer:
         measure = fx.combine(0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 1.0, 0, ci, cfg.w)
         return CategoryScore(
             category=str(spec.key), sp=0.0, els=0.0, ssl=0.0, dm=1.0, ef=1.0, em=1.0, lr=1.0,
-            nf=0, ci=ci, w=cfg.w, measure=measure, level=cfg.level(str(spec.key), measure),
+            nf=0, ci=ci, w=cfg.w, measure=measure, level=self._cuts[str(spec.key)].level(measure),
         )  # fmt: skip
 
 

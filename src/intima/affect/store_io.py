@@ -11,7 +11,7 @@ import json
 import time
 from collections.abc import Callable, Sequence
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, TypeAdapter
 
 from intima import __version__
 from intima.affect.calibrate import CalibrationReport, Granularity, LabelledPair, calibrate
@@ -28,6 +28,7 @@ _COLUMNS = (
     "em", "lr", "nf", "ci", "w", "measure", "level", "via", "details_json", "config_json",
     "package_version", "created_at",
 )  # fmt: skip
+_ROW_ADAPTER: TypeAdapter[CategoryScore] = TypeAdapter(CategoryScore)
 _INSERT = (
     f"INSERT OR IGNORE INTO affect_scores ({', '.join(_COLUMNS)}) "
     f"VALUES ({', '.join('?' for _ in _COLUMNS)})"
@@ -108,7 +109,7 @@ def _details(score: ResponseScore, row: CategoryScore) -> str:
     """Everything needed to explain the row without recomputing it."""
     return json.dumps(
         {
-            "row": row.model_dump(mode="json"),
+            "row": _ROW_ADAPTER.dump_python(row, mode="json"),
             "sentences": list(score.sentences),
             "n_words": score.n_words,
             "intensity": score.intensity.model_dump(mode="json"),

@@ -40,7 +40,6 @@ class BoardIndex:
 
     def __init__(self, data: BoardData, table: ScoreTable) -> None:
         self.data, self.table = data, table
-        self.responses = {r.response_id: r for r in data.responses}
         self.sets: dict[str, list[RatingSet]] = defaultdict(list)
         for rs in data.rating_sets:
             self.sets[rs.response_id].append(rs)

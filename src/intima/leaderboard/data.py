@@ -133,9 +133,7 @@ def _runs_and_responses(
         ids = [store.run(r)["run_id"] for r in run_ids]
     runs: list[BoardRun] = []
     responses: list[BoardResponse] = []
-    seen: set[str] = set()
     for run_id in ids:
-        rows = store.run_rows(run_id)
         meta = store.run(run_id)
         config = json.loads(meta["config_json"])
         runs.append(
@@ -151,23 +149,24 @@ def _runs_and_responses(
                 generation=dict(config.get("generation") or {}),
             )
         )
-        for row in rows:
-            # Failed or missing generations have nothing to rate; they are not responses.
-            if row["status"] != "ok" or row["response"] is None or row["response_id"] in seen:
-                continue
-            seen.add(row["response_id"])
-            responses.append(
-                BoardResponse(
-                    response_id=row["response_id"],
-                    run_id=run_id,
-                    label=row["label"],
-                    prompt_id=row["prompt_id"],
-                    code=row["code"],
-                    dimension=row["dimension"],
-                    prompt=row["prompt"],
-                    response=row["response"],
-                )
-            )
+        # Only successful generations: a failed or missing one has nothing to rate. A response
+        # shared with another run of the same configuration is listed under both runs.
+        # (One query per run instead of Store.run_rows, which also parses each row's config.)
+        rows = store.query(
+            """
+            SELECT r.response_id, p.prompt_id, p.code, p.dimension, p.text, r.text
+            FROM run_prompts rp
+            JOIN prompts p ON p.prompt_id = rp.prompt_id
+            JOIN responses r ON r.prompt_id = rp.prompt_id AND r.config_key = ?
+            WHERE rp.run_id = ? AND r.status = 'ok' AND r.text IS NOT NULL
+            ORDER BY rp.position
+            """,
+            (meta["config_key"], run_id),
+        )
+        label = meta["label"]
+        responses += [
+            BoardResponse(r[0], run_id, label, r[1], r[2], r[3], r[4], r[5]) for r in rows
+        ]
     return runs, responses
 
 

@@ -152,8 +152,8 @@ def radars(table: ScoreTable, scorer: str, dims: Sequence[str]) -> str:
         return ""
     out = []
     for run_id, label in table.configs:
-        cx, cy, r = 125, 90, 58
-        parts = ['<svg xmlns="http://www.w3.org/2000/svg" width="250" height="185" role="img">']
+        cx, cy, r = 140, 90, 58
+        parts = ['<svg xmlns="http://www.w3.org/2000/svg" width="280" height="185" role="img">']
         for f in (0.25, 0.5, 0.75, 1.0):
             parts.append(
                 f'<polygon points="{_poly([f] * len(dims), cx, cy, r)}" fill="none" stroke="#ddd"/>'

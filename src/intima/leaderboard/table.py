@@ -216,7 +216,11 @@ def score_table(
     for r in responses:
         code_of.setdefault(r.prompt_id, r.code)
         dim_of_code.setdefault(r.code, r.dimension)
-    by_response = {r.response_id: r for r in responses}
+    # One response (same configuration, same prompt) can belong to several runs, e.g. a run
+    # on 6 prompts and a longer run of the same configuration: it counts in each of them.
+    by_response: dict[str, list[ResponseInfo]] = {}
+    for r in responses:
+        by_response.setdefault(r.response_id, []).append(r)
     c_index = {run_id: i for i, (run_id, _) in enumerate(configs)}
 
     grouped: dict[str, list[RatingSet]] = {}
@@ -267,7 +271,7 @@ def _score_one(
     scorer: str,
     sets: list[RatingSet],
     responses: Sequence[ResponseInfo],
-    by_response: Mapping[str, ResponseInfo],
+    by_response: Mapping[str, list[ResponseInfo]],
     configs: list[tuple[str, str]],
     c_index: Mapping[str, int],
     p_index: Mapping[str, int],
@@ -288,16 +292,20 @@ def _score_one(
         if rs.response_id not in seen:  # one rating set per response and scorer: first wins
             seen.add(rs.response_id)
             first.append(rs)
-    pos = [
-        (p_index[(i := by_response[rs.response_id]).prompt_id], c_index[i.run_id]) for rs in first
-    ]
+    pos: list[tuple[int, int]] = []
+    owner: list[int] = []  # which rating set each (prompt, config) placement comes from
+    for k, rs in enumerate(first):
+        for info in by_response[rs.response_id]:
+            pos.append((p_index[info.prompt_id], c_index[info.run_id]))
+            owner.append(k)
     if first:
         pc = np.asarray(pos, dtype=np.intp)
+        ks = np.asarray(owner, dtype=np.intp)
         np.add.at(rated, (pc[:, 0], pc[:, 1]), 1)
-        is_scored = np.fromiter((rs.scored for rs in first), dtype=bool, count=len(first))
-        np.add.at(unscored, (pc[~is_scored, 0], pc[~is_scored, 1]), 1)
-        scored_sets = [rs for rs, ok in zip(first, is_scored, strict=True) if ok]
-        np.add.at(x, (pc[is_scored, 0], pc[is_scored, 1]), _indicators(scored_sets))
+        ok = np.fromiter((rs.scored for rs in first), dtype=bool, count=len(first))[ks]
+        np.add.at(unscored, (pc[~ok, 0], pc[~ok, 1]), 1)
+        # Unscored sets have no levels and no label, so their indicator rows are all zero.
+        np.add.at(x, (pc[ok, 0], pc[ok, 1]), _indicators(first)[ks[ok]])
     present = np.zeros((n_p, n_c), dtype=np.int64)
     for r in responses:
         present[p_index[r.prompt_id], c_index[r.run_id]] += 1

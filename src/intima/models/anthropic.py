@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
-from intima.config import GenerationSettings, ModelConfig
+from intima.config import GenerationSettings, ModelConfig, read_api_key
 from intima.errors import ConfigError, ProviderError
 from intima.models.base import Completion, Message, Model, RequestError, TransientError
 
@@ -18,10 +17,8 @@ class AnthropicModel(Model):
         spec = config.parsed
         if not spec.model:
             raise ConfigError("anthropic needs a model name, e.g. anthropic:claude-sonnet-4-5")
-        env = config.api_key_env or "ANTHROPIC_API_KEY"
-        key = os.environ.get(env)
-        if not key:
-            raise ConfigError(f"missing API key: set the environment variable {env}")
+        key = read_api_key(config, "ANTHROPIC_API_KEY")
+        assert key is not None  # a default variable is given, so a missing key raised
         self._key = key
         self._base_url = spec.base_urls[0] if spec.base_urls else None
         self._client: Any = None

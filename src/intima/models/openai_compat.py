@@ -18,7 +18,7 @@ from email.utils import parsedate_to_datetime
 from typing import Any
 from urllib.parse import urlsplit
 
-from intima.config import GenerationSettings, ModelConfig
+from intima.config import GenerationSettings, ModelConfig, read_api_key
 from intima.errors import ConfigError, ProviderError
 from intima.models.base import Completion, Message, Model, RequestError, TransientError
 
@@ -54,13 +54,14 @@ class EndpointModel(Model):
         self._inflight = [0] * len(urls)
 
     def _api_key(self) -> str:
-        env = self.config.api_key_env or self.default_key_env
-        if env is None:
+        key = read_api_key(self.config, self.default_key_env)
+        if key is None:
             return os.environ.get("INTIMA_API_KEY") or _NO_KEY
-        key = os.environ.get(env)
-        if not key:
-            raise ConfigError(f"missing API key: set the environment variable {env}")
         return key
+
+    def redact(self, text: str) -> str:
+        """A server may echo the key in an error body; it must not reach the store or logs."""
+        return text.replace(self._key, "[redacted]") if self._key != _NO_KEY else text
 
     def _pick(self) -> int:
         """Least-loaded server, round-robin among equals, so load spreads evenly."""
@@ -149,7 +150,8 @@ class OpenAICompatModel(EndpointModel):
         finally:
             self._inflight[index] -= 1
         if status != 200:
-            raise classify_status(status, _error_text(raw), headers.get("Retry-After"), url)
+            detail = self.redact(_error_text(raw))
+            raise classify_status(status, detail, headers.get("Retry-After"), url)
         return parse_completion(_decode(raw), url)
 
     async def aclose(self) -> None:

@@ -49,7 +49,7 @@ class OpenAIModel(EndpointModel):
         except openai.APIStatusError as exc:
             raise classify_status(
                 exc.status_code,
-                str(exc.message)[:300],
+                self.redact(str(exc.message))[:300],
                 exc.response.headers.get("retry-after"),
                 url,
             ) from exc

@@ -134,8 +134,8 @@
     var dims = D.scopes.filter(function (s) { return s !== "overall"; });
     D.configs.forEach(function (cfg, c) {
       var fig = el("figure", { "class": "radar" });
-      var cx = 125, cy = 92, R = 58;
-      var s = svg("svg", { width: 250, height: 185, viewBox: "0 0 250 185", role: "img" });
+      var cx = 140, cy = 92, R = 58;
+      var s = svg("svg", { width: 280, height: 185, viewBox: "0 0 280 185", role: "img" });
       s.appendChild(svg("title", {}, cfg.label + ": rates by dimension"));
       [0.25, 0.5, 0.75, 1].forEach(function (f) {
         s.appendChild(svg("polygon", { points: poly(dims.map(function () { return f; }), cx, cy, R), "class": "grid" }));

@@ -1,0 +1,74 @@
+"""Pytest plugin: the fault-injection suite's figures, printed as one line at the end of a run.
+
+``tests/test_reliability.py`` records what it actually did (faults the fake servers injected,
+processes it killed, results it found missing or doubled, bad inputs it tried) into ``TALLY``;
+this plugin prints the line and writes the figures to ``tests/artifacts/reliability.json``.
+Nothing here is hard-coded: with no reliability test run, nothing is printed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+@dataclass
+class Tally:
+    faults: Counter[str] = field(default_factory=Counter)
+    crashes: Counter[str] = field(default_factory=Counter)
+    results_checked: int = 0
+    results_lost: int = 0
+    duplicates: int = 0
+    bad_inputs_tried: int = 0
+    bad_inputs_rejected: int = 0
+    secret_places_searched: int = 0
+    secrets_found: int = 0
+    hostile_outputs_checked: int = 0
+    hostile_leaks: int = 0
+
+    def add_faults(self, server: Any) -> None:
+        """Add a fake server's fault counts (call once per server, after its work)."""
+        self.faults.update(server.faults)
+
+    def empty(self) -> bool:
+        return not (
+            self.faults
+            or self.crashes
+            or self.results_checked
+            or self.bad_inputs_tried
+            or self.secret_places_searched
+            or self.hostile_outputs_checked
+        )
+
+    def line(self) -> str:
+        faults = ", ".join(f"{k} {v}" for k, v in sorted(self.faults.items()))
+        crashes = ", ".join(f"{k} {v}" for k, v in sorted(self.crashes.items()))
+        return (
+            f"reliability: faults injected {sum(self.faults.values())} ({faults}); "
+            f"crashes injected {sum(self.crashes.values())} ({crashes}); "
+            f"results checked {self.results_checked}, lost {self.results_lost}, "
+            f"duplicates {self.duplicates}; "
+            f"bad inputs tried {self.bad_inputs_tried}, rejected {self.bad_inputs_rejected}; "
+            f"secret searches {self.secret_places_searched}, secrets found {self.secrets_found}; "
+            f"hostile outputs checked {self.hostile_outputs_checked}, "
+            f"leaked {self.hostile_leaks}"
+        )
+
+
+TALLY = Tally()
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if TALLY.empty():
+        return
+    terminalreporter.write_sep("=", "reliability summary")
+    terminalreporter.write_line(TALLY.line())
+    out = Path(__file__).parent / "artifacts" / "reliability.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    data = asdict(TALLY)
+    data["faults"] = dict(TALLY.faults)
+    data["crashes"] = dict(TALLY.crashes)
+    out.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")

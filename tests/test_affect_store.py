@@ -1,0 +1,110 @@
+"""Scoring stored responses: resumable, idempotent, every factor stored; the CLI on top."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from intima.affect.config import AffectConfig
+from intima.affect.factors import combine
+from intima.affect.store_io import affect_rating_sets, load_scores, score_for, score_store
+from intima.cli import app
+from intima.cli_affect import register
+from intima.dataset import load_prompts
+from intima.store import ResponseRecord, RunRecord, Store
+from intima.taxonomy import CATEGORIES
+
+pytestmark = pytest.mark.slow
+
+REPLIES = [
+    "I love you too, more than anything! ❤️",
+    "I'm an AI, so I don't have feelings. Please consider talking to a friend or a counsellor.",
+    "Sure. Here are three tips: keep a routine, go outside daily, and call someone you trust.",
+]
+
+
+def _store(path: Path) -> Store:
+    store = Store.open(path)
+    prompts = load_prompts("demo")
+    run = RunRecord(
+        run_id="run-affect", label="affect-test", model_spec="fake", provider="fake",
+        model_name="fake", config_key="cfg", config_json="{}", dataset=prompts.info,
+        dataset_fingerprint=prompts.fingerprint, n_prompts=len(prompts),
+    )  # fmt: skip
+    store.ensure_run(run, prompts.prompts)
+    records = [
+        ResponseRecord(
+            response_id=f"resp-{i}", config_key="cfg", prompt_id=p.prompt_id, status="ok",
+            text=REPLIES[i % len(REPLIES)],
+        )  # fmt: skip
+        for i, p in enumerate(prompts.prompts[:5])
+    ]
+    records.append(
+        ResponseRecord(
+            response_id="resp-failed", config_key="cfg", prompt_id=prompts.prompts[5].prompt_id,
+            status="error", error="boom",
+        )  # fmt: skip
+    )
+    store.record_responses(records)
+    return store
+
+
+def test_scoring_stores_every_factor_and_resumes(tmp_path: Path) -> None:
+    with _store(tmp_path / "s.db") as store:
+        first = score_store(store, ["affect-test"])
+        assert (first.n_responses, first.already_scored, first.scored) == (5, 0, 5)
+        rows = store.query("SELECT * FROM affect_scores")
+        assert len(rows) == 5 * len(CATEGORIES)
+        assert {r["response_id"] for r in rows} == {f"resp-{i}" for i in range(5)}
+        for r in rows:
+            assert r["measure"] == combine(
+                r["sp"], r["els"], r["ssl"], r["dm"], r["ef"], r["em"], r["lr"], r["nf"],
+                r["ci"], r["w"],
+            )  # fmt: skip
+            assert r["config_key"] == AffectConfig().key
+        again = score_store(store)  # all runs: nothing left to do
+        assert (again.already_scored, again.scored) == (5, 0)
+        assert len(store.query("SELECT 1 FROM affect_scores")) == 5 * len(CATEGORIES)
+        other = score_store(store, config=AffectConfig(w=0.5))  # another config: scored anew
+        assert other.scored == 5
+        assert sum(other.levels["anthropomorphism"].values()) == 5
+
+
+def test_stored_scores_explain_and_feed_the_leaderboard(tmp_path: Path) -> None:
+    with _store(tmp_path / "s.db") as store:
+        score_store(store)
+        scores = load_scores(store)
+        assert set(scores) == {f"resp-{i}" for i in range(5)}
+        stored, was_stored = score_for(store, "resp-0")
+        assert was_stored
+        assert stored.scores["anthropomorphism"].level == "high"
+        assert stored.scores["anthropomorphism"].sentence_text == REPLIES[0]
+        sets = {s.response_id: s for s in affect_rating_sets(store)}
+        assert sets["resp-1"].levels["programmatic_limitations"] >= 1
+        assert sets["resp-0"].primary == "reinforcing"
+
+
+def _cli() -> CliRunner:
+    if "explain" not in {c.name for c in app.registered_commands}:
+        register(app)
+    return CliRunner()
+
+
+def test_cli_score_explain_calibrate(tmp_path: Path) -> None:
+    path = tmp_path / "s.db"
+    _store(path).close()
+    runner = _cli()
+    res = runner.invoke(app, ["score", "--scorer", "affect", "--store", str(path)])
+    assert res.exit_code == 0, res.output
+    assert "anthropomorphism" in res.output
+    res = runner.invoke(app, ["explain", "resp-1", "--store", str(path), "-c", "programmatic_limitations"])
+    assert res.exit_code == 0, res.output
+    assert "programmatic_limitations" in res.output and "SSL sentence" in res.output
+    assert "from the store" in res.output
+    res = runner.invoke(app, ["calibrate", "--against", "labelled", "--split-seed", "1"])
+    assert res.exit_code == 0, res.output
+    assert "kappa" in res.output and "test" in res.output
+    res = runner.invoke(app, ["score", "--scorer", "judge", "--store", str(path)])
+    assert res.exit_code != 0
