@@ -274,15 +274,24 @@ def test_a_sentinel_api_key_never_reaches_a_bundle(
 ) -> None:
     sentinel = "sk-SENTINEL-7f3a9c1e5b2d4086"
     server = fake_server()
+    # A careless proxy that quotes the Authorization header back in its error bodies.
+    leaky = fake_server(rates={"500": 1.0}, echo_auth=True)
     db = tmp_path / "w.db"
     with Store.open(db) as store:
         add_request(store, f"openai-compat:fake@{server.base_url}", dataset="demo")
+        add_request(store, f"openai-compat:leaky@{leaky.base_url}", dataset="demo")
         add_request(store, "openai:gpt-4o-mini", dataset="demo")  # fails: its key is unset
     env = {"INTIMA_API_KEY": sentinel, "HF_TOKEN": sentinel, "OPENAI_API_KEY": ""}
-    worked = run_cli("worker", "--drain", "--limit", "3", "--poll", "0.1", "--store", str(db),
-                     env=env)  # fmt: skip
+    worked = run_cli("worker", "--drain", "--limit", "3", "--poll", "0.1", "--max-retries", "0",
+                     "--store", str(db), env=env)  # fmt: skip
     assert worked.returncode == 0, worked.stderr
-    assert server.completed == 3  # the key was really in use during the run
+    assert "1 finished, 2 failed" in worked.stdout
+    # The key was really in use during the run, and really echoed back by the leaky server.
+    assert server.auth_seen[f"Bearer {sentinel}"] == 3
+    assert leaky.auth_seen[f"Bearer {sentinel}"] == 3
+    with sqlite3.connect(db) as conn:
+        errors = [e for (e,) in conn.execute("SELECT error FROM responses WHERE status='error'")]
+    assert len(errors) == 3 and all("500" in e for e in errors)
     out = tmp_path / "bundle"
     published = run_cli("publish", str(out), "--store", str(db), env=env)
     assert published.returncode == 0, published.stderr

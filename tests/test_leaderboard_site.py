@@ -103,6 +103,12 @@ def test_table_loads_and_sorting_by_a_dimension_reorders_rows(page, site: Path) 
     assert shown_pct == pytest.approx([100 * r for r in sorted(rates)], abs=0.051)
 
 
+def test_sorting_by_model_name(page) -> None:
+    page.click("th[data-sort='label']")
+    names = page.locator("#scores tbody tr td.model").all_text_contents()
+    assert names == sorted(names) and len(names) == 4
+
+
 def test_switching_scorer_and_metric_changes_the_numbers(page, site: Path) -> None:
     data = payload(site)
     page.select_option("#scorer", "panel")

@@ -178,10 +178,16 @@ def test_worker_with_a_judge_stores_judgments_for_the_request(
     assert result.returncode == 0, result.stderr
     with Store.open(db) as store:
         assert get_request(store, rec.request_id).status == "finished"
-    # The fake judge does not answer in JSON: each judgment is kept, unscored, with the reason.
+    # The fake judge rates every category 'low': three scored, neutral judgments.
     assert _scalar(db, "SELECT COUNT(*) FROM judgments") == 3
-    assert _scalar(db, "SELECT COUNT(*) FROM judgments WHERE status = 'unscored'") == 3
-    assert judge.requests >= 3
+    assert (
+        _scalar(
+            db,
+            "SELECT COUNT(*) FROM judgments WHERE status = 'scored' AND primary_label = 'neutral'",
+        )
+        == 3
+    )
+    assert judge.requests == 3 and model.requests == 3
 
 
 def test_sigterm_releases_the_request_at_once(

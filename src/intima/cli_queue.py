@@ -94,6 +94,9 @@ def worker_cmd(
     concurrency: Annotated[
         int | None, typer.Option(help="Requests in flight per model on this machine.")
     ] = None,
+    max_retries: Annotated[
+        int | None, typer.Option(help="Retries per prompt (default: the request's, 6).")
+    ] = None,
     lease: Annotated[float, typer.Option(help="Lease seconds; renewed while working.")] = 120.0,
     poll: Annotated[float, typer.Option(help="Seconds between looks at an empty queue.")] = 2.0,
     max_attempts: Annotated[int, typer.Option(help="Give up on a request after N claims.")] = 3,
@@ -115,7 +118,8 @@ def worker_cmd(
     try:
         summary = work(
             store, once=once, drain=drain, judges=judges, score=score, dataset=dataset, limit=limit,
-            base_urls=tuple(base_url or ()), concurrency=concurrency, lease_s=lease, poll_s=poll,
+            base_urls=tuple(base_url or ()), concurrency=concurrency, max_retries=max_retries,
+            lease_s=lease, poll_s=poll,
             max_attempts=max_attempts, console=console,
         )  # fmt: skip
     except KeyboardInterrupt:

@@ -219,17 +219,21 @@ async def _claimed_pool(
     lease = claim_lease_s(config)
     busy: list[Prompt] = []
 
+    # Claims are taken a pool's worth at a time: one transaction per chunk keeps the cost
+    # per prompt small, and a process never holds more unstarted prompts than it runs at once.
+    chunk = max(1, min(concurrency, 64))
+
     def claimed(prompts: Sequence[Prompt]) -> Iterator[Prompt]:
-        for prompt in prompts:
-            state = store.claim_response(
-                response_id_for(config.config_key, prompt.prompt_id), owner, lease
-            )
-            if state == "claimed":
-                yield prompt
-            elif state == "busy":
-                busy.append(prompt)
-            else:
-                by_other()
+        for start in range(0, len(prompts), chunk):
+            part = prompts[start : start + chunk]
+            ids = [response_id_for(config.config_key, p.prompt_id) for p in part]
+            for prompt, state in zip(part, store.claim_responses(ids, owner, lease), strict=True):
+                if state == "claimed":
+                    yield prompt
+                elif state == "busy":
+                    busy.append(prompt)
+                else:
+                    by_other()
 
     pool = await run_pool(
         claimed(todo), work, concurrency=concurrency, on_result=done, budget=budget

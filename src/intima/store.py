@@ -364,28 +364,42 @@ class Store:
     def claim_response(
         self, response_id: str, owner: str, lease_s: float
     ) -> Literal["claimed", "done", "busy"]:
-        """Take the right to request one response, unless it exists or a live process has it.
+        """Take the right to request one response (see :meth:`claim_responses`)."""
+        return self.claim_responses([response_id], owner, lease_s)[0]
 
+    def claim_responses(
+        self, response_ids: Sequence[str], owner: str, lease_s: float
+    ) -> list[Literal["claimed", "done", "busy"]]:
+        """Claim several responses in one transaction; each is claimed, done, or busy.
+
+        A response is *done* once stored as ok, *busy* while another owner's claim is live.
         A claim is live while its lease lasts and, on this host, while its process is alive:
         a process killed with SIGKILL leaves claims that the next run takes over at once.
         """
+        states: list[Literal["claimed", "done", "busy"]] = []
+        expires = time.time() + lease_s
         with self.transaction() as conn:
-            done = conn.execute(
-                "SELECT 1 FROM responses WHERE response_id = ? AND status = 'ok'", (response_id,)
-            ).fetchone()
-            if done:
-                return "done"
-            row = conn.execute(
-                "SELECT owner, host, pid, expires FROM response_claims WHERE response_id = ?",
-                (response_id,),
-            ).fetchone()
-            if row is not None and row["owner"] != owner and _claim_live(row):
-                return "busy"
-            conn.execute(
-                "INSERT OR REPLACE INTO response_claims VALUES (?,?,?,?,?)",
-                (response_id, owner, _HOST, os.getpid(), time.time() + lease_s),
-            )
-        return "claimed"
+            for response_id in response_ids:
+                done = conn.execute(
+                    "SELECT 1 FROM responses WHERE response_id = ? AND status = 'ok'",
+                    (response_id,),
+                ).fetchone()
+                if done:
+                    states.append("done")
+                    continue
+                row = conn.execute(
+                    "SELECT owner, host, pid, expires FROM response_claims WHERE response_id = ?",
+                    (response_id,),
+                ).fetchone()
+                if row is not None and row["owner"] != owner and _claim_live(row):
+                    states.append("busy")
+                    continue
+                conn.execute(
+                    "INSERT OR REPLACE INTO response_claims VALUES (?,?,?,?,?)",
+                    (response_id, owner, _HOST, os.getpid(), expires),
+                )
+                states.append("claimed")
+        return states
 
     def release_claims(self, owner: str) -> None:
         """Drop this owner's claims, and any claim on an answered prompt (a killed run's)."""

@@ -123,6 +123,7 @@ def work(
     limit: int | None = None,
     base_urls: Sequence[str] = (),
     concurrency: int | None = None,
+    max_retries: int | None = None,
     lease_s: float = DEFAULT_LEASE_S,
     poll_s: float = 2.0,
     max_attempts: int = DEFAULT_MAX_ATTEMPTS,
@@ -135,7 +136,8 @@ def work(
     pending or running (otherwise wait for new requests for ever). ``dataset``: where to read
     the prompts of requests that ask for ``hub`` (a local copy when the Hub is out of reach).
     ``base_urls``: servers for requests that name a model but no server. ``concurrency``:
-    requests in flight per model on this worker's machine (does not change the answers).
+    requests in flight per model on this worker's machine; ``max_retries``: retries per prompt
+    (neither changes the answers, so neither is part of the cache key).
     """
     if lease_s <= 0 or poll_s <= 0:
         raise IntimaError("--lease and --poll must be positive numbers of seconds")
@@ -152,7 +154,7 @@ def work(
             summary.claimed += 1
             _say(console, f"{req.request_id}: {req.spec} (attempt {req.attempts})")
             outcome = _process(store, req, pipeline, dataset=dataset, limit=limit,
-                               config=_config_for(req, base_urls, concurrency),
+                               config=_config_for(req, base_urls, concurrency, max_retries),
                                lease_s=lease_s, console=console)  # fmt: skip
             setattr(summary, outcome, getattr(summary, outcome) + 1)
             if once:
@@ -213,7 +215,7 @@ def _failed(
 
 
 def _config_for(
-    req: RequestRecord, base_urls: Sequence[str], concurrency: int | None
+    req: RequestRecord, base_urls: Sequence[str], concurrency: int | None, max_retries: int | None
 ) -> ModelConfig:
     """Operational knobs only: neither changes the cache key, so answers are shared."""
     update: dict[str, object] = {}
@@ -221,6 +223,8 @@ def _config_for(
         update["base_urls"] = tuple(base_urls)
     if concurrency is not None:
         update["concurrency"] = concurrency
+    if max_retries is not None:
+        update["max_retries"] = max_retries
     return ModelConfig.model_validate({**req.config.model_dump(), **update})
 
 

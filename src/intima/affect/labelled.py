@@ -1,9 +1,16 @@
 """The project's labelled set: responses written by intima with their intended ratings.
 
-``intima/data/affect_labelled.jsonl`` holds 80 original prompt/response pairs, 8 per
-sub-behaviour, each rated low/medium/high on all 13 categories. Behaviour ratings are the
-highest rating among their sub-behaviours (our convention, the same rule the measure uses).
-It checks the measure against its authors' intent; it is not a human-annotated benchmark.
+``intima/data/affect_labelled.jsonl`` holds 100 original prompt/response pairs, each rated
+low/medium/high on all 13 categories:
+
+* ``dev`` (80, 8 per sub-behaviour): seen while the scorer was designed; the default
+  thresholds were fitted on it.
+* ``fresh`` (20, 2 per sub-behaviour): written after the scorer and its defaults were frozen
+  and never used to tune anything; the honest estimate.
+
+Behaviour ratings are the highest rating among their sub-behaviours (our convention, the same
+rule the measure uses). The set checks the measure against its authors' intent; it is not a
+human-annotated benchmark, and its authors also wrote the exemplars.
 """
 
 from __future__ import annotations
@@ -11,7 +18,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from importlib import resources
-from typing import Final
+from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -34,6 +41,7 @@ class LabelledExample(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     id: str
+    split: Literal["dev", "fresh"]
     primary: str
     prompt: str
     response: str
@@ -43,10 +51,11 @@ class LabelledExample(BaseModel):
         return AffectInput(response_id=self.id, prompt=self.prompt, response=self.response)
 
 
-def load_labelled() -> list[LabelledExample]:
+def load_labelled(split: Literal["dev", "fresh"] | None = None) -> list[LabelledExample]:
     path = resources.files("intima.data").joinpath(LABELLED_FILE)
     with path.open("r", encoding="utf-8") as fh:
         rows = [LabelledExample.model_validate(json.loads(line)) for line in fh if line.strip()]
+    rows = [r for r in rows if split is None or r.split == split]
     for row in rows:
         if set(row.ratings) != set(CATEGORIES):
             raise ValueError(f"{row.id}: ratings must cover exactly {CATEGORIES}")
@@ -76,9 +85,11 @@ class LabelledAgreement(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     n_examples: int
+    n_fresh: int
     config_key: str
-    in_sample: Agreement  # with the config's own thresholds on all examples
-    held_out: list[CalibrationReport]  # thresholds fitted on one half, tested on the other
+    in_sample: Agreement  # dev examples, with the config's own thresholds
+    held_out: list[CalibrationReport]  # dev: thresholds fitted on one half, tested on the other
+    fresh: Agreement  # fresh examples, with the config's own thresholds
     mean_test_kappa: float
     mean_test_auroc: float
 
@@ -91,14 +102,17 @@ def evaluate_labelled(
 ) -> LabelledAgreement:
     examples = load_labelled()
     scores = scorer.score([ex.as_input() for ex in examples])
-    pairs = labelled_pairs(examples, scores)
+    dev = labelled_pairs([ex for ex in examples if ex.split == "dev"], scores)
+    fresh = labelled_pairs([ex for ex in examples if ex.split == "fresh"], scores)
     cfg = scorer.config
     cuts = {group_of(c): cfg.thresholds_for(c) for c in CATEGORIES}
-    reports = [calibrate(pairs, "labelled", train_fraction, s, granularity) for s in seeds]
+    reports = [calibrate(dev, "labelled:dev", train_fraction, s, granularity) for s in seeds]
     return LabelledAgreement(
         n_examples=len(examples),
+        n_fresh=len(fresh) // len(CATEGORIES),
         config_key=cfg.key,
-        in_sample=agreement(pairs, cuts),
+        fresh=agreement(fresh, cuts),
+        in_sample=agreement(dev, cuts),
         held_out=reports,
         mean_test_kappa=_mean([r.test.kappa_quadratic for r in reports]),
         mean_test_auroc=_mean([r.test.auroc for r in reports]),
