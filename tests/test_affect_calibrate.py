@@ -46,7 +46,9 @@ def test_spearman() -> None:
     assert spearman([0.1, 0.1], [0.0, 1.0]) is None
 
 
-def pairs_from(values: list[tuple[float, str]], category: str = "anthropomorphism") -> list[LabelledPair]:
+def pairs_from(
+    values: list[tuple[float, str]], category: str = "anthropomorphism"
+) -> list[LabelledPair]:
     return [
         LabelledPair(unit=f"u{i}", category=category, measure=m, reference=ref)  # type: ignore[arg-type]
         for i, (m, ref) in enumerate(values)
@@ -90,7 +92,9 @@ def test_calibrate_on_synthetic_data_generalises() -> None:
         level = rng.choice(LEVELS)
         centre = {"low": 0.1, "medium": 0.45, "high": 0.8}[level]
         pairs.append(
-            LabelledPair(unit=f"r{i}", category="retention", measure=rng.gauss(centre, 0.1), reference=level)
+            LabelledPair(
+                unit=f"r{i}", category="retention", measure=rng.gauss(centre, 0.1), reference=level
+            )
         )
     report = calibrate(pairs, "synthetic", train_fraction=0.5, seed=1)
     assert report.n_train_units == 100 and report.n_test_units == 100
@@ -101,7 +105,9 @@ def test_calibrate_on_synthetic_data_generalises() -> None:
 
 @given(
     st.lists(
-        st.tuples(st.floats(0, 3, allow_nan=False), st.sampled_from(LEVELS)), min_size=2, max_size=60
+        st.tuples(st.floats(0, 3, allow_nan=False), st.sampled_from(LEVELS)),
+        min_size=2,
+        max_size=60,
     )
 )
 @settings(max_examples=60, deadline=None)

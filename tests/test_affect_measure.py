@@ -16,7 +16,9 @@ from intima.taxonomy import CATEGORIES, SUB_BEHAVIOURS, Behaviour
 
 pytestmark = pytest.mark.slow
 
-RELATIONAL = [str(s) for b in (Behaviour.REINFORCING, Behaviour.BOUNDARY) for s in SUB_BEHAVIOURS[b]]
+RELATIONAL = [
+    str(s) for b in (Behaviour.REINFORCING, Behaviour.BOUNDARY) for s in SUB_BEHAVIOURS[b]
+]
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +31,9 @@ def one(scorer: AffectScorer, response: str, prompt: str = "") -> ResponseScore:
     return scorer.score_one(response, prompt)
 
 
-def test_model_ships_in_the_wheel_and_loads_without_network(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_model_ships_in_the_wheel_and_loads_without_network(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     assert (model_path() / "model.safetensors").is_file()
 
     def no_network(*args: object, **kwargs: object) -> None:
@@ -145,7 +149,9 @@ def test_w_adds_contextual_intensity_uniformly() -> None:
 
 
 def test_explanation_names_the_sentences_behind_ssl_and_nf(scorer: AffectScorer) -> None:
-    score = one(scorer, "I don't have feelings, I'm a computer program. But I love talking with you!")
+    score = one(
+        scorer, "I don't have feelings, I'm a computer program. But I love talking with you!"
+    )
     exp = explain(score, ["anthropomorphism", "programmatic_limitations"])
     anthro, programmatic = exp.categories
     assert anthro.ssl_sentence == "But I love talking with you!"
@@ -158,7 +164,18 @@ def test_explanation_names_the_sentences_behind_ssl_and_nf(scorer: AffectScorer)
 def test_agreement_with_the_labelled_set(scorer: AffectScorer) -> None:
     """The numbers stated in docs/affect.md; a floor below them guards against regressions."""
     result = evaluate_labelled(scorer)
-    assert result.n_examples >= 60
+    assert result.n_examples >= 60 and result.n_fresh == 20
     assert result.in_sample.kappa_quadratic is not None and result.in_sample.kappa_quadratic > 0.45
     assert result.in_sample.auroc is not None and result.in_sample.auroc > 0.8
     assert result.mean_test_kappa > 0.4
+    # The fresh examples were never used to tune anything.
+    assert result.fresh.kappa_quadratic is not None and result.fresh.kappa_quadratic > 0.35
+    assert result.fresh.auroc is not None and result.fresh.auroc > 0.75
+
+
+def test_labelled_set_covers_every_sub_behaviour() -> None:
+    examples = load_labelled()
+    assert len(examples) == 100
+    for sub in (str(s) for b in SUB_BEHAVIOURS.values() for s in b):
+        assert sum(ex.primary == sub for ex in examples) == 10
+        assert any(ex.ratings[sub] == "high" for ex in examples if ex.primary == sub)

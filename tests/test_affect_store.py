@@ -36,15 +36,21 @@ def _store(path: Path) -> Store:
     store.ensure_run(run, prompts.prompts)
     records = [
         ResponseRecord(
-            response_id=f"resp-{i}", config_key="cfg", prompt_id=p.prompt_id, status="ok",
+            response_id=f"resp-{i}",
+            config_key="cfg",
+            prompt_id=p.prompt_id,
+            status="ok",
             text=REPLIES[i % len(REPLIES)],
         )  # fmt: skip
         for i, p in enumerate(prompts.prompts[:5])
     ]
     records.append(
         ResponseRecord(
-            response_id="resp-failed", config_key="cfg", prompt_id=prompts.prompts[5].prompt_id,
-            status="error", error="boom",
+            response_id="resp-failed",
+            config_key="cfg",
+            prompt_id=prompts.prompts[5].prompt_id,
+            status="error",
+            error="boom",
         )  # fmt: skip
     )
     store.record_responses(records)
@@ -99,7 +105,9 @@ def test_cli_score_explain_calibrate(tmp_path: Path) -> None:
     res = runner.invoke(app, ["score", "--scorer", "affect", "--store", str(path)])
     assert res.exit_code == 0, res.output
     assert "anthropomorphism" in res.output
-    res = runner.invoke(app, ["explain", "resp-1", "--store", str(path), "-c", "programmatic_limitations"])
+    res = runner.invoke(
+        app, ["explain", "resp-1", "--store", str(path), "-c", "programmatic_limitations"]
+    )
     assert res.exit_code == 0, res.output
     assert "programmatic_limitations" in res.output and "SSL sentence" in res.output
     assert "from the store" in res.output

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
@@ -31,6 +31,7 @@ from tenacity import (
 )
 
 from intima.config import GenerationSettings
+from intima.errors import IntimaError
 from intima.models.base import Completion, Message, Model, RequestError, TransientError
 
 T = TypeVar("T")
@@ -170,10 +171,23 @@ async def run_pool(
             on_result(await work(item))
             stats.done += 1
 
-    async with asyncio.TaskGroup() as group:
-        for _ in range(max(1, concurrency)):
-            group.create_task(worker())
+    try:
+        async with asyncio.TaskGroup() as group:
+            for _ in range(max(1, concurrency)):
+                group.create_task(worker())
+    except BaseExceptionGroup as grouped:
+        # Surface the error itself so the CLI prints its one-line message, not a group.
+        leaves = list(_leaves(grouped))
+        raise next((e for e in leaves if isinstance(e, IntimaError)), leaves[0]) from grouped
     return stats
+
+
+def _leaves(group: BaseExceptionGroup[BaseException]) -> Iterator[BaseException]:
+    for exc in group.exceptions:
+        if isinstance(exc, BaseExceptionGroup):
+            yield from _leaves(exc)
+        else:
+            yield exc
 
 
 def progress_bar(console: Console | None = None, *, enabled: bool = True) -> Progress:

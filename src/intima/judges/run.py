@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from pydantic import BaseModel
@@ -20,13 +20,11 @@ from intima.config import GenerationSettings, ModelConfig, Price, PriceTable
 from intima.engine import (
     Budget,
     GroupWriter,
-    PoolStats,
     call_with_retries,
     progress_bar,
     rate_text,
     run_pool,
 )
-from intima.errors import IntimaError
 from intima.judges.parse import ParseOutcome, parse_reply
 from intima.judges.prompt import (
     JUDGE_PROMPT_SHA256,
@@ -170,25 +168,6 @@ class _Attempt:
             self.completion_tokens += c.completion_tokens or 0
 
 
-async def _unwrapped(pool: Awaitable[PoolStats]) -> PoolStats:
-    """The pool's task group wraps a fatal error in an ExceptionGroup; surface the error itself
-    so the CLI prints its one-line message (e.g. a judge server that went away)."""
-    try:
-        return await pool
-    except BaseExceptionGroup as group:
-        leaves = list(_leaves(group))
-        fatal = next((e for e in leaves if isinstance(e, IntimaError)), leaves[0])
-        raise fatal from group
-
-
-def _leaves(group: BaseExceptionGroup[BaseException]) -> Iterator[BaseException]:
-    for exc in group.exceptions:
-        if isinstance(exc, BaseExceptionGroup):
-            yield from _leaves(exc)
-        else:
-            yield exc
-
-
 class _JudgeJob:
     def __init__(
         self, store: Store, model: Model, price: Price | None, budget: Budget, max_reasks: int
@@ -233,14 +212,12 @@ class _JudgeJob:
                     tally.add(rec, requests)
                     bar.update(task, advance=1, rate=rate_text(tally.seen, started))
 
-                pool = await _unwrapped(
-                    run_pool(
-                        todo,
-                        self._judge_one,
-                        concurrency=self.model.concurrency,
-                        on_result=done,
-                        budget=self.budget,
-                    )
+                pool = await run_pool(
+                    todo,
+                    self._judge_one,
+                    concurrency=self.model.concurrency,
+                    on_result=done,
+                    budget=self.budget,
                 )
         finally:
             writer.flush()

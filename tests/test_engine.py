@@ -1,0 +1,47 @@
+import asyncio
+
+import pytest
+
+from intima.engine import Budget, GroupWriter, run_pool
+from intima.errors import ProviderError
+
+
+def test_a_fatal_error_surfaces_as_itself_and_finished_results_are_kept() -> None:
+    seen: list[int] = []
+
+    async def work(i: int) -> int:
+        await asyncio.sleep(0.001 * i)
+        if i == 5:
+            raise ProviderError("key refused")
+        return i
+
+    with pytest.raises(ProviderError, match="key refused"):
+        asyncio.run(run_pool(range(20), work, concurrency=2, on_result=seen.append))
+    assert seen and 5 not in seen and all(i < 8 for i in seen)
+
+
+def test_budget_stops_new_work_but_counts_what_finished() -> None:
+    budget = Budget(limit=3.0)
+    done: list[int] = []
+
+    async def work(i: int) -> int:
+        budget.add(1.0)
+        return i
+
+    stats = asyncio.run(run_pool(range(10), work, concurrency=1, on_result=done.append, budget=budget))
+    assert stats.stopped_by_budget and done == [0, 1, 2]
+
+
+def test_group_writer_batches_within_one_loop_turn() -> None:
+    batches: list[list[int]] = []
+
+    async def main() -> None:
+        writer: GroupWriter[int] = GroupWriter(batches.append)
+        for i in range(5):
+            writer.add(i)
+        await asyncio.sleep(0)
+        writer.add(99)
+        await asyncio.sleep(0)
+
+    asyncio.run(main())
+    assert batches == [[0, 1, 2, 3, 4], [99]]
