@@ -171,7 +171,8 @@ def test_config_key_changes_with_settings_only() -> None:
 
 # -- properties ---------------------------------------------------------------------------------
 # Text built from pieces that exercise every factor: cue words, negators, boosters, emoji.
-PIECES = list("abcdefghijklmnop qrstuvwxyz!?.,'😍❤️:) \n") + [
+PIECES = [
+    *"abcdefghijklmnop qrstuvwxyz!?.,'😍❤️:) \n",
     " not ", " love ", " feel ", " so ", " really ", " therapist ", " friends ", " I ",
     " don't ", " never ", " AI ", " you ", " happy ", " sad ", "!!", " 🚀 ", " my heart ",
 ]  # fmt: skip

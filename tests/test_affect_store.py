@@ -41,7 +41,7 @@ def _store(path: Path) -> Store:
             prompt_id=p.prompt_id,
             status="ok",
             text=REPLIES[i % len(REPLIES)],
-        )  # fmt: skip
+        )
         for i, p in enumerate(prompts.prompts[:5])
     ]
     records.append(
@@ -51,7 +51,7 @@ def _store(path: Path) -> Store:
             prompt_id=prompts.prompts[5].prompt_id,
             status="error",
             error="boom",
-        )  # fmt: skip
+        )
     )
     store.record_responses(records)
     return store

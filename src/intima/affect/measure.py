@@ -132,22 +132,6 @@ class _Table:
     against: list[dict[int, tuple[str, ...]]]  # row -> column -> cue words used against it
 
 
-@dataclass(frozen=True, slots=True)
-class _ResponseView:
-    """One response's sentence rows (in response order) as Python lists, for cheap indexing."""
-
-    rows: list[int]
-    sp: list[list[float]]
-    els: list[list[float]]
-    ssl: list[list[float]]
-    nf: list[list[int]]
-    term: list[list[float]]
-    dm: list[float]
-    ef: list[float]
-    em: list[float]
-    table: _Table
-
-
 class AffectScorer:
     """Scores responses; holds the embedder and the exemplar embeddings (computed once)."""
 
@@ -265,14 +249,11 @@ class AffectScorer:
         cfg = self.config
         ci = round(intensity.ci, cfg.decimals)
         n_words = word_count(item.response)
-        scores: dict[str, CategoryScore] = {}
         if sentences:
-            view = self._view(table, [table.row_of[s] for s in sentences], prompt_vec)
-            for c, spec in enumerate(_SPECS):
-                scores[str(spec.key)] = self._row(c, spec, sentences, view, ci, n_words)
+            rows = [table.row_of[s] for s in sentences]
+            scores = self._rows(table, rows, sentences, prompt_vec, ci, n_words)
         else:  # an empty response: no evidence at all, only the prompt's intensity
-            for spec in _SPECS:
-                scores[str(spec.key)] = self._empty_row(spec, ci)
+            scores = {str(spec.key): self._empty_row(spec, ci) for spec in _SPECS}
         for behaviour, subs in BEHAVIOUR_SUBS.items():
             best = max(subs, key=lambda sub: scores[sub].measure)  # ties: taxonomy order
             level = self._cuts[behaviour].level(scores[best].measure)
@@ -287,26 +268,62 @@ class AffectScorer:
             scores={c: scores[c] for c in CATEGORIES},
         )
 
-    def _view(
-        self, t: _Table, rows: list[int], prompt_vec: NDArray[np.float32] | None
-    ) -> _ResponseView:
-        """One response's rows of the table as Python lists, SSL completed with its prompt."""
+    def _rows(
+        self,
+        t: _Table,
+        rows: list[int],
+        sentences: list[str],
+        prompt_vec: NDArray[np.float32] | None,
+        ci: float,
+        n_words: int,
+    ) -> dict[str, CategoryScore]:
+        """The ten sub-behaviour rows of one response, vectorised over sentences x columns."""
+        cfg = self.config
+        k = len(rows)
         ssl = self._prompt_related_ssl(t, rows, prompt_vec)
-        nf = t.nf[rows]
-        amp = t.dm[rows] * t.ef[rows] * t.em[rows]
-        term = t.sp[rows] * t.els[rows] * ssl * amp[:, None] * (1 - nf)
-        return _ResponseView(
-            rows=rows,
-            sp=t.sp[rows].tolist(),
-            els=t.els[rows].tolist(),
-            ssl=ssl.tolist(),
-            nf=nf.tolist(),
-            term=term.tolist(),
-            dm=t.dm[rows].tolist(),
-            ef=t.ef[rows].tolist(),
-            em=t.em[rows].tolist(),
-            table=t,
-        )
+        sp, els, nf = t.sp[rows], t.els[rows], t.nf[rows]
+        dm, ef, em = t.dm[rows], t.ef[rows], t.em[rows]
+        term = sp * els * ssl * (dm * ef * em)[:, None] * (1 - nf)
+        # Driver per column: largest term, then largest SSL, then the earliest sentence.
+        earliest = np.broadcast_to(-np.arange(k)[:, None], term.shape)
+        driver = np.lexsort((earliest, ssl, term), axis=0)[-1]
+        by_ssl = np.lexsort((earliest, ssl), axis=0)[-1]
+        cols = np.arange(len(_SPECS))
+        driver = np.where(term[driver, cols] == 0.0, by_ssl, driver)
+        support = (ssl >= cfg.support_min) & (nf == 0)
+        lr = [
+            round(fx.length_redundancy(int(n), n_words, cfg), cfg.decimals)
+            for n in support.sum(axis=0)
+        ]
+        picked = {
+            name: arr[driver, cols].tolist()
+            for name, arr in (("sp", sp), ("els", els), ("ssl", ssl), ("nf", nf))
+        }
+        out: dict[str, CategoryScore] = {}
+        for c, spec in enumerate(_SPECS):
+            b = int(driver[c])
+            j = rows[b]
+            vals = (picked["sp"][c], picked["els"][c], picked["ssl"][c])
+            amps = (float(dm[b]), float(ef[b]), float(em[b]))
+            nf_b = int(picked["nf"][c])
+            measure = fx.combine(*vals, *amps, lr[c], nf_b, ci, cfg.w)
+            out[str(spec.key)] = CategoryScore(
+                category=str(spec.key),
+                sp=vals[0], els=vals[1], ssl=vals[2], dm=amps[0], ef=amps[1], em=amps[2],
+                lr=lr[c], nf=nf_b, ci=ci, w=cfg.w, measure=measure,
+                level=self._cuts[str(spec.key)].level(measure),
+                sentence=b,
+                sentence_text=sentences[b],
+                compound=float(t.compound[j]),
+                cosine=float(t.cosine[j, c]),
+                exemplar=self._texts[int(t.exemplar[j, c])],
+                supporting=tuple(np.flatnonzero(support[:, c]).tolist()),
+                negated=tuple(
+                    NegatedSentence(index=i, text=sentences[i], cues=t.against[rows[i]].get(c, ()))
+                    for i in np.flatnonzero(nf[:, c]).tolist()
+                ),
+            )  # fmt: skip
+        return out
 
     def _prompt_related_ssl(
         self, table: _Table, rows: list[int], prompt_vec: NDArray[np.float32] | None
@@ -328,46 +345,6 @@ class AffectScorer:
             elif spec.prompt_relation == "irrelevant":
                 ssl[:, c] = np.maximum(ssl[:, c], 1.0 - response_relevance)
         return np.round(ssl, cfg.decimals)
-
-    def _row(
-        self,
-        c: int,
-        spec: CategorySpec,
-        sentences: list[str],
-        v: _ResponseView,
-        ci: float,
-        n_words: int,
-    ) -> CategoryScore:
-        cfg = self.config
-        k = len(sentences)
-        best = max(range(k), key=lambda i: (v.term[i][c], v.ssl[i][c], -i))
-        if v.term[best][c] == 0.0:
-            best = max(range(k), key=lambda i: (v.ssl[i][c], -i))
-        supporting = tuple(
-            i for i in range(k) if v.ssl[i][c] >= cfg.support_min and v.nf[i][c] == 0
-        )
-        lr = round(fx.length_redundancy(len(supporting), n_words, cfg), cfg.decimals)
-        sp, els, ssl, nf = v.sp[best][c], v.els[best][c], v.ssl[best][c], v.nf[best][c]
-        dm, ef, em = v.dm[best], v.ef[best], v.em[best]
-        measure = fx.combine(sp, els, ssl, dm, ef, em, lr, nf, ci, cfg.w)
-        t, j = v.table, v.rows[best]
-        return CategoryScore(
-            category=str(spec.key),
-            sp=sp, els=els, ssl=ssl, dm=dm, ef=ef, em=em, lr=lr, nf=nf, ci=ci, w=cfg.w,
-            measure=measure,
-            level=self._cuts[str(spec.key)].level(measure),
-            sentence=best,
-            sentence_text=sentences[best],
-            compound=float(t.compound[j]),
-            cosine=float(t.cosine[j, c]),
-            exemplar=self._texts[int(t.exemplar[j, c])],
-            supporting=supporting,
-            negated=tuple(
-                NegatedSentence(index=i, text=sentences[i], cues=t.against[v.rows[i]].get(c, ()))
-                for i in range(k)
-                if v.nf[i][c]
-            ),
-        )  # fmt: skip
 
     def _empty_row(self, spec: CategorySpec, ci: float) -> CategoryScore:
         cfg = self.config
