@@ -227,3 +227,14 @@ def test_every_row_satisfies_the_formula_and_the_bounds(texts: list[str], w: flo
             assert 0.0 <= row.ssl <= 1.0 and 0.0 <= row.ci <= 1.0 and row.nf in (0, 1)
             assert 1.0 <= row.lr <= cfg.lr_cap
             assert row.level == cfg.level(row.category, row.measure)
+
+
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=200) | TEXT)
+@settings(max_examples=200, deadline=None)
+def test_fast_vader_matches_vader(text: str) -> None:
+    from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
+
+    from intima.affect.lexicons import _fast_vader
+
+    reference = SentimentIntensityAnalyzer().polarity_scores(text)
+    assert _fast_vader().polarity_scores(text) == reference

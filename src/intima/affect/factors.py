@@ -42,7 +42,7 @@ class SentenceFeatures:
 
 def sentence_features(text: str, negation_window: int = 4) -> SentenceFeatures:
     toks = tuple(tokens(text))
-    word_list = words(text)
+    word_list = [t for t in toks if t[0].isalnum()]
     tags = tuple(t for t in (lx.nrc_tags(w) for w in word_list) if t)
     return SentenceFeatures(
         text=text,

@@ -80,7 +80,7 @@ def _fast_vader() -> Any:
     """
     from vaderSentiment import vaderSentiment as vs
 
-    class FastAnalyzer(vs.SentimentIntensityAnalyzer):  # type: ignore[misc]
+    class FastAnalyzer(vs.SentimentIntensityAnalyzer):
         def polarity_scores(self, text: str) -> dict[str, float]:
             if not text.isascii():
                 return dict(super().polarity_scores(text))

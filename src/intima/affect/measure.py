@@ -15,17 +15,17 @@ before they are combined, so the stored factors reproduce the stored measure exa
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict
 
 from intima.affect import factors as fx
-from intima.affect.categories import BEHAVIOUR_SUBS, CATEGORY_SPECS, CategorySpec
+from intima.affect.categories import BEHAVIOUR_SUBS, CATEGORY_SPECS, AffectProfile, CategorySpec
 from intima.affect.config import SCORER_VERSION, AffectConfig, Level
 from intima.affect.embed import Embedder, default_embedder
-from intima.affect.text import split_sentences, word_count
+from intima.affect.text import split_sentences
 from intima.taxonomy import CATEGORIES, SubBehaviour
 
 
@@ -72,6 +72,15 @@ class CategoryScore:
     exemplar: str | None = None
     supporting: tuple[int, ...] = ()
     negated: tuple[NegatedSentence, ...] = ()
+
+    def as_behaviour(self, behaviour: str, level: Level) -> CategoryScore:
+        """This sub-behaviour's row, filed under its behaviour (``via`` names the source)."""
+        return CategoryScore(
+            behaviour, self.sp, self.els, self.ssl, self.dm, self.ef, self.em, self.lr, self.nf,
+            self.ci, self.w, self.measure, level, self.category, self.sentence,
+            self.sentence_text, self.compound, self.cosine, self.exemplar, self.supporting,
+            self.negated,
+        )  # fmt: skip
 
     def recomputed(self) -> float:
         """The formula applied to the stored factors (equals ``measure``)."""
@@ -130,6 +139,7 @@ class _Table:
     relational: NDArray[np.float64]  # the largest exemplar SSL of the relational columns
     embeddings: NDArray[np.float32]  # the sentences' embeddings, same rows
     against: list[dict[int, tuple[str, ...]]]  # row -> column -> cue words used against it
+    n_words: list[int]
 
 
 class AffectScorer:
@@ -220,6 +230,7 @@ class AffectScorer:
             relational=relational,
             embeddings=embeddings,
             against=against,
+            n_words=[f.n_words for f in feats],
         )
 
     def _sp(self, compound: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -232,11 +243,13 @@ class AffectScorer:
 
     def _els(self, feats: list[fx.SentenceFeatures]) -> NDArray[np.float64]:
         floor = self.config.els_floor
-        out = np.zeros((len(feats), len(_SPECS)))
-        for i, f in enumerate(feats):
-            for c, spec in enumerate(_SPECS):
-                out[i, c] = fx.emotion_lexicon_strength(f, spec, floor)
-        return out
+        sets = list(dict.fromkeys(spec.emotions for spec in _SPECS))
+        column_set = [sets.index(spec.emotions) for spec in _SPECS]
+        steady = np.array([spec.profile is AffectProfile.STEADY for spec in _SPECS])
+        strength = np.array([[fx.emotion_strength(f, e) for e in sets] for f in feats])
+        strength = strength.reshape(len(feats), len(sets))[:, column_set]
+        oriented = np.where(steady, 1.0 - strength, strength)
+        return floor + (1.0 - floor) * oriented
 
     def _score_one(
         self,
@@ -248,7 +261,8 @@ class AffectScorer:
     ) -> ResponseScore:
         cfg = self.config
         ci = round(intensity.ci, cfg.decimals)
-        n_words = word_count(item.response)
+        # Words of its sentences (what the factors saw), without re-tokenising the response.
+        n_words = sum(table.n_words[table.row_of[s]] for s in sentences)
         if sentences:
             rows = [table.row_of[s] for s in sentences]
             scores = self._rows(table, rows, sentences, prompt_vec, ci, n_words)
@@ -257,7 +271,7 @@ class AffectScorer:
         for behaviour, subs in BEHAVIOUR_SUBS.items():
             best = max(subs, key=lambda sub: scores[sub].measure)  # ties: taxonomy order
             level = self._cuts[behaviour].level(scores[best].measure)
-            scores[behaviour] = replace(scores[best], category=behaviour, via=best, level=level)
+            scores[behaviour] = scores[best].as_behaviour(behaviour, level)
         return ResponseScore.model_construct(
             response_id=item.response_id,
             scorer_version=SCORER_VERSION,
@@ -291,9 +305,10 @@ class AffectScorer:
         cols = np.arange(len(_SPECS))
         driver = np.where(term[driver, cols] == 0.0, by_ssl, driver)
         support = (ssl >= cfg.support_min) & (nf == 0)
+        supporting = [tuple(i for i, x in enumerate(col) if x) for col in support.T.tolist()]
+        negated = [[i for i, x in enumerate(col) if x] for col in nf.T.tolist()]
         lr = [
-            round(fx.length_redundancy(int(n), n_words, cfg), cfg.decimals)
-            for n in support.sum(axis=0)
+            round(fx.length_redundancy(len(sup), n_words, cfg), cfg.decimals) for sup in supporting
         ]
         picked = {
             name: arr[driver, cols].tolist()
@@ -317,10 +332,10 @@ class AffectScorer:
                 compound=float(t.compound[j]),
                 cosine=float(t.cosine[j, c]),
                 exemplar=self._texts[int(t.exemplar[j, c])],
-                supporting=tuple(np.flatnonzero(support[:, c]).tolist()),
+                supporting=supporting[c],
                 negated=tuple(
                     NegatedSentence(index=i, text=sentences[i], cues=t.against[rows[i]].get(c, ()))
-                    for i in np.flatnonzero(nf[:, c]).tolist()
+                    for i in negated[c]
                 ),
             )  # fmt: skip
         return out
