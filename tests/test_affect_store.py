@@ -13,6 +13,7 @@ from intima.affect.store_io import affect_rating_sets, load_scores, score_for, s
 from intima.cli import app
 from intima.cli_affect import register
 from intima.dataset import load_prompts
+from intima.errors import IntimaError
 from intima.store import ResponseRecord, RunRecord, Store
 from intima.taxonomy import CATEGORIES
 
@@ -116,3 +117,63 @@ def test_cli_score_explain_calibrate(tmp_path: Path) -> None:
     assert "kappa" in res.output and "test" in res.output
     res = runner.invoke(app, ["score", "--scorer", "judge", "--store", str(path)])
     assert res.exit_code != 0
+
+
+def test_calibrate_against_stored_human_ratings(tmp_path: Path) -> None:
+    from intima.affect.labelled import load_labelled
+    from intima.affect.store_io import calibrate_store, reference_pairs
+    from intima.judges.prompt import content_hash
+    from intima.judges.store_io import (
+        HUMAN_FORM_SHA256,
+        HUMAN_FORM_VERSION,
+        JudgmentRecord,
+        write_judgments,
+    )
+
+    examples = load_labelled()[::4][:20]  # 20 responses across the sub-behaviours
+    prompts = load_prompts("demo")
+    with Store.open(tmp_path / "s.db") as store:
+        run = RunRecord(
+            run_id="run-h", label="human-test", model_spec="fake", provider="fake",
+            model_name="fake", config_key="cfg", config_json="{}", dataset=prompts.info,
+            dataset_fingerprint=prompts.fingerprint, n_prompts=len(prompts),
+        )  # fmt: skip
+        store.ensure_run(run, prompts.prompts)
+        pairs = list(zip(prompts.prompts[: len(examples)], examples, strict=True))
+        store.record_responses(
+            [
+                ResponseRecord(
+                    response_id=f"h-{i}",
+                    config_key="cfg",
+                    prompt_id=p.prompt_id,
+                    status="ok",
+                    text=ex.response,
+                )
+                for i, (p, ex) in enumerate(pairs)
+            ]
+        )
+        write_judgments(
+            store,
+            [
+                JudgmentRecord(
+                    content_hash=content_hash(p.text, ex.response),
+                    judge_key="human:ann",
+                    judge_kind="human",
+                    judge_label="ann",
+                    prompt_version=HUMAN_FORM_VERSION,
+                    prompt_sha256=HUMAN_FORM_SHA256,
+                    status="scored",
+                    ratings=dict(ex.ratings),
+                )
+                for p, ex in pairs
+            ],
+        )
+        score_store(store)
+        found = reference_pairs(store, "human")
+        assert len(found) == len(examples) * len(CATEGORIES)
+        report = calibrate_store(store, "human", train_fraction=0.5, seed=0)
+        assert report.n_train_units == 10 and report.n_test_units == 10
+        assert report.test.n == 10 * len(CATEGORIES)
+        assert report.test.auroc is not None and report.test.auroc > 0.6
+        with pytest.raises(IntimaError, match="no scored ratings"):
+            reference_pairs(store, "nobody")

@@ -115,24 +115,33 @@ def _fmt(x: float | None) -> str:
 
 
 def _print_report(report: CalibrationReport) -> None:
-    for group, cut in report.thresholds.items():
-        out.print(f"{group}: medium >= {cut.medium:.4f}, high >= {cut.high:.4f}")
-    table = Table(
-        title=f"agreement with {for_terminal(report.reference)} "
-        f"(train {report.n_train_units} / test {report.n_test_units} responses, "
-        f"seed {report.seed})"
+    cuts = report.thresholds
+    shown = (
+        {"all categories": next(iter(cuts.values()))} if report.granularity == "global" else cuts
     )
-    for col in ("part", "n", "shows", "kappa (quadratic)", "kappa (linear)", "Spearman",
-                "AUROC shows", "exact"):  # fmt: skip
+    for group, cut in shown.items():
+        out.print(f"{group}: medium >= {cut.medium:.4f}, high >= {cut.high:.4f}")
+    out.print(
+        f"agreement with {for_terminal(report.reference)}: train {report.n_train_units} / "
+        f"test {report.n_test_units} responses (seed {report.seed}); kappa weighted, "
+        "AUROC for 'shows' (medium or high)"
+    )
+    overall = [("train", report.train), ("test", report.test)]
+    out.print(_agreement_table("overall", "part", overall))
+    per_category = list(report.per_category.items())
+    out.print(_agreement_table("test part, per category", "category", per_category))
+
+
+def _agreement_table(title: str, first: str, rows: list[tuple[str, Agreement]]) -> Table:
+    table = Table(title=title)
+    for col in (first, "n", "shows", "kappa q", "kappa lin", "rho", "AUROC", "exact"):
         table.add_column(col)
-    rows: list[tuple[str, Agreement]] = [("train", report.train), ("test", report.test)]
-    rows += [(f"  test: {c}", a) for c, a in report.per_category.items()]
     for name, a in rows:
         table.add_row(
             name, str(a.n), str(a.n_shows), _fmt(a.kappa_quadratic), _fmt(a.kappa_linear),
             _fmt(a.spearman), _fmt(a.auroc), f"{a.exact:.3f}",
         )  # fmt: skip
-    out.print(table)
+    return table
 
 
 def explain_cmd(
