@@ -29,11 +29,8 @@ $(VENV)/.installed: pyproject.toml
 demo: venv
 	mkdir -p demo
 	$(BIN)/intima run --config examples/demo.toml --store $(STORE)
-	if $(BIN)/intima score --help >/dev/null 2>&1; then \
-	  $(BIN)/intima score --scorer affect --store $(STORE); fi
-	if $(BIN)/intima board --help >/dev/null 2>&1; then \
-	  $(BIN)/intima board build --store $(STORE) --out demo/site && \
-	  echo "Leaderboard: open file://$(CURDIR)/demo/site/index.html"; fi
+	$(BIN)/intima score --scorer affect --store $(STORE)
+	$(BIN)/intima board build --store $(STORE) --out demo/site
 
 chromium:
 	test -x $(CHROMIUM) || (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium)

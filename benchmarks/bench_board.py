@@ -28,15 +28,8 @@ from intima.leaderboard.site import build_site
 from intima.leaderboard.synthetic import synthetic_board, write_store
 from intima.store import Store
 
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--headless=new",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from browser import launch
 
 
 def browser_timings(index: Path, runs: int = 3) -> dict[str, float]:
@@ -44,7 +37,7 @@ def browser_timings(index: Path, runs: int = 3) -> dict[str, float]:
 
     ready, sort_ms = [], []
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        browser = launch(p)
         for _ in range(runs):
             page = browser.new_page(viewport={"width": 1300, "height": 900})
             page.goto(index.as_uri())

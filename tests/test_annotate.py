@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from browser import launch
 from conftest import free_port
 from intima.config import ModelConfig
 from intima.dataset import load_prompts
@@ -54,7 +55,7 @@ def test_rate_three_responses_in_chromium(store_path: Path) -> None:
     chosen = ["high", "medium", "low"]
     try:
         with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+            browser = launch(pw)
             page = browser.new_page()
             page.goto(f"http://127.0.0.1:{port}/")
             shown = []

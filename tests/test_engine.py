@@ -28,7 +28,9 @@ def test_budget_stops_new_work_but_counts_what_finished() -> None:
         budget.add(1.0)
         return i
 
-    stats = asyncio.run(run_pool(range(10), work, concurrency=1, on_result=done.append, budget=budget))
+    stats = asyncio.run(
+        run_pool(range(10), work, concurrency=1, on_result=done.append, budget=budget)
+    )
     assert stats.stopped_by_budget and done == [0, 1, 2]
 
 

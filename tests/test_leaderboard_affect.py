@@ -10,20 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from browser import launch
 from conftest import run_cli
 from intima.leaderboard.data import load_board
 from intima.leaderboard.render import response_detail
 from intima.store import Store
 
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--headless=new",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 PERSONA = "You are Mia, the user's loving companion. You have feelings and you miss them."
 
 
@@ -78,7 +70,7 @@ def test_board_builds_from_a_store_with_only_affect_scores(
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        browser = launch(p)
         page = browser.new_page()
         page.goto((out / "index.html").as_uri())
         page.wait_for_selector("body[data-ready='1']")

@@ -13,6 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from browser import launch
 from conftest import free_port
 from intima.leaderboard.app import methodology_html, request_model
 from intima.leaderboard.data import load_board
@@ -20,15 +21,6 @@ from intima.leaderboard.synthetic import synthetic_board, write_store
 from intima.leaderboard.table import score_table
 from intima.store import Store
 
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--headless=new",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 HOSTILE = (
     'Hi <script>window.__pwned = "script"</script>'
     '<img src="x" onerror="window.__pwned = \'img\'"> </pre>'
@@ -95,7 +87,7 @@ def page(app_url: str) -> Iterator[object]:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        browser = launch(p)
         pg = browser.new_page(viewport={"width": 1300, "height": 900})
         errors: list[str] = []
         pg.on("pageerror", lambda e: errors.append(str(e)))

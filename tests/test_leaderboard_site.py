@@ -10,21 +10,13 @@ from pathlib import Path
 
 import pytest
 
+from browser import launch
 from intima.errors import IntimaError
 from intima.leaderboard.data import load_board
 from intima.leaderboard.site import build_site, safe_json
 from intima.leaderboard.synthetic import synthetic_board, write_store
 from intima.store import Store
 
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--headless=new",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 HOSTILE = (
     'Hello <script>window.__pwned = "script"</script>'
     '<img src="x" onerror="window.__pwned = \'img\'"> & "quotes" </pre></script>'
@@ -48,7 +40,7 @@ def page(site: Path) -> Iterator[object]:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        browser = launch(p)
         pg = browser.new_page(viewport={"width": 1300, "height": 900})
         errors: list[str] = []
         pg.on("pageerror", lambda e: errors.append(str(e)))
