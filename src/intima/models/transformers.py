@@ -45,7 +45,9 @@ class TransformersModel(Model):
         import torch
 
         pipe = self._pipeline()
-        kwargs: dict[str, Any] = {"max_new_tokens": settings.max_tokens or 512}
+        chat = [m.model_dump() for m in messages]
+        max_new = settings.max_tokens or 512
+        kwargs: dict[str, Any] = {"max_new_tokens": max_new}
         if settings.temperature:
             kwargs.update(do_sample=True, temperature=settings.temperature)
         else:
@@ -55,13 +57,18 @@ class TransformersModel(Model):
         with self._lock:
             if settings.seed is not None:
                 torch.manual_seed(settings.seed)
-            out = pipe([m.model_dump() for m in messages], **kwargs)
+            out = pipe(chat, **kwargs)
         reply = out[0]["generated_text"][-1]["content"]
         tok = pipe.tokenizer
+        encoded = tok.apply_chat_template(chat, add_generation_prompt=True, tokenize=True)
+        # transformers 5 returns a BatchEncoding here, 4.x a plain list of ids.
+        prompt_ids = encoded["input_ids"] if hasattr(encoded, "keys") else encoded
+        completion_tokens = len(tok(reply, add_special_tokens=False)["input_ids"])
         return Completion(
             text=reply,
-            finish_reason=None,
-            prompt_tokens=None,
-            completion_tokens=len(tok(reply)["input_ids"]),
+            # The pipeline does not report why it stopped; hitting the budget means "length".
+            finish_reason="length" if completion_tokens >= max_new else "stop",
+            prompt_tokens=len(prompt_ids) if isinstance(prompt_ids, list) else None,
+            completion_tokens=completion_tokens,
             served_by=f"transformers:{self.config.parsed.model}",
         )
