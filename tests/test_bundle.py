@@ -319,3 +319,13 @@ def test_a_bundle_built_by_a_worker_imports_alone(
         summaries = board.run_summaries()
         assert [s["n_ok"] for s in summaries] == [4]
         assert board.query("SELECT COUNT(*) FROM requests")[0][0] == 0
+    # The leaderboard is built from the imported bundle alone.
+    from intima.leaderboard.data import load_board
+    from intima.leaderboard.site import build_site
+
+    with Store.open(tmp_path / "board.db") as board:
+        data = load_board(board)
+    out = tmp_path / "site"
+    build_site(data, out, bootstrap=50, seed=0)
+    html = (out / "index.html").read_text(encoding="utf-8")
+    assert "openai-compat:fake" in html
