@@ -48,13 +48,20 @@ def score_cmd(
         raise ConfigError(
             f"unknown scorer {scorer!r}: this command offers 'affect' (LLM judges: `intima judge`)"
         )
+    import time
+
     from intima.affect.store_io import score_store
+    from intima.engine import progress_bar, rate_text
 
     config = _config(w)
-    with Store.open(store) as db:
-        summary = score_store(
-            db, run, config, on_batch=lambda done, total: console.print(f"scored {done}/{total}")
-        )
+    started = time.perf_counter()
+    with Store.open(store) as db, progress_bar(console) as bar:
+        task = bar.add_task("affect", total=None, rate="")
+
+        def on_batch(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total, rate=rate_text(done, started))
+
+        summary = score_store(db, run, config, on_batch=on_batch)
     console.print(
         f"affect {summary.scorer_version} config {summary.config_key}: {summary.n_responses} "
         f"responses, {summary.already_scored} already scored, {summary.scored} scored in "
