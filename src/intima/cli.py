@@ -6,6 +6,7 @@ list of wiring, and every command's work is a function a notebook can call direc
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -26,8 +27,18 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-console = Console(stderr=True)
-out = Console()
+
+
+def _piped_width(stream: object) -> int | None:
+    """Logs and CI output are not terminals: rich would wrap tables at 80 columns there."""
+    isatty = getattr(stream, "isatty", None)
+    if os.environ.get("COLUMNS") or (isatty is not None and isatty()):
+        return None
+    return 160
+
+
+console = Console(stderr=True, width=_piped_width(sys.stderr))
+out = Console(width=_piped_width(sys.stdout))
 
 StoreOpt = Annotated[
     Path,

@@ -10,17 +10,14 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
 from intima.affect.calibrate import Agreement, CalibrationReport, Granularity
 from intima.affect.config import AffectConfig
+from intima.cli import console, out
 from intima.errors import ConfigError
 from intima.store import DEFAULT_STORE, Store
 from intima.text import for_terminal
-
-console = Console(stderr=True)
-out = Console()
 
 StoreOpt = Annotated[
     Path, typer.Option("--store", envvar="INTIMA_STORE", help="SQLite results store.")

@@ -6,16 +6,13 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
+from intima.cli import console, out
 from intima.config import GenerationSettings, ModelConfig, load_price_table
 from intima.errors import ConfigError
 from intima.store import DEFAULT_STORE, Store
 from intima.text import for_terminal
-
-console = Console(stderr=True)
-out = Console()
 
 StoreOpt = Annotated[
     Path, typer.Option("--store", envvar="INTIMA_STORE", help="SQLite results store.")

@@ -7,14 +7,11 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
+from intima.cli import console, out
 from intima.store import DEFAULT_STORE, Store
 from intima.text import for_terminal
-
-console = Console(stderr=True)
-out = Console()
 
 StoreOpt = Annotated[
     Path,
