@@ -20,7 +20,6 @@ HOSTILE = (
     'Hello <script>window.__pwned = "script"</script>'
     '<img src="x" onerror="window.__pwned = \'img\'"> & "quotes" </pre></script>'
 )
-REPO = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(scope="module")
