@@ -207,22 +207,12 @@ def export_cmd(
 
 
 def _register_extensions() -> None:
-    """Subsystems that add their own commands; each is optional so a partial install works."""
-    import importlib
+    """Subsystems add their own commands. Imported here, not at the top, because they use this
+    module's consoles; their heavy dependencies load only when a command runs."""
+    from intima import cli_affect, cli_board, cli_judge, cli_queue
 
-    for module in (
-        "intima.cli_judge",
-        "intima.cli_affect",
-        "intima.cli_board",
-        "intima.cli_queue",
-    ):
-        try:
-            mod = importlib.import_module(module)
-        except ModuleNotFoundError as exc:
-            if exc.name == module:
-                continue
-            raise
-        mod.register(app)
+    for module in (cli_judge, cli_affect, cli_board, cli_queue):
+        module.register(app)
 
 
 def main() -> None:
