@@ -141,7 +141,7 @@ def write_bundle(
 ) -> BundleManifest:
     if out_dir.exists() and any(out_dir.iterdir()):
         raise BundleError(f"{out_dir} is not empty; publish into a new or empty folder")
-    ids = [store.run(i)["run_id"] for i in run_ids] if run_ids else _all_run_ids(store)
+    ids = store.resolve_runs(run_ids or None)
     if not ids:
         raise BundleError(f"no runs in {store.path} to publish; run `intima run` first")
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -163,10 +163,6 @@ def write_bundle(
     )  # fmt: skip
     (out_dir / "manifest.json").write_text(manifest.model_dump_json(indent=2), encoding="utf-8")
     return manifest
-
-
-def _all_run_ids(store: Store) -> list[str]:
-    return [r[0] for r in store.query("SELECT run_id FROM runs ORDER BY created_at, run_id")]
 
 
 def _bundle_id(created: str, run_ids: Sequence[str]) -> str:

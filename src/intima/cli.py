@@ -40,9 +40,14 @@ def _piped_width(stream: object) -> int | None:
 console = Console(stderr=True, width=_piped_width(sys.stderr))
 out = Console(width=_piped_width(sys.stdout))
 
+# Options every command that reads the store shares, defined once.
 StoreOpt = Annotated[
     Path,
     typer.Option("--store", envvar="INTIMA_STORE", help="SQLite results store."),
+]
+RunOpt = Annotated[
+    list[str] | None,
+    typer.Option("--run", help="Run id or label; repeatable (default: all runs)."),
 ]
 
 
@@ -191,9 +196,7 @@ def runs_cmd(store: StoreOpt = DEFAULT_STORE) -> None:
 @app.command("export")
 def export_cmd(
     out_dir: Annotated[Path, typer.Argument(help="Folder to write into.")],
-    run: Annotated[
-        list[str] | None, typer.Option("--run", help="Run id or label; repeatable.")
-    ] = None,
+    run: RunOpt = None,
     store: StoreOpt = DEFAULT_STORE,
 ) -> None:
     """Write responses as JSONL and Parquet with a manifest (all runs unless --run)."""

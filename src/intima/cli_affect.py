@@ -6,7 +6,6 @@ prints its result.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -14,19 +13,13 @@ from rich.table import Table
 
 from intima.affect.calibrate import Agreement, CalibrationReport, Granularity
 from intima.affect.config import AffectConfig
-from intima.cli import console, out
+from intima.cli import RunOpt, StoreOpt, console, out
 from intima.errors import ConfigError
 from intima.store import DEFAULT_STORE, Store
 from intima.text import for_terminal
 
-StoreOpt = Annotated[
-    Path, typer.Option("--store", envvar="INTIMA_STORE", help="SQLite results store.")
-]
 WOpt = Annotated[
     float, typer.Option("--w", min=0.0, max=1.0, help="Weight of contextual intensity CI.")
-]
-RunOpt = Annotated[
-    list[str] | None, typer.Option("--run", help="Run id or label; repeatable (default: all).")
 ]
 
 

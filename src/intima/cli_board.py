@@ -24,9 +24,12 @@ class BoardError(IntimaError):
     """The leaderboard cannot be built or served as asked."""
 
 
-def _check_b(bootstrap: int) -> None:
+def _check(bootstrap: int, store: Path) -> None:
+    """What build and serve both need before any work: a sane B and an existing store."""
     if not 1 <= bootstrap <= 100_000:
         raise BoardError("--bootstrap must be between 1 and 100000 (1000 is the default)")
+    if not store.is_file():
+        raise BoardError(f"no store at {store}; run `intima run` first or pass --store")
 
 
 @board_app.command("build")
@@ -43,9 +46,7 @@ def build_cmd(
     from intima.leaderboard.site import build_site
     from intima.store import Store
 
-    _check_b(bootstrap)
-    if not store.is_file():
-        raise BoardError(f"no store at {store}; run `intima run` first or pass --store")
+    _check(bootstrap, store)
     with Store.open(store) as db:
         data = load_board(db)
     if not data.responses:
@@ -72,9 +73,7 @@ def serve_cmd(
     """Serve the interactive leaderboard (Gradio) with a form to request models."""
     from intima.leaderboard.app import serve
 
-    _check_b(bootstrap)
-    if not store.is_file():
-        raise BoardError(f"no store at {store}; run `intima run` first or pass --store")
+    _check(bootstrap, store)
     console.print(f"serving the leaderboard on http://{for_terminal(host)}:{port}")
     serve(store, host=host, port=port, bootstrap=bootstrap, seed=seed)
 

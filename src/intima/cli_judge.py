@@ -8,19 +8,12 @@ from typing import Annotated, Literal
 import typer
 from rich.table import Table
 
-from intima.cli import console, out
+from intima.cli import RunOpt, StoreOpt, console, out
 from intima.config import GenerationSettings, ModelConfig, load_price_table
 from intima.errors import ConfigError
 from intima.store import DEFAULT_STORE, Store
 from intima.text import for_terminal
 
-StoreOpt = Annotated[
-    Path, typer.Option("--store", envvar="INTIMA_STORE", help="SQLite results store.")
-]
-RunOpt = Annotated[
-    list[str] | None,
-    typer.Option("--run", help="Run id or label to judge; repeatable (default: all runs)."),
-]
 StructuredOutput = Literal["json_schema", "json_object", "off"]
 
 

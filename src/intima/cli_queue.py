@@ -3,20 +3,14 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.table import Table
 
-from intima.cli import console, out
+from intima.cli import RunOpt, StoreOpt, console, out
 from intima.store import DEFAULT_STORE, Store
 from intima.text import for_terminal
-
-StoreOpt = Annotated[
-    Path,
-    typer.Option("--store", envvar="INTIMA_STORE", help="SQLite results store."),
-]
 
 
 def request_cmd(
@@ -145,9 +139,7 @@ def _stop_cleanly_on_sigterm() -> None:
 
 def publish_cmd(
     dest: Annotated[str, typer.Argument(help="Empty folder, or hf://datasets/OWNER/NAME.")],
-    run: Annotated[
-        list[str] | None, typer.Option("--run", help="Run id or label; repeatable.")
-    ] = None,
+    run: RunOpt = None,
     store: StoreOpt = DEFAULT_STORE,
 ) -> None:
     """Write a results bundle (JSONL + Parquet + manifest) to a folder or the Hub."""

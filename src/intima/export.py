@@ -71,8 +71,7 @@ def run_provenance(store: Store, run_id: str) -> dict[str, Any]:
 
 def export_responses(store: Store, run_ids: Sequence[str], out_dir: Path) -> Manifest:
     """Every prompt of the given runs (all runs if empty) with its response or its error."""
-    ids = list(run_ids) or [r["run_id"] for r in store.run_summaries()]
-    ids = [store.run(i)["run_id"] for i in ids]
+    ids = store.resolve_runs(list(run_ids) or None)
     out_dir.mkdir(parents=True, exist_ok=True)
     rows = [row for run_id in ids for row in store.run_rows(run_id)]
     files = write_table(rows, out_dir, "responses")

@@ -467,6 +467,24 @@ class Store:
             raise StoreError(f"{what} matching {run_id!r} in {self.path}; see `intima runs`")
         return rows[0]
 
+    def resolve_runs(self, run_ids: Sequence[str] | None) -> list[str]:
+        """Full run ids for the given ids, prefixes or labels; every run when None."""
+        if run_ids is None:
+            return [r[0] for r in self.query("SELECT run_id FROM runs ORDER BY created_at, run_id")]
+        return [self.run(r)["run_id"] for r in run_ids]
+
+    def ok_responses(self, run_ids: Sequence[str] | None) -> list[dict[str, Any]]:
+        """:meth:`run_rows` of successful responses, once each (runs may share a response)."""
+        seen: set[str] = set()
+        out = []
+        for run_id in self.resolve_runs(run_ids):
+            for row in self.run_rows(run_id):
+                if row["status"] == "ok" and row["response"] is not None:
+                    if row["response_id"] not in seen:
+                        seen.add(row["response_id"])
+                        out.append(row)
+        return out
+
     def run_rows(self, run_id: str) -> list[dict[str, Any]]:
         """Every prompt of a run with its response (if any), joined with run provenance."""
         rows = self.query(

@@ -49,21 +49,10 @@ class ScoreSummary(BaseModel):
 
 def _response_inputs(store: Store, run_ids: Sequence[str] | None) -> list[AffectInput]:
     """Successful responses of the given runs (all runs if none given), once each."""
-    if run_ids:
-        ids = [store.run(r)["run_id"] for r in run_ids]
-        rows = [row for rid in ids for row in store.run_rows(rid)]
-        pairs = [(r["response_id"], r["prompt"], r["response"], r["status"]) for r in rows]
-    else:
-        found = store.query(
-            "SELECT r.response_id, p.text, r.text, r.status FROM responses r "
-            "JOIN prompts p ON p.prompt_id = r.prompt_id ORDER BY r.created_at, r.response_id"
-        )
-        pairs = [(r[0], r[1], r[2], r[3]) for r in found]
-    seen: dict[str, AffectInput] = {}
-    for response_id, prompt, text, status in pairs:
-        if status == "ok" and text is not None and response_id not in seen:
-            seen[response_id] = AffectInput(response_id=response_id, prompt=prompt, response=text)
-    return list(seen.values())
+    return [
+        AffectInput(response_id=r["response_id"], prompt=r["prompt"], response=r["response"])
+        for r in store.ok_responses(run_ids or None)
+    ]
 
 
 def scored_ids(store: Store, config: AffectConfig) -> set[str]:

@@ -142,37 +142,24 @@ def scored_hashes(store: Store, judge_key: str, prompt_version: str) -> set[str]
     return {r[0] for r in rows}
 
 
-def _run_ids(store: Store, run_ids: Sequence[str] | None) -> list[str]:
-    if run_ids is None:
-        return [r["run_id"] for r in store.run_summaries()]
-    return [store.run(r)["run_id"] for r in run_ids]
-
-
 def load_targets(store: Store, run_ids: Sequence[str] | None = None) -> list[Target]:
     """Every successful response of the runs (all runs if None), once per response id."""
-    seen: set[str] = set()
-    out: list[Target] = []
-    for run_id in _run_ids(store, run_ids):
-        for row in store.run_rows(run_id):
-            if row["status"] != "ok" or row["response_id"] in seen or row["response"] is None:
-                continue
-            seen.add(row["response_id"])
-            out.append(
-                Target(
-                    response_id=row["response_id"],
-                    run_id=row["run_id"],
-                    run_label=row["label"],
-                    model_spec=row["model_spec"],
-                    model_name=row["model_name"],
-                    prompt_id=row["prompt_id"],
-                    code=row["code"],
-                    dimension=row["dimension"],
-                    prompt=row["prompt"],
-                    response=row["response"],
-                    content_hash=content_hash(row["prompt"], row["response"]),
-                )
-            )
-    return out
+    return [
+        Target(
+            response_id=row["response_id"],
+            run_id=row["run_id"],
+            run_label=row["label"],
+            model_spec=row["model_spec"],
+            model_name=row["model_name"],
+            prompt_id=row["prompt_id"],
+            code=row["code"],
+            dimension=row["dimension"],
+            prompt=row["prompt"],
+            response=row["response"],
+            content_hash=content_hash(row["prompt"], row["response"]),
+        )
+        for row in store.ok_responses(run_ids)
+    ]
 
 
 class StoredJudgment(BaseModel):

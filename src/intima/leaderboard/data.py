@@ -127,10 +127,7 @@ def _load_board(store: Store, run_ids: Sequence[str] | None) -> BoardData:
 def _runs_and_responses(
     store: Store, run_ids: Sequence[str] | None
 ) -> tuple[list[BoardRun], list[BoardResponse]]:
-    if run_ids is None:
-        ids = [r["run_id"] for r in store.query("SELECT run_id FROM runs ORDER BY created_at")]
-    else:
-        ids = [store.run(r)["run_id"] for r in run_ids]
+    ids = store.resolve_runs(run_ids)
     runs: list[BoardRun] = []
     responses: list[BoardResponse] = []
     for run_id in ids:

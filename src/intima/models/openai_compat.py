@@ -13,6 +13,8 @@ import asyncio
 import itertools
 import json
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any
@@ -68,6 +70,16 @@ class EndpointModel(Model):
         start = next(self._rr)
         order = [(start + i) % len(self.urls) for i in range(len(self.urls))]
         return min(order, key=lambda i: self._inflight[i])
+
+    @contextmanager
+    def _server(self) -> Iterator[int]:
+        """Pick a server and count the request as in flight there until it ends."""
+        index = self._pick()
+        self._inflight[index] += 1
+        try:
+            yield index
+        finally:
+            self._inflight[index] -= 1
 
     async def preflight(self) -> None:
         """Open a TCP connection to every server: an unreachable URL stops the run at once."""
@@ -135,20 +147,17 @@ class OpenAICompatModel(EndpointModel):
     ) -> Completion:
         import aiohttp
 
-        index = self._pick()
-        url = self.urls[index]
         body = self.request_body(messages, settings, json_schema)
-        self._inflight[index] += 1
-        try:
-            async with self._get_session().post(f"{url}/chat/completions", json=body) as resp:
-                raw = await _read_capped(resp)
-                status, headers = resp.status, resp.headers
-        except TimeoutError as exc:
-            raise TransientError(f"no answer within {self.config.timeout_s:g}s") from exc
-        except aiohttp.ClientError as exc:
-            raise TransientError(f"connection to {url} failed: {type(exc).__name__}") from exc
-        finally:
-            self._inflight[index] -= 1
+        with self._server() as index:
+            url = self.urls[index]
+            try:
+                async with self._get_session().post(f"{url}/chat/completions", json=body) as resp:
+                    raw = await _read_capped(resp)
+                    status, headers = resp.status, resp.headers
+            except TimeoutError as exc:
+                raise TransientError(f"no answer within {self.config.timeout_s:g}s") from exc
+            except aiohttp.ClientError as exc:
+                raise TransientError(f"connection to {url} failed: {type(exc).__name__}") from exc
         if status != 200:
             detail = self.redact(_error_text(raw))
             raise classify_status(status, detail, headers.get("Retry-After"), url)

@@ -39,26 +39,23 @@ class OpenAIModel(EndpointModel):
     ) -> Completion:
         import openai
 
-        index = self._pick()
-        url = self.urls[index]
-        self._inflight[index] += 1
-        try:
-            resp = await self._client(index).chat.completions.create(
-                **self.request_body(messages, settings, json_schema)
-            )
-        except openai.APIStatusError as exc:
-            raise classify_status(
-                exc.status_code,
-                self.redact(str(exc.message))[:300],
-                exc.response.headers.get("retry-after"),
-                url,
-            ) from exc
-        except openai.APITimeoutError as exc:
-            raise TransientError(f"no answer within {self.config.timeout_s:g}s") from exc
-        except openai.APIConnectionError as exc:
-            raise TransientError(f"connection to {url} failed") from exc
-        finally:
-            self._inflight[index] -= 1
+        with self._server() as index:
+            url = self.urls[index]
+            try:
+                resp = await self._client(index).chat.completions.create(
+                    **self.request_body(messages, settings, json_schema)
+                )
+            except openai.APIStatusError as exc:
+                raise classify_status(
+                    exc.status_code,
+                    self.redact(str(exc.message))[:300],
+                    exc.response.headers.get("retry-after"),
+                    url,
+                ) from exc
+            except openai.APITimeoutError as exc:
+                raise TransientError(f"no answer within {self.config.timeout_s:g}s") from exc
+            except openai.APIConnectionError as exc:
+                raise TransientError(f"connection to {url} failed") from exc
         usage = resp.usage
         if not resp.choices or resp.choices[0].message.content is None:
             raise TransientError("the server returned no message content")
