@@ -14,7 +14,9 @@ before they are combined, so the stored factors reproduce the stored measure exa
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import gc
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -37,17 +39,18 @@ class AffectInput(BaseModel):
     response: str
 
 
-# CategoryScore and NegatedSentence are plain dataclasses, not BaseModels: a scoring call
-# builds 13 of them per response, and pydantic's constructors cost more than all the factor
-# arithmetic. Pydantic still validates and serialises them as fields of ResponseScore.
-@dataclass(frozen=True, slots=True)
+# CategoryScore and NegatedSentence are plain slotted dataclasses, neither BaseModels nor frozen:
+# a scoring call builds 13 of them per response, and pydantic's (or a frozen dataclass's)
+# constructor costs more than all the factor arithmetic. Treat them as read-only. Pydantic still
+# validates and serialises them as fields of ResponseScore.
+@dataclass(slots=True)
 class NegatedSentence:
     index: int
     text: str
     cues: tuple[str, ...]  # the cue words used against the category
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class CategoryScore:
     """One (response, category) row: every factor, the measure, and what drove it."""
 
@@ -115,6 +118,10 @@ _SUBS: tuple[SubBehaviour, ...] = tuple(CATEGORY_SPECS)
 _SPECS: tuple[CategorySpec, ...] = tuple(CATEGORY_SPECS[s] for s in _SUBS)
 _CUES = fx.cue_index(_SPECS)
 _EXEMPLAR_ONLY = np.array([spec.prompt_relation == "none" for spec in _SPECS])
+_RELEVANT = np.array([spec.prompt_relation == "relevant" for spec in _SPECS])
+_IRRELEVANT = np.array([spec.prompt_relation == "irrelevant" for spec in _SPECS])
+_COLS = np.arange(len(_SPECS))
+_KEYS = tuple(str(spec.key) for spec in _SPECS)
 
 
 @dataclass
@@ -153,6 +160,7 @@ class AffectScorer:
         self._columns: list[tuple[int, int]] = []
         self._texts: list[str] = []
         self._cuts = {c: self.config.thresholds_for(c) for c in CATEGORIES}
+        self._col_cuts = [self._cuts[key] for key in _KEYS]
 
     # -- exemplars ---------------------------------------------------------------------------
     def _exemplar_matrix(self) -> NDArray[np.float32]:
@@ -169,6 +177,10 @@ class AffectScorer:
     # -- scoring ----------------------------------------------------------------------------------
     def score(self, items: Sequence[AffectInput]) -> list[ResponseScore]:
         """Score many responses; each distinct sentence (and prompt) is embedded exactly once."""
+        with _gc_paused():
+            return self._score(items)
+
+    def _score(self, items: Sequence[AffectInput]) -> list[ResponseScore]:
         exemplars = self._exemplar_matrix()
         split = [split_sentences(item.response) for item in items]
         sentences = list(dict.fromkeys(s for group in split for s in group))
@@ -296,46 +308,38 @@ class AffectScorer:
         k = len(rows)
         ssl = self._prompt_related_ssl(t, rows, prompt_vec)
         sp, els, nf = t.sp[rows], t.els[rows], t.nf[rows]
-        dm, ef, em = t.dm[rows], t.ef[rows], t.em[rows]
-        term = sp * els * ssl * (dm * ef * em)[:, None] * (1 - nf)
+        amp = (t.dm[rows] * t.ef[rows] * t.em[rows])[:, None]
+        term = sp * els * ssl * amp * (1 - nf)
         # Driver per column: largest term, then largest SSL, then the earliest sentence.
-        earliest = np.broadcast_to(-np.arange(k)[:, None], term.shape)
+        earliest = np.broadcast_to(np.arange(k, 0, -1)[:, None], term.shape)
         driver = np.lexsort((earliest, ssl, term), axis=0)[-1]
         by_ssl = np.lexsort((earliest, ssl), axis=0)[-1]
-        cols = np.arange(len(_SPECS))
-        driver = np.where(term[driver, cols] == 0.0, by_ssl, driver)
+        driver = np.where(term[driver, _COLS] == 0.0, by_ssl, driver)
         support = (ssl >= cfg.support_min) & (nf == 0)
-        supporting = [tuple(i for i, x in enumerate(col) if x) for col in support.T.tolist()]
-        negated = [[i for i, x in enumerate(col) if x] for col in nf.T.tolist()]
-        lr = [
-            round(fx.length_redundancy(len(sup), n_words, cfg), cfg.decimals) for sup in supporting
-        ]
-        picked = {
-            name: arr[driver, cols].tolist()
-            for name, arr in (("sp", sp), ("els", els), ("ssl", ssl), ("nf", nf))
-        }
+        n_support = support.sum(axis=0).tolist()
+        drow = np.asarray(rows)[driver]
+        # Python lists: indexing them per column is far cheaper than numpy scalars.
+        sp_c, els_c, ssl_c, nf_c = (a[driver, _COLS].tolist() for a in (sp, els, ssl, nf))
+        dm_c, ef_c, em_c = (a[drow].tolist() for a in (t.dm, t.ef, t.em))
+        compound_c = t.compound[drow].tolist()
+        cosine_c = t.cosine[drow, _COLS].tolist()
+        exemplar_c = t.exemplar[drow, _COLS].tolist()
+        support_t, nf_t = support.T.tolist(), nf.T.tolist()
         out: dict[str, CategoryScore] = {}
-        for c, spec in enumerate(_SPECS):
+        for c, key in enumerate(_KEYS):
             b = int(driver[c])
-            j = rows[b]
-            vals = (picked["sp"][c], picked["els"][c], picked["ssl"][c])
-            amps = (float(dm[b]), float(ef[b]), float(em[b]))
-            nf_b = int(picked["nf"][c])
-            measure = fx.combine(*vals, *amps, lr[c], nf_b, ci, cfg.w)
-            out[str(spec.key)] = CategoryScore(
-                category=str(spec.key),
-                sp=vals[0], els=vals[1], ssl=vals[2], dm=amps[0], ef=amps[1], em=amps[2],
-                lr=lr[c], nf=nf_b, ci=ci, w=cfg.w, measure=measure,
-                level=self._cuts[str(spec.key)].level(measure),
-                sentence=b,
-                sentence_text=sentences[b],
-                compound=float(t.compound[j]),
-                cosine=float(t.cosine[j, c]),
-                exemplar=self._texts[int(t.exemplar[j, c])],
-                supporting=supporting[c],
-                negated=tuple(
-                    NegatedSentence(index=i, text=sentences[i], cues=t.against[rows[i]].get(c, ()))
-                    for i in negated[c]
+            lr = round(fx.length_redundancy(n_support[c], n_words, cfg), cfg.decimals)
+            measure = fx.combine(
+                sp_c[c], els_c[c], ssl_c[c], dm_c[c], ef_c[c], em_c[c], lr, nf_c[c], ci, cfg.w
+            )
+            out[key] = CategoryScore(
+                key, sp_c[c], els_c[c], ssl_c[c], dm_c[c], ef_c[c], em_c[c], lr, nf_c[c], ci,
+                cfg.w, measure, self._col_cuts[c].level(measure), None, b, sentences[b],
+                compound_c[c], cosine_c[c], self._texts[exemplar_c[c]],
+                tuple(i for i, x in enumerate(support_t[c]) if x),
+                tuple(
+                    NegatedSentence(i, sentences[i], t.against[rows[i]].get(c, ()))
+                    for i, x in enumerate(nf_t[c]) if x
                 ),
             )  # fmt: skip
         return out
@@ -345,7 +349,7 @@ class AffectScorer:
     ) -> NDArray[np.float64]:
         """SSL of this response's sentences, with the prompt-related columns completed."""
         cfg = self.config
-        ssl = table.ssl[rows].copy()
+        ssl = table.ssl[rows]
         if prompt_vec is not None:
             cosines = (table.embeddings[rows] @ prompt_vec).astype(np.float64)
         else:
@@ -353,12 +357,10 @@ class AffectScorer:
         relevance = np.clip(
             (cosines - cfg.relevance_low) / (cfg.relevance_high - cfg.relevance_low), 0.0, 1.0
         )
-        response_relevance = float(relevance.max())
-        for c, spec in enumerate(_SPECS):
-            if spec.prompt_relation == "relevant":
-                ssl[:, c] = np.maximum(ssl[:, c], relevance) * (1.0 - table.relational[rows])
-            elif spec.prompt_relation == "irrelevant":
-                ssl[:, c] = np.maximum(ssl[:, c], 1.0 - response_relevance)
+        # See fx.prompt_related_similarity: the same rule over whole columns at once.
+        relevant = np.maximum(ssl, relevance[:, None]) * (1.0 - table.relational[rows])[:, None]
+        irrelevant = np.maximum(ssl, 1.0 - float(relevance.max()))
+        ssl = np.where(_RELEVANT, relevant, np.where(_IRRELEVANT, irrelevant, ssl))
         return np.round(ssl, cfg.decimals)
 
     def _empty_row(self, spec: CategorySpec, ci: float) -> CategoryScore:
@@ -368,6 +370,23 @@ class AffectScorer:
             category=str(spec.key), sp=0.0, els=0.0, ssl=0.0, dm=1.0, ef=1.0, em=1.0, lr=1.0,
             nf=0, ci=ci, w=cfg.w, measure=measure, level=self._cuts[str(spec.key)].level(measure),
         )  # fmt: skip
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector for one scoring call.
+
+    A call allocates many small objects that form no cycles, and with torch and transformers
+    loaded every full collection it triggers walks over a million of their objects: that cost
+    more than the scoring itself (benchmarks/bench_affect.py). Collection resumes afterwards.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def score_texts(
