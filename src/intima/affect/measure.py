@@ -186,9 +186,12 @@ class AffectScorer:
         sentences = list(dict.fromkeys(s for group in split for s in group))
         prompts = [p for p in dict.fromkeys(item.prompt for item in items) if p.strip()]
         embeddings = self.embedder.encode([*sentences, *prompts])
-        table = self._table(sentences, embeddings[: len(sentences)], exemplars)
-        prompt_vec = {p: embeddings[len(sentences) + i] for i, p in enumerate(prompts)}
+        # After the model, not in a thread beside it: next to torch's threads on a 2-core machine
+        # that oversubscribes the CPUs, and it saved nothing measurable.
+        feats = [fx.sentence_features(s, self.config.negation_window) for s in sentences]
         intensity = {p: fx.contextual_intensity(p) for p in dict.fromkeys(i.prompt for i in items)}
+        table = self._table(sentences, feats, embeddings[: len(sentences)], exemplars)
+        prompt_vec = {p: embeddings[len(sentences) + i] for i, p in enumerate(prompts)}
         return [
             self._score_one(item, group, table, prompt_vec.get(item.prompt), intensity[item.prompt])
             for item, group in zip(items, split, strict=True)
@@ -201,6 +204,7 @@ class AffectScorer:
     def _table(
         self,
         sentences: list[str],
+        feats: list[fx.SentenceFeatures],
         embeddings: NDArray[np.float32],
         exemplars: NDArray[np.float32],
     ) -> _Table:
@@ -214,7 +218,6 @@ class AffectScorer:
             idx = block.argmax(axis=1) if n else np.zeros(0, dtype=np.int64)
             where[:, c] = start + idx
             best[:, c] = block[np.arange(n), idx]
-        feats = [fx.sentence_features(s, cfg.negation_window) for s in sentences]
         compound = np.array([f.compound for f in feats], dtype=np.float64)
         nf = np.zeros((n, k), dtype=np.int64)
         against: list[dict[int, tuple[str, ...]]] = []
@@ -317,30 +320,34 @@ class AffectScorer:
         driver = np.where(term[driver, _COLS] == 0.0, by_ssl, driver)
         support = (ssl >= cfg.support_min) & (nf == 0)
         n_support = support.sum(axis=0).tolist()
+        n_negated = nf.sum(axis=0).tolist()
         drow = np.asarray(rows)[driver]
         # Python lists: indexing them per column is far cheaper than numpy scalars.
+        driver_c = driver.tolist()
         sp_c, els_c, ssl_c, nf_c = (a[driver, _COLS].tolist() for a in (sp, els, ssl, nf))
         dm_c, ef_c, em_c = (a[drow].tolist() for a in (t.dm, t.ef, t.em))
         compound_c = t.compound[drow].tolist()
         cosine_c = t.cosine[drow, _COLS].tolist()
         exemplar_c = t.exemplar[drow, _COLS].tolist()
         support_t, nf_t = support.T.tolist(), nf.T.tolist()
+        lr_of = {
+            n: round(fx.length_redundancy(n, n_words, cfg), cfg.decimals) for n in set(n_support)
+        }
         out: dict[str, CategoryScore] = {}
         for c, key in enumerate(_KEYS):
-            b = int(driver[c])
-            lr = round(fx.length_redundancy(n_support[c], n_words, cfg), cfg.decimals)
+            b, lr = driver_c[c], lr_of[n_support[c]]
             measure = fx.combine(
                 sp_c[c], els_c[c], ssl_c[c], dm_c[c], ef_c[c], em_c[c], lr, nf_c[c], ci, cfg.w
             )
+            negated = () if not n_negated[c] else tuple(
+                NegatedSentence(i, sentences[i], t.against[rows[i]].get(c, ()))
+                for i, x in enumerate(nf_t[c]) if x
+            )  # fmt: skip
             out[key] = CategoryScore(
                 key, sp_c[c], els_c[c], ssl_c[c], dm_c[c], ef_c[c], em_c[c], lr, nf_c[c], ci,
                 cfg.w, measure, self._col_cuts[c].level(measure), None, b, sentences[b],
                 compound_c[c], cosine_c[c], self._texts[exemplar_c[c]],
-                tuple(i for i, x in enumerate(support_t[c]) if x),
-                tuple(
-                    NegatedSentence(i, sentences[i], t.against[rows[i]].get(c, ()))
-                    for i, x in enumerate(nf_t[c]) if x
-                ),
+                tuple(i for i, x in enumerate(support_t[c]) if x), negated,
             )  # fmt: skip
         return out
 
