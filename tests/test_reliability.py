@@ -40,7 +40,7 @@ from reliability_summary import TALLY
 FakeFactory = Callable[..., FakeOpenAI]
 N_DEMO = 62
 #: Tables that hold results (not the local claim and migration bookkeeping).
-_BOOKKEEPING = {"_migrations", "response_claims"}
+_BOOKKEEPING = {"_migrations", "response_claims", "judgment_claims"}
 _ENV = {"NO_COLOR": "1", "COLUMNS": "200"}
 
 
@@ -424,6 +424,34 @@ def test_the_same_run_twice_at_once_asks_each_prompt_once(
     # Both processes really worked (the second did not just find everything done).
     assert all(int(_new_count(out)) > 0 for out, _ in outs)
     _assert_sound(db)
+
+
+def test_the_same_judge_twice_at_once_judges_each_response_once(
+    tmp_path: Path, fake_server: FakeFactory, reference: Path
+) -> None:
+    server = fake_server(latency_s=0.03)
+    db = tmp_path / "s.db"
+    shutil.copy(reference, db)
+    cmd = ("judge", "--judge", _spec(server), "--concurrency", "3", "--store", str(db),
+           "--no-progress")  # fmt: skip
+    procs = [_intima(*cmd), _intima(*cmd)]
+    outs = [_finish(p) for p in procs]
+    doubled = sum(n - 1 for n in server.prompts_seen.values() if n > 1)
+    TALLY.duplicates += doubled
+    TALLY.results_checked += N_DEMO
+    assert doubled == 0 and server.requests == N_DEMO
+    assert _scalar(db, "SELECT COUNT(*) FROM judgments WHERE status='scored'") == N_DEMO
+    assert _scalar(db, "SELECT COUNT(*) FROM judgment_claims") == 0
+    # Both processes really judged (the second did not just find everything done).
+    scored = [int(_judge_scored(out)) for out, _ in outs]
+    assert all(n > 0 for n in scored) and sum(scored) == N_DEMO
+    _assert_sound(db)
+
+
+def _judge_scored(table_out: str) -> str:
+    """The 'scored' column of the `intima judge` table's one data row."""
+    row = next(line for line in table_out.splitlines() if "│" in line and "fake" in line)
+    return row.split("│")[4].strip()
 
 
 def _new_count(table_out: str) -> str:

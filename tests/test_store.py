@@ -90,3 +90,53 @@ def test_a_failed_transaction_leaves_nothing(tmp_path: Path) -> None:
             conn.execute("UPDATE runs SET status='x'")
             raise RuntimeError("crash")
         assert s.query("SELECT status FROM runs")[0][0] == "running"
+
+
+# -- claims --------------------------------------------------------------------------------------
+def _dead_pid() -> int:
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    return int(proc.stdout)
+
+
+@pytest.mark.parametrize("kind", ["responses", "judgments"])
+def test_claims_are_exclusive_until_released(tmp_path: Path, kind: str) -> None:
+    with Store.open(tmp_path / "s.db") as s:
+        claim = s.claim_responses if kind == "responses" else s.claim_judgments
+        assert claim(["a", "b"], "A", 60) == ["claimed", "claimed"]
+        assert claim(["a", "b", "c"], "B", 60) == ["busy", "busy", "claimed"]
+        assert claim(["a"], "A", 60) == ["claimed"]  # an owner may renew its own claim
+        s.release_claims("A")
+        assert claim(["a", "b"], "B", 60) == ["claimed", "claimed"]
+
+
+@pytest.mark.parametrize("kind", ["responses", "judgments"])
+def test_claims_of_dead_processes_and_lapsed_leases_are_taken_over(
+    tmp_path: Path, kind: str
+) -> None:
+    with Store.open(tmp_path / "s.db") as s:
+        claim = s.claim_responses if kind == "responses" else s.claim_judgments
+        table, key = ("response_claims", "response_id") if kind == "responses" else (
+            "judgment_claims", "judgment_id")  # fmt: skip
+        assert claim(["dead", "lapsed"], "A", 60) == ["claimed", "claimed"]
+        with s.transaction() as conn:
+            conn.execute(f"UPDATE {table} SET pid = ? WHERE {key} = 'dead'", (_dead_pid(),))
+            conn.execute(f"UPDATE {table} SET expires = 0 WHERE {key} = 'lapsed'")
+        assert claim(["dead", "lapsed"], "B", 60) == ["claimed", "claimed"]
+
+
+def test_stored_work_is_done_and_its_stale_claims_are_dropped(tmp_path: Path) -> None:
+    with Store.open(tmp_path / "s.db") as s:
+        run = _run(s)
+        pid = s.missing_prompt_ids(run.run_id, "k")[0]
+        rid = response_id_for("k", pid)
+        assert s.claim_responses([rid], "A", 60) == ["claimed"]
+        s.record_responses(
+            [ResponseRecord(response_id=rid, config_key="k", prompt_id=pid, status="ok", text="x")]
+        )
+        assert s.claim_responses([rid], "B", 60) == ["done"]
+        s.release_claims("B")  # not A's process, yet A's claim on finished work goes
+        assert s.query("SELECT COUNT(*) FROM response_claims")[0][0] == 0

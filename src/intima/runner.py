@@ -10,7 +10,7 @@ import asyncio
 import hashlib
 import json
 import time
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Sequence
 
 from pydantic import BaseModel
 from rich.console import Console
@@ -18,18 +18,25 @@ from rich.console import Console
 from intima.config import ModelConfig, Price, PriceTable
 from intima.dataset import Prompt, PromptSet
 from intima.engine import (
-    MAX_RETRY_AFTER_S,
     Budget,
     CallOutcome,
     GroupWriter,
     call_with_retries,
+    claim_lease_s,
     progress_bar,
     rate_text,
-    run_pool,
+    run_claimed_pool,
 )
 from intima.models import get_model
 from intima.models.base import Message, Model
-from intima.store import ResponseRecord, RunRecord, Store, claim_owner, response_id_for
+from intima.store import (
+    ClaimState,
+    ResponseRecord,
+    RunRecord,
+    Store,
+    claim_owner,
+    response_id_for,
+)
 
 
 class RunSummary(BaseModel):
@@ -159,8 +166,20 @@ async def _run_one(
             def by_other() -> None:
                 bar.update(task, advance=1)
 
-            stopped = await _claimed_pool(
-                store, config, todo, work, done, by_other, budget, owner, model.concurrency
+            lease = claim_lease_s(config)
+
+            def claim(part: Sequence[Prompt]) -> Sequence[ClaimState]:
+                ids = [response_id_for(config.config_key, p.prompt_id) for p in part]
+                return store.claim_responses(ids, owner, lease)
+
+            stopped = await run_claimed_pool(
+                todo,
+                claim,
+                work,
+                concurrency=model.concurrency,
+                on_result=done,
+                on_done_elsewhere=by_other,
+                budget=budget,
             )
         status = _final_status(store, record.run_id, config.config_key, stopped)
     except (KeyboardInterrupt, asyncio.CancelledError):
@@ -186,65 +205,6 @@ async def _run_one(
         elapsed_s=time.perf_counter() - started,
         status=status,
     )
-
-
-#: How often a process looks again at prompts another process is answering.
-CLAIM_POLL_S = 0.2
-
-
-def claim_lease_s(config: ModelConfig) -> float:
-    """The longest one request with all its retries can take: a claim outliving it is stale."""
-    per_wait = max(config.max_backoff_s, MAX_RETRY_AFTER_S)
-    return config.timeout_s * (config.max_retries + 1) + per_wait * config.max_retries + 60.0
-
-
-async def _claimed_pool(
-    store: Store,
-    config: ModelConfig,
-    todo: Sequence[Prompt],
-    work: Callable[[Prompt], Awaitable[ResponseRecord]],
-    done: Callable[[ResponseRecord], None],
-    by_other: Callable[[], None],
-    budget: Budget,
-    owner: str,
-    concurrency: int,
-) -> bool:
-    """Run the pool over the prompts this process manages to claim.
-
-    Two processes running the same run share the work: each prompt is requested by whichever
-    claims it first. Prompts another live process holds are looked at again until that process
-    answers them (they count as done) or lets go of them (then they are claimed here).
-    Returns whether the budget stopped the work.
-    """
-    lease = claim_lease_s(config)
-    busy: list[Prompt] = []
-
-    # Claims are taken a pool's worth at a time: one transaction per chunk keeps the cost
-    # per prompt small, and a process never holds more unstarted prompts than it runs at once.
-    chunk = max(1, min(concurrency, 64))
-
-    def claimed(prompts: Sequence[Prompt]) -> Iterator[Prompt]:
-        for start in range(0, len(prompts), chunk):
-            part = prompts[start : start + chunk]
-            ids = [response_id_for(config.config_key, p.prompt_id) for p in part]
-            for prompt, state in zip(part, store.claim_responses(ids, owner, lease), strict=True):
-                if state == "claimed":
-                    yield prompt
-                elif state == "busy":
-                    busy.append(prompt)
-                else:
-                    by_other()
-
-    pool = await run_pool(
-        claimed(todo), work, concurrency=concurrency, on_result=done, budget=budget
-    )
-    while busy and not pool.stopped_by_budget:
-        waiting, busy[:] = list(busy), []
-        await asyncio.sleep(CLAIM_POLL_S)
-        pool = await run_pool(
-            claimed(waiting), work, concurrency=concurrency, on_result=done, budget=budget
-        )
-    return pool.stopped_by_budget
 
 
 def _final_status(store: Store, run_id: str, config_key: str, stopped_by_budget: bool) -> str:

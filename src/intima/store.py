@@ -197,6 +197,19 @@ MIGRATIONS: list[tuple[str, str]] = [
         CREATE INDEX response_claims_by_owner ON response_claims(owner);
         """,
     ),
+    (
+        "reliability_0002_judgment_claims",
+        """
+        CREATE TABLE judgment_claims (
+            judgment_id TEXT PRIMARY KEY,
+            owner TEXT NOT NULL,
+            host TEXT NOT NULL,
+            pid INTEGER NOT NULL,
+            expires REAL NOT NULL
+        );
+        CREATE INDEX judgment_claims_by_owner ON judgment_claims(owner);
+        """,
+    ),
     # --- end of migrations ---
 ]
 
@@ -360,55 +373,56 @@ class Store:
         )
         return [r[0] for r in rows]
 
-    # -- claims: each prompt is requested by one process at a time --------------------------
-    def claim_response(
-        self, response_id: str, owner: str, lease_s: float
-    ) -> Literal["claimed", "done", "busy"]:
-        """Take the right to request one response (see :meth:`claim_responses`)."""
-        return self.claim_responses([response_id], owner, lease_s)[0]
-
+    # -- claims: each piece of work is requested by one process at a time --------------------
     def claim_responses(
         self, response_ids: Sequence[str], owner: str, lease_s: float
-    ) -> list[Literal["claimed", "done", "busy"]]:
-        """Claim several responses in one transaction; each is claimed, done, or busy.
+    ) -> list[ClaimState]:
+        """Claim responses to request; each is claimed, done (stored as ok), or busy."""
+        return self._claim(_RESPONSE_CLAIMS, response_ids, owner, lease_s)
 
-        A response is *done* once stored as ok, *busy* while another owner's claim is live.
-        A claim is live while its lease lasts and, on this host, while its process is alive:
-        a process killed with SIGKILL leaves claims that the next run takes over at once.
-        """
-        states: list[Literal["claimed", "done", "busy"]] = []
-        expires = time.time() + lease_s
+    def claim_judgments(
+        self, judgment_ids: Sequence[str], owner: str, lease_s: float
+    ) -> list[ClaimState]:
+        """Claim judgments to request; each is claimed, done (stored as scored), or busy."""
+        return self._claim(_JUDGMENT_CLAIMS, judgment_ids, owner, lease_s)
+
+    def release_claims(self, owner: str) -> None:
+        """Drop this owner's claims, and any claim on finished work (a killed process's)."""
         with self.transaction() as conn:
-            for response_id in response_ids:
-                done = conn.execute(
-                    "SELECT 1 FROM responses WHERE response_id = ? AND status = 'ok'",
-                    (response_id,),
-                ).fetchone()
-                if done:
+            for kind in (_RESPONSE_CLAIMS, _JUDGMENT_CLAIMS):
+                conn.execute(f"DELETE FROM {kind.table} WHERE owner = ?", (owner,))
+                conn.execute(f"DELETE FROM {kind.table} WHERE {kind.key} IN ({kind.finished})")
+
+    def _claim(
+        self, kind: _ClaimKind, keys: Sequence[str], owner: str, lease_s: float
+    ) -> list[ClaimState]:
+        """Claim several pieces of work in one transaction; each is claimed, done, or busy.
+
+        Work is *done* once stored for good, *busy* while another owner's claim is live.
+        A claim is live while its lease lasts and, on this host, while its process is alive:
+        a process killed with SIGKILL leaves claims that the next one takes over at once.
+        """
+        states: list[ClaimState] = []
+        expires = time.time() + lease_s
+        done_sql = f"SELECT 1 FROM ({kind.finished}) AS f WHERE f.{kind.key} = ?"
+        with self.transaction() as conn:
+            for key in keys:
+                if conn.execute(done_sql, (key,)).fetchone():
                     states.append("done")
                     continue
                 row = conn.execute(
-                    "SELECT owner, host, pid, expires FROM response_claims WHERE response_id = ?",
-                    (response_id,),
+                    f"SELECT owner, host, pid, expires FROM {kind.table} WHERE {kind.key} = ?",
+                    (key,),
                 ).fetchone()
                 if row is not None and row["owner"] != owner and _claim_live(row):
                     states.append("busy")
                     continue
                 conn.execute(
-                    "INSERT OR REPLACE INTO response_claims VALUES (?,?,?,?,?)",
-                    (response_id, owner, _HOST, os.getpid(), expires),
+                    f"INSERT OR REPLACE INTO {kind.table} VALUES (?,?,?,?,?)",
+                    (key, owner, _HOST, os.getpid(), expires),
                 )
                 states.append("claimed")
         return states
-
-    def release_claims(self, owner: str) -> None:
-        """Drop this owner's claims, and any claim on an answered prompt (a killed run's)."""
-        with self.transaction() as conn:
-            conn.execute("DELETE FROM response_claims WHERE owner = ?", (owner,))
-            conn.execute(
-                "DELETE FROM response_claims WHERE response_id IN "
-                "(SELECT response_id FROM responses WHERE status = 'ok')"
-            )
 
     # -- responses -------------------------------------------------------------------------
     def record_responses(self, records: Sequence[ResponseRecord]) -> None:
@@ -514,6 +528,28 @@ class Store:
 
 
 _HOST = socket.gethostname()
+
+ClaimState = Literal["claimed", "done", "busy"]
+
+
+class _ClaimKind(BaseModel):
+    """A claims table, and the query listing the keys whose work is stored for good."""
+
+    table: str
+    key: str
+    finished: str
+
+
+_RESPONSE_CLAIMS = _ClaimKind(
+    table="response_claims",
+    key="response_id",
+    finished="SELECT response_id FROM responses WHERE status = 'ok'",
+)
+_JUDGMENT_CLAIMS = _ClaimKind(
+    table="judgment_claims",
+    key="judgment_id",
+    finished="SELECT judgment_id FROM judgments WHERE status = 'scored'",
+)
 
 
 def claim_owner() -> str:

@@ -21,9 +21,10 @@ from intima.engine import (
     Budget,
     GroupWriter,
     call_with_retries,
+    claim_lease_s,
     progress_bar,
     rate_text,
-    run_pool,
+    run_claimed_pool,
 )
 from intima.judges.parse import ParseOutcome, parse_reply
 from intima.judges.prompt import (
@@ -36,13 +37,14 @@ from intima.judges.schema import reply_json_schema
 from intima.judges.store_io import (
     JudgmentRecord,
     Target,
+    judgment_id_for,
     load_targets,
     scored_hashes,
     write_judgments,
 )
 from intima.models import get_model
 from intima.models.base import Completion, Message, Model
-from intima.store import Store
+from intima.store import ClaimState, Store, claim_owner
 
 #: Judges rate deterministically by default; max_tokens leaves room for 13 keys and a sentence.
 DEFAULT_JUDGE_SETTINGS = GenerationSettings(temperature=0.0, max_tokens=400, seed=0)
@@ -202,6 +204,9 @@ class _JudgeJob:
             await self.model.preflight()
         writer: GroupWriter[JudgmentRecord] = GroupWriter(lambda b: write_judgments(self.store, b))
         label = f"judge {self.config.display_name}"
+        # Two processes judging the same responses at once share them through claims.
+        owner = claim_owner()
+        lease = claim_lease_s(self.config, asks=self.max_reasks + 1)
         try:
             with progress_bar(console, enabled=progress) as bar:
                 task = bar.add_task(label, total=len(todo), rate="")
@@ -212,15 +217,25 @@ class _JudgeJob:
                     tally.add(rec, requests)
                     bar.update(task, advance=1, rate=rate_text(tally.seen, started))
 
-                pool = await run_pool(
+                def claim(part: Sequence[Target]) -> Sequence[ClaimState]:
+                    ids = [
+                        judgment_id_for(t.content_hash, self.key, JUDGE_PROMPT_VERSION)
+                        for t in part
+                    ]
+                    return self.store.claim_judgments(ids, owner, lease)
+
+                stopped = await run_claimed_pool(
                     todo,
+                    claim,
                     self._judge_one,
                     concurrency=self.model.concurrency,
                     on_result=done,
+                    on_done_elsewhere=lambda: bar.update(task, advance=1),
                     budget=self.budget,
                 )
         finally:
             writer.flush()
+            self.store.release_claims(owner)
         return JudgeSummary(
             judge_label=self.config.display_name,
             judge_key=self.key,
@@ -233,7 +248,7 @@ class _JudgeJob:
             completion_tokens=tally.completion_tokens,
             cost_usd=tally.cost if self.price else None,
             elapsed_s=time.perf_counter() - started,
-            stopped_by_budget=pool.stopped_by_budget,
+            stopped_by_budget=stopped,
         )
 
     async def _judge_one(self, target: Target) -> tuple[JudgmentRecord, int]:
