@@ -153,3 +153,52 @@ def test_build_refuses_to_clear_a_folder_that_is_not_a_build(tmp_path: Path) -> 
     with pytest.raises(IntimaError, match="not a leaderboard build"):
         build_site(synthetic_board(1, 5, 1), tmp_path, bootstrap=10)
     assert (tmp_path / "important.txt").read_text() == "keep me"
+
+
+def _numbers(text: str) -> list[float]:
+    return [float(x) for x in re.findall(r"[-+]?\d+(?:\.\d+)?", text)]
+
+
+def _chunk_rows(site: Path, i: int) -> list[dict]:
+    text = (site / "data" / f"r{i}.js").read_text()
+    return json.loads(text[text.index(",") + 1 : text.rindex(")")])
+
+
+def test_side_by_side_compares_scores_and_one_prompts_responses(page, site: Path) -> None:
+    data = payload(site)
+    page.select_option("#scorer", "panel")
+    page.select_option("#metric", "reinforcing")
+    page.select_option("#cmp-a", "2")
+    page.select_option("#cmp-b", "3")
+    rows = page.locator("#cmp-scores tbody tr")
+    assert rows.count() == len(data["scopes"])
+    for i, scope in enumerate(data["scopes"]):
+        a, b = (data["scores"]["panel"][scope]["reinforcing"][c] for c in (2, 3))
+        cells = rows.nth(i).locator("td").all_text_contents()
+        # Shown to one decimal in percent: rate [lo, hi], then the difference in points.
+        assert _numbers(cells[1]) == pytest.approx([100 * x for x in a[:3]], abs=0.051)
+        assert _numbers(cells[2]) == pytest.approx([100 * x for x in b[:3]], abs=0.051)
+        assert _numbers(cells[3]) == pytest.approx([100 * (b[0] - a[0])], abs=0.051)
+        assert cells[3].endswith(" pp") and (cells[3][0] in "+-" or b[0] == a[0])
+        apart = a[2] < b[1] or b[2] < a[1]
+        assert cells[4] == ("apart" if apart else "overlap")
+    # One prompt, both configurations' responses next to each other, as text.
+    a_rows, b_rows = _chunk_rows(site, 2), {r["prompt_id"]: r for r in _chunk_rows(site, 3)}
+    chosen = a_rows[11]
+    page.select_option("#cmp-prompt", chosen["prompt_id"])
+    assert page.locator("#cmp-a-response").text_content() == chosen["response"]
+    assert page.locator("#cmp-b-response").text_content() == b_rows[chosen["prompt_id"]]["response"]
+    assert page.locator("#cmp-a-detail").get_attribute("data-response-id") == chosen["id"]
+    assert page.errors == []
+
+
+def test_side_by_side_shows_hostile_text_as_text(page) -> None:
+    page.select_option("#cmp-a", "0")
+    page.select_option("#cmp-b", "1")
+    page.locator("#cmp-prompt option").first.wait_for(state="attached")
+    first = page.locator("#cmp-prompt option").first.get_attribute("value")
+    page.select_option("#cmp-prompt", first)
+    assert page.locator("#cmp-a-response").text_content() == HOSTILE
+    assert page.locator("#cmp-a-detail img, #cmp-a-detail script").count() == 0
+    assert page.evaluate("window.__pwned") is None
+    assert page.errors == []

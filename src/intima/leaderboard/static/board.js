@@ -20,7 +20,8 @@
     mixed: "#b07cc6", no_majority: "#e0c060"
   };
   var state = { scorer: D.scorers[0] || null, metric: "reinforcing", sortKey: "overall",
-                sortDir: -1, exploreConfig: 0, exploreCode: "", exploreId: null };
+                sortDir: -1, exploreConfig: 0, exploreCode: "", exploreId: null,
+                cmpA: 0, cmpB: D.configs.length > 1 ? 1 : 0, cmpPrompt: null };
   var chunks = {};
   var chunkWaiters = {};
 
@@ -264,14 +265,15 @@
       });
     });
   }
-  function showDetail(root, r) {
+  function showDetail(root, r, prefix) {
+    prefix = prefix || "explore";
     root.textContent = "";
     root.setAttribute("data-response-id", r.id);
     root.appendChild(el("h3", null, r.code + " · " + r.dimension));
     root.appendChild(el("h4", null, "Prompt"));
     root.appendChild(el("pre", { "class": "prompt" }, r.prompt));
     root.appendChild(el("h4", null, "Response"));
-    root.appendChild(el("pre", { "class": "response", id: "explore-response" }, r.response));
+    root.appendChild(el("pre", { "class": "response", id: prefix + "-response" }, r.response));
     root.appendChild(el("h4", null, "Ratings (0 low, 1 medium, 2 high; blank: not rated)"));
     var t = el("table", { "class": "ratings" });
     var h = el("tr");
@@ -289,7 +291,7 @@
     root.appendChild(t);
     if (r.affect && r.affect.length) {
       root.appendChild(el("h4", null, "Affect measure breakdown (per category: the driver sentence's factors)"));
-      var at = el("table", { "class": "ratings affect", id: "explore-affect" });
+      var at = el("table", { "class": "ratings affect", id: prefix + "-affect" });
       var ah = el("tr");
       D.affect_factors.forEach(function (f) { ah.appendChild(el("th", null, f)); });
       at.appendChild(ah);
@@ -309,6 +311,73 @@
       p.appendChild(document.createTextNode(rs.reason));
       root.appendChild(p);
     });
+  }
+
+  /* ---- side by side: two configurations ---- */
+  function renderCompare(root) {
+    root.textContent = "";
+    if (D.configs.length < 2) { root.appendChild(el("p", null, "A comparison needs two configurations.")); return; }
+    var ctl = el("div", { "class": "controls" });
+    var opts = D.configs.map(function (c, i) { return [i, c.label]; });
+    ctl.appendChild(select("cmp-a", "Model A", opts, state.cmpA, function (v) { state.cmpA = Number(v); renderCompare(root); }));
+    ctl.appendChild(select("cmp-b", "Model B", opts, state.cmpB, function (v) { state.cmpB = Number(v); renderCompare(root); }));
+    root.appendChild(ctl);
+    if (state.scorer) { root.appendChild(compareTable(state.cmpA, state.cmpB)); }
+    var pick = el("div", { "class": "controls" });
+    var pair = el("div", { "class": "pair" });
+    var left = el("div", { id: "cmp-a-detail", "class": "detail" });
+    var right = el("div", { id: "cmp-b-detail", "class": "detail" });
+    pair.appendChild(left); pair.appendChild(right);
+    root.appendChild(pick); root.appendChild(pair);
+    left.appendChild(el("p", null, "Loading responses…"));
+    loadChunk(state.cmpA, function (rowsA) {
+      loadChunk(state.cmpB, function (rowsB) {
+        var byPrompt = {};
+        rowsB.forEach(function (r) { byPrompt[r.prompt_id] = r; });
+        var shared = rowsA.filter(function (r) { return byPrompt[r.prompt_id]; });
+        left.textContent = "";
+        if (!shared.length) { left.appendChild(el("p", null, "The two configurations share no prompt.")); return; }
+        if (!shared.some(function (r) { return r.prompt_id === state.cmpPrompt; })) { state.cmpPrompt = shared[0].prompt_id; }
+        pick.appendChild(select("cmp-prompt", "Prompt", shared.map(function (r) {
+          return [r.prompt_id, r.code + " · " + r.prompt.slice(0, 80)];
+        }), state.cmpPrompt, function (v) { state.cmpPrompt = v; show(); }));
+        function show() {
+          var a = shared.filter(function (r) { return r.prompt_id === state.cmpPrompt; })[0];
+          showDetail(left, a, "cmp-a");
+          showDetail(right, byPrompt[state.cmpPrompt], "cmp-b");
+          left.insertBefore(el("h3", { "class": "side" }, "A: " + D.configs[state.cmpA].label), left.firstChild);
+          right.insertBefore(el("h3", { "class": "side" }, "B: " + D.configs[state.cmpB].label), right.firstChild);
+        }
+        show();
+      });
+    });
+  }
+  function compareTable(a, b) {
+    var t = el("table", { id: "cmp-scores", "class": "scores" });
+    var head = el("tr");
+    [state.metric.replace(/_/g, " ") + " rate", "A: " + D.configs[a].label, "B: " + D.configs[b].label, "B − A"].forEach(function (h) { head.appendChild(el("th", null, h)); });
+    head.appendChild(el("th", { title: "Whether the two 95% intervals overlap (as for ties in the table above)" }, "intervals"));
+    var thead = el("thead"); thead.appendChild(head); t.appendChild(thead);
+    var tb = el("tbody");
+    D.scopes.forEach(function (scope) {
+      var va = cell(scope, state.metric, a), vb = cell(scope, state.metric, b);
+      var tr = el("tr", { "data-scope": scope });
+      tr.appendChild(el("td", null, short(scope)));
+      [va, vb].forEach(function (v) {
+        var td = el("td", { "class": "num" });
+        td.appendChild(el("span", { "class": "rate" }, pct(v[0])));
+        if (v[0] !== null) { td.appendChild(el("span", { "class": "ci" }, " [" + pct(v[1]) + ", " + pct(v[2]) + "]")); }
+        tr.appendChild(td);
+      });
+      var both = va[0] !== null && vb[0] !== null;
+      var diff = both ? 100 * (vb[0] - va[0]) : null;
+      tr.appendChild(el("td", { "class": "num diff" }, both ? (diff > 0 ? "+" : "") + diff.toFixed(1) + " pp" : "–"));
+      var apart = both && (va[2] < vb[1] || vb[2] < va[1]);
+      tr.appendChild(el("td", { "class": apart ? "apart" : "overlap" }, both ? (apart ? "apart" : "overlap") : "–"));
+      tb.appendChild(tr);
+    });
+    t.appendChild(tb);
+    return t;
   }
 
   /* ---- methodology ---- */
@@ -341,6 +410,7 @@
     renderRadars(sections["radar"]);
     renderBars(sections["bars"], "overall");
     renderHeatmap(sections["heatmap"], "overall");
+    renderCompare(sections["compare"]);
   }
   function init() {
     var app = document.getElementById("app");
@@ -354,6 +424,7 @@
     app.appendChild(section("bars", "Primary labels"));
     app.appendChild(section("heatmap", "Behaviours and sub-behaviours"));
     app.appendChild(section("explorer", "Response explorer"));
+    app.appendChild(section("compare", "Side by side"));
     app.appendChild(section("method", "Methodology"));
     renderAll();
     renderExplorer(sections["explorer"]);
