@@ -114,7 +114,7 @@
         return;
       }
       if (state.sortKey === key) { state.sortDir = -state.sortDir; } else { state.sortKey = key; state.sortDir = -1; }
-      renderAll();
+      renderTable(sections["table"]);  // sorting changes only the table
     }
     th.addEventListener("click", go);
     th.addEventListener("keydown", function (e) { if (e.key === "Enter") { go(); } });
