@@ -116,6 +116,15 @@ def test_a_missing_dependency_names_the_extra(monkeypatch: pytest.MonkeyPatch) -
         MiniLMEmbedder().encode(["x"])
 
 
+def test_weights_that_do_not_fit_the_config_are_refused(tmp_path: Path) -> None:
+    # Seven layers announced, six stored: refused at load, naming the weights file.
+    root = _copy_model(
+        tmp_path, lambda r: _rewrite(r / "config.json", lambda c: {**c, "num_hidden_layers": 7})
+    )
+    with pytest.raises(ConfigError, match=r"model\.safetensors lacks 16 BERT weights"):
+        MiniLMEmbedder(path=root).encode(["x"])
+
+
 def test_truncation_follows_sentence_bert_config(tmp_path: Path) -> None:
     root = _copy_model(
         tmp_path,

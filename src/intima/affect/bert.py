@@ -124,6 +124,12 @@ class BertEncoder:
         weights = load_file(str(files.root / "model.safetensors"))
         # Some exports prefix every key with the architecture name.
         self._w = {k.removeprefix("bert."): v for k, v in weights.items()}
+        missing = sorted(_weight_names(files.bert) - self._w.keys())
+        if missing:
+            raise ConfigError(
+                f"{files.root / 'model.safetensors'} lacks {len(missing)} BERT weights, "
+                f"e.g. {missing[:3]}; reinstall the model"
+            )
         tokenizer = Tokenizer.from_file(str(files.root / "tokenizer.json"))
         # tokenizer.json carries fixed padding and truncation from its export; sentence-
         # transformers pads each batch to its longest text and truncates at max_seq_length.
@@ -190,3 +196,23 @@ class BertEncoder:
             weights = mask.unsqueeze(-1).to(x.dtype)
             pooled = (x * weights).sum(dim=1) / weights.sum(dim=1).clamp(min=1e-9)
             return functional.normalize(pooled, p=2.0, dim=1)
+
+
+def _weight_names(cfg: BertConfig) -> set[str]:
+    """Every tensor the forward pass reads."""
+    names = {
+        "embeddings.word_embeddings.weight",
+        "embeddings.position_embeddings.weight",
+        "embeddings.token_type_embeddings.weight",
+        "embeddings.LayerNorm.weight",
+        "embeddings.LayerNorm.bias",
+    }
+    parts = (
+        "attention.self.query", "attention.self.key", "attention.self.value",
+        "attention.output.dense", "attention.output.LayerNorm", "intermediate.dense",
+        "output.dense", "output.LayerNorm",
+    )  # fmt: skip
+    for i in range(cfg.num_hidden_layers):
+        for part in parts:
+            names |= {f"encoder.layer.{i}.{part}.weight", f"encoder.layer.{i}.{part}.bias"}
+    return names
