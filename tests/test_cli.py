@@ -131,3 +131,21 @@ def test_config_file_runs_two_configurations(tmp_path, fake_server) -> None:
         labels = sorted(r["label"] for r in s.run_summaries())
         assert labels == ["companion", "plain"]
         assert s.query("SELECT COUNT(*) FROM responses WHERE status='ok'")[0][0] == 6
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (("run", "--bogus"), "No such option: --bogus"),
+        (("score", "--scorer", "affect", "--no-such-flag"), "No such option: --no-such-flag"),
+        (("judge", "--concurrency", "many"), "Invalid value for '--concurrency'"),
+        (("nonsense",), "No such command 'nonsense'"),
+    ],
+)
+def test_usage_errors_are_one_message_and_exit_2_not_a_traceback(
+    args: tuple[str, ...], says: str
+) -> None:
+    result = run_cli(*args)
+    assert result.returncode == 2, result.stderr
+    assert says in result.stderr
+    assert "Traceback" not in result.stderr + result.stdout

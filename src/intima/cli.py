@@ -236,12 +236,28 @@ def main() -> None:
         )
         sys.exit(130)
     except Exception as exc:  # click usage errors and the like
-        import click
-
-        if isinstance(exc, click.exceptions.ClickException):
-            exc.show()
-            sys.exit(exc.exit_code)
-        if isinstance(exc, click.exceptions.Abort):
+        if isinstance(exc, _click_errors()):
+            exc.show()  # type: ignore[attr-defined]
+            sys.exit(exc.exit_code)  # type: ignore[attr-defined]
+        if isinstance(exc, _click_aborts()):
             console.print("Aborted. Finished work is saved; run the same command again to resume.")
             sys.exit(130)
         raise
+
+
+def _click_errors() -> tuple[type[Exception], ...]:
+    """Usage errors: typer 0.2x raises those of the click it vendors, older typer click's own."""
+    import click
+
+    try:
+        from typer._click.exceptions import ClickException
+    except ImportError:
+        return (click.exceptions.ClickException,)
+    return (ClickException, click.exceptions.ClickException)
+
+
+def _click_aborts() -> tuple[type[Exception], ...]:
+    import click
+    import typer
+
+    return (typer.Abort, click.exceptions.Abort)
