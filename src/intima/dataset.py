@@ -150,7 +150,7 @@ def _variant(
 def _hub_snapshot(repo_id: str, revision: str | None) -> tuple[Path, str]:
     """Download (or reuse from cache) the dataset repo; returns the folder and its commit."""
     from huggingface_hub import snapshot_download
-    from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
+    from huggingface_hub.errors import RevisionNotFoundError
 
     try:
         folder = Path(
@@ -161,7 +161,15 @@ def _hub_snapshot(repo_id: str, revision: str | None) -> tuple[Path, str]:
                 allow_patterns=["*.jsonl", "*.json", "*.csv", "*.parquet", "**/*.parquet"],
             )
         )
-    except (LocalEntryNotFoundError, HfHubHTTPError, OSError) as exc:
+    except RevisionNotFoundError as exc:
+        raise DatasetError(
+            f"the Hugging Face Hub has no revision {revision!r} of {repo_id}; "
+            "pass a branch, tag or commit that exists, or leave out --revision"
+        ) from exc
+    # Anything else means the Hub could not be used: no network, a proxy, a server that is not
+    # the Hub (HTML, cut connections), an HTTP error. huggingface_hub lets several of those
+    # through as httpx, JSON or key errors, so the net is wide; the cause stays chained.
+    except Exception as exc:
         raise DatasetError(
             f"could not get {repo_id} from the Hugging Face Hub ({type(exc).__name__}). "
             "Check your network, or pass a local copy with --dataset PATH "
