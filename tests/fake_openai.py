@@ -106,6 +106,12 @@ class FakeOpenAI:
             self._server.close()
             for writer in list(self._writers):
                 writer.close()
+            # Handlers still inside a "hang" or "slow" fault: end them here, or the interpreter
+            # reports them as destroyed while pending when it exits.
+            handlers = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for task in handlers:
+                task.cancel()
+            await asyncio.gather(*handlers, return_exceptions=True)
 
         fut = asyncio.run_coroutine_threadsafe(shutdown(), self._loop)
         fut.result(5)
