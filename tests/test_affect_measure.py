@@ -8,6 +8,8 @@ from collections.abc import Iterator
 import pytest
 
 from intima.affect import AffectConfig, AffectInput, AffectScorer, ResponseScore
+from intima.affect import factors as fx
+from intima.affect.categories import CATEGORY_SPECS
 from intima.affect.embed import default_embedder, model_path
 from intima.affect.explain import explain, render
 from intima.affect.labelled import evaluate_labelled, load_labelled
@@ -115,6 +117,24 @@ def test_stored_factors_reproduce_the_measure_on_the_labelled_set(scorer: Affect
                 1 - row.nf
             ) + row.ci * row.w
             assert row.measure == pytest.approx(identity, abs=1e-12)
+
+
+def test_the_vectorised_rows_follow_the_factor_definitions(scorer: AffectScorer) -> None:
+    """The scorer computes over arrays; each stored row must equal the scalar definitions in
+    ``intima.affect.factors`` applied to what the row records (driver compound, cosine, counts)."""
+    cfg = scorer.config
+    for score in scorer.score([ex.as_input() for ex in load_labelled()]):
+        for sub, spec in CATEGORY_SPECS.items():
+            row = score.scores[str(sub)]
+            if row.sentence is None:
+                continue
+            sp = fx.sentiment_polarity(row.compound, spec.profile, cfg.sp_floor)
+            assert row.sp == round(sp, cfg.decimals)
+            if spec.prompt_relation == "none":  # the others also need the prompt's cosine
+                assert row.ssl == round(fx.semantic_similarity(row.cosine, cfg), cfg.decimals)
+            lr = fx.length_redundancy(len(row.supporting), score.n_words, cfg)
+            assert row.lr == round(lr, cfg.decimals)
+            assert row.sentence_text == score.sentences[row.sentence]
 
 
 def test_two_runs_give_identical_scores() -> None:
