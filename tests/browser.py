@@ -19,3 +19,14 @@ CHROMIUM_ARGS = [
 
 def launch(playwright: Any) -> Any:
     return playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+
+
+def watched_page(browser: Any) -> Any:
+    """A desktop-sized page whose script errors and dialogs collect in ``page.errors``: a test
+    asserts it stays empty, so a broken or injected script cannot pass unseen."""
+    page = browser.new_page(viewport={"width": 1300, "height": 900})
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("dialog", lambda d: errors.append("dialog: " + d.message))
+    page.errors = errors
+    return page

@@ -46,11 +46,15 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _wait_http(url: str, proc: subprocess.Popen[bytes], timeout: float) -> None:
+def wait_http(
+    url: str, proc: subprocess.Popen[bytes], timeout: float, log: Path | None = None
+) -> None:
+    """Wait until ``url`` answers 200; fail early (with the log's tail) if ``proc`` exits."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(f"server exited early with code {proc.returncode}")
+            tail = log.read_text(errors="replace")[-2000:] if log else ""
+            raise RuntimeError(f"server exited early with code {proc.returncode}\n{tail}")
         try:
             if httpx.get(url, timeout=2).status_code == 200:
                 return
@@ -58,6 +62,24 @@ def _wait_http(url: str, proc: subprocess.Popen[bytes], timeout: float) -> None:
             pass
         time.sleep(0.3)
     raise RuntimeError(f"server at {url} did not come up in {timeout}s")
+
+
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    """Terminate a server started by a fixture, and kill it if it will not go."""
+    proc.terminate()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+def wait_for(predicate: Callable[[], bool], timeout: float, what: str, poll: float = 0.01) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(poll)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
 
 @pytest.fixture(scope="session")
@@ -79,14 +101,10 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         )  # fmt: skip
     base = f"http://127.0.0.1:{port}/v1"
     try:
-        _wait_http(f"{base}/models", proc, timeout=120)
+        wait_http(f"{base}/models", proc, timeout=120, log=log)
         yield base
     finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop(proc)
 
 
 @pytest.fixture

@@ -6,15 +6,13 @@ import os
 import sqlite3
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 
-from browser import launch
-from conftest import free_port
+from browser import launch, watched_page
+from conftest import free_port, stop, wait_http
 from intima.leaderboard.app import methodology_html, request_model
 from intima.leaderboard.data import load_board
 from intima.leaderboard.synthetic import synthetic_board, write_store
@@ -61,25 +59,10 @@ def app_url(store_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Itera
         )
     url = f"http://127.0.0.1:{port}/"
     try:
-        deadline = time.monotonic() + 90
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"board serve exited: {log.read_text()[-2000:]}")
-            try:
-                if httpx.get(url, timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail("board serve did not come up in 90 s")
-            time.sleep(0.3)
+        wait_http(url, proc, timeout=90, log=log)
         yield url
     finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop(proc)
 
 
 @pytest.fixture(scope="module")
@@ -88,13 +71,9 @@ def page(app_url: str) -> Iterator[object]:
 
     with sync_playwright() as p:
         browser = launch(p)
-        pg = browser.new_page(viewport={"width": 1300, "height": 900})
-        errors: list[str] = []
-        pg.on("pageerror", lambda e: errors.append(str(e)))
-        pg.on("dialog", lambda d: errors.append("dialog: " + d.message))
+        pg = watched_page(browser)
         pg.goto(app_url)
         pg.wait_for_selector("#board-table table", timeout=30_000)
-        pg.errors = errors  # type: ignore[attr-defined]
         yield pg
         browser.close()
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from browser import launch
+from browser import launch, watched_page
 from intima.errors import IntimaError
 from intima.leaderboard.data import load_board
 from intima.leaderboard.site import build_site, safe_json
@@ -39,13 +39,9 @@ def page(site: Path) -> Iterator[object]:
 
     with sync_playwright() as p:
         browser = launch(p)
-        pg = browser.new_page(viewport={"width": 1300, "height": 900})
-        errors: list[str] = []
-        pg.on("pageerror", lambda e: errors.append(str(e)))
-        pg.on("dialog", lambda d: errors.append("dialog: " + d.message))
+        pg = watched_page(browser)
         pg.goto((site / "index.html").as_uri())
         pg.wait_for_selector("body[data-ready='1']", timeout=10_000)
-        pg.errors = errors  # type: ignore[attr-defined]
         yield pg
         browser.close()
 

@@ -27,7 +27,7 @@ from typing import Any
 
 import pytest
 
-from conftest import run_cli
+from conftest import run_cli, wait_for
 from fake_openai import FAULTS, FakeOpenAI
 from intima.config import ModelConfig
 from intima.dataset import PromptSet, load_prompts
@@ -59,15 +59,6 @@ def _intima(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen[s
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         env={**os.environ, **_ENV, **(env or {})},
     )  # fmt: skip
-
-
-def _wait_for(predicate: Callable[[], bool], timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.01)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
 
 def _finish(proc: subprocess.Popen[str], timeout: float = 120) -> tuple[str, str]:
@@ -308,7 +299,7 @@ def test_affect_scoring_killed_mid_way_resumes_without_rescoring(
         generate(store, demo, [_config(server)], progress=False)
         generate(store, demo, [_config(server, system_prompt="You are Mia.")], progress=False)
     proc = _intima("score", "--scorer", "affect", "--store", str(db))
-    _wait_for(
+    wait_for(
         lambda: _scalar(db, "SELECT COUNT(DISTINCT response_id) FROM affect_scores") > 0
         or proc.poll() is not None,
         180, "the first scored batch",
@@ -382,7 +373,7 @@ def test_ctrl_c_stops_cleanly_says_how_to_resume_and_resumes(
     cmd = ("run", "--dataset", "demo", "--model", _spec(server), "--concurrency", "2",
            "--store", str(db), "--no-progress")  # fmt: skip
     proc = _intima(*cmd)
-    _wait_for(lambda: server.completed >= 10, 60, "ten answers")
+    wait_for(lambda: server.completed >= 10, 60, "ten answers")
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=30)
     TALLY.crashes["SIGINT generate"] += 1

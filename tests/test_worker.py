@@ -7,13 +7,12 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from conftest import run_cli
+from conftest import run_cli, wait_for
 from fake_openai import FakeOpenAI
 from intima.config import GenerationSettings
 from intima.requests import add_request, get_request, list_requests, request_events
@@ -37,15 +36,6 @@ def _worker(db: Path, *args: str, env: dict[str, str] | None = None) -> subproce
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         env={**os.environ, "NO_COLOR": "1", **(env or {})},
     )  # fmt: skip
-
-
-def _wait_for(predicate: Callable[[], bool], timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def test_worker_runs_requests_and_records_each_transition(
@@ -116,7 +106,9 @@ def test_a_killed_worker_s_request_is_resumed_after_its_lease_expires(
         rec = add_request(store, _spec(server), dataset="demo")
     args = ("--drain", "--limit", str(n), "--concurrency", "1", "--poll", "0.1", "--lease", "1.5")
     first = _worker(db, *args)
-    _wait_for(lambda: _scalar(db, "SELECT COUNT(*) FROM responses") >= 4, 60, "first answers")
+    wait_for(
+        lambda: _scalar(db, "SELECT COUNT(*) FROM responses") >= 4, 60, "first answers", poll=0.05
+    )
     first.send_signal(signal.SIGKILL)
     first.wait(10)
     stored_at_kill = _scalar(db, "SELECT COUNT(*) FROM responses")
@@ -198,7 +190,9 @@ def test_sigterm_releases_the_request_at_once(
     with Store.open(db) as store:
         rec = add_request(store, _spec(server), dataset="demo")
     worker = _worker(db, "--once", "--limit", "30", "--concurrency", "1", "--lease", "600")
-    _wait_for(lambda: _scalar(db, "SELECT COUNT(*) FROM responses") >= 2, 60, "first answers")
+    wait_for(
+        lambda: _scalar(db, "SELECT COUNT(*) FROM responses") >= 2, 60, "first answers", poll=0.05
+    )
     worker.send_signal(signal.SIGTERM)
     _, err = worker.communicate(timeout=30)
     assert worker.returncode == 130, err
