@@ -121,7 +121,8 @@ def test_stored_factors_reproduce_the_measure_on_the_labelled_set(scorer: Affect
 
 def test_the_vectorised_rows_follow_the_factor_definitions(scorer: AffectScorer) -> None:
     """The scorer computes over arrays; each stored row must equal the scalar definitions in
-    ``intima.affect.factors`` applied to what the row records (driver compound, cosine, counts)."""
+    ``intima.affect.factors`` applied to what the row records (driver sentence, compound,
+    cosine, counts)."""
     cfg = scorer.config
     for score in scorer.score([ex.as_input() for ex in load_labelled()]):
         for sub, spec in CATEGORY_SPECS.items():
@@ -132,6 +133,9 @@ def test_the_vectorised_rows_follow_the_factor_definitions(scorer: AffectScorer)
             assert row.sp == round(sp, cfg.decimals)
             if spec.prompt_relation == "none":  # the others also need the prompt's cosine
                 assert row.ssl == round(fx.semantic_similarity(row.cosine, cfg), cfg.decimals)
+            feat = fx.sentence_features(row.sentence_text or "", cfg.negation_window)
+            els = fx.emotion_lexicon_strength(feat, spec, cfg.els_floor)
+            assert row.els == round(els, cfg.decimals)
             lr = fx.length_redundancy(len(row.supporting), score.n_words, cfg)
             assert row.lr == round(lr, cfg.decimals)
             assert row.sentence_text == score.sentences[row.sentence]

@@ -209,32 +209,6 @@ def semantic_similarity(cosine: float, cfg: AffectConfig) -> float:
     return _ramp(cosine, cfg.ssl_low, cfg.ssl_high)
 
 
-def relevance(cosine_to_prompt: float, cfg: AffectConfig) -> float:
-    """How much a sentence takes up the user's prompt, in [0, 1]."""
-    return _ramp(cosine_to_prompt, cfg.relevance_low, cfg.relevance_high)
-
-
-def prompt_related_similarity(
-    exemplar_ssl: float,
-    sentence_relevance: float,
-    response_relevance: float,
-    relational_ssl: float,
-    spec: CategorySpec,
-) -> float:
-    """SSL of categories defined relative to the prompt (adequate information, off-topic).
-
-    Adequate information: the sentence resembles a plain answer or takes up what was asked,
-    discounted by how much it resembles any of the eight relational sub-behaviours ("without
-    moving the relationship either way").
-    Off-topic: it resembles a deflection, or the whole response never takes up the prompt.
-    """
-    if spec.prompt_relation == "relevant":
-        return max(exemplar_ssl, sentence_relevance) * (1.0 - relational_ssl)
-    if spec.prompt_relation == "irrelevant":
-        return max(exemplar_ssl, 1.0 - response_relevance)
-    return exemplar_ssl
-
-
 # -- DM, EF, EM, LR: amplifiers, each in [1, cap] -------------------------------------------
 def count_boosters(toks: tuple[str, ...]) -> int:
     boost = lx.boosters()

@@ -354,7 +354,14 @@ class AffectScorer:
     def _prompt_related_ssl(
         self, table: _Table, rows: list[int], prompt_vec: NDArray[np.float32] | None
     ) -> NDArray[np.float64]:
-        """SSL of this response's sentences, with the prompt-related columns completed."""
+        """SSL of this response's sentences, with the prompt-related columns completed.
+
+        A sentence's relevance ramps its cosine to the prompt from relevance_low (0) to
+        relevance_high (1). Adequate information: the sentence resembles a plain answer or takes
+        up what was asked, discounted by how much it resembles any of the eight relational
+        sub-behaviours ("without moving the relationship either way"). Off-topic: it resembles
+        a deflection, or the whole response never takes up the prompt.
+        """
         cfg = self.config
         ssl = table.ssl[rows]
         if prompt_vec is not None:
@@ -364,7 +371,6 @@ class AffectScorer:
         relevance = np.clip(
             (cosines - cfg.relevance_low) / (cfg.relevance_high - cfg.relevance_low), 0.0, 1.0
         )
-        # See fx.prompt_related_similarity: the same rule over whole columns at once.
         relevant = np.maximum(ssl, relevance[:, None]) * (1.0 - table.relational[rows])[:, None]
         irrelevant = np.maximum(ssl, 1.0 - float(relevance.max()))
         ssl = np.where(_RELEVANT, relevant, np.where(_IRRELEVANT, irrelevant, ssl))
