@@ -184,12 +184,13 @@ class AffectScorer:
         exemplars = self._exemplar_matrix()
         split = [split_sentences(item.response) for item in items]
         sentences = list(dict.fromkeys(s for group in split for s in group))
-        prompts = [p for p in dict.fromkeys(item.prompt for item in items) if p.strip()]
+        every_prompt = list(dict.fromkeys(item.prompt for item in items))
+        prompts = [p for p in every_prompt if p.strip()]  # an empty prompt has no embedding
         embeddings = self.embedder.encode([*sentences, *prompts])
         # After the model, not in a thread beside it: next to torch's threads on a 2-core machine
         # that oversubscribes the CPUs, and it saved nothing measurable.
         feats = [fx.sentence_features(s, self.config.negation_window) for s in sentences]
-        intensity = {p: fx.contextual_intensity(p) for p in dict.fromkeys(i.prompt for i in items)}
+        intensity = {p: fx.contextual_intensity(p) for p in every_prompt}
         table = self._table(sentences, feats, embeddings[: len(sentences)], exemplars)
         prompt_vec = {p: embeddings[len(sentences) + i] for i, p in enumerate(prompts)}
         return [
