@@ -78,7 +78,7 @@ def load_seconds(snippet: str, runs: int = 3) -> float:
 def items(copies: int) -> list[object]:
     from intima.affect.labelled import load_labelled
     from intima.affect.measure import AffectInput
-    from intima.affect.text import split_sentences
+    from intima.affect.sentences import split_sentences
 
     out = []
     for k in range(copies):
@@ -97,7 +97,7 @@ def main() -> None:
 
     from intima.affect.embed import default_embedder
     from intima.affect.measure import AffectScorer
-    from intima.affect.text import split_sentences
+    from intima.affect.sentences import split_sentences
 
     load, load_st = load_seconds(_LOAD_INTIMA), load_seconds(_LOAD_ST)
     batch = items(args.copies)

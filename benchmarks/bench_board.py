@@ -23,10 +23,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from intima.leaderboard.data import load_board
 from intima.leaderboard.site import build_site
-from intima.leaderboard.synthetic import synthetic_board, write_store
+from intima.results.data import load_board
 from intima.store import Store
+
+# The synthetic board is test data: it lives with the tests, not in the package.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from synthetic import synthetic_board, write_store
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from browser import launch

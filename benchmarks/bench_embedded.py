@@ -18,7 +18,7 @@ RAW = """
 import json, time
 from llama_cpp import Llama
 from intima.dataset import load_prompts
-from intima.models.llamacpp import N_CTX, bundled_gguf
+from intima.providers.llamacpp import N_CTX, bundled_gguf
 prompts = load_prompts("demo").prompts[:{n}]
 start = time.perf_counter()
 llm = Llama(model_path=str(bundled_gguf()), n_ctx=N_CTX, verbose=False)
@@ -32,9 +32,9 @@ print(json.dumps({{"tokens": tokens, "seconds": time.perf_counter() - start}}))
 
 INTIMA = """
 import json, time
-from intima.config import GenerationSettings, ModelConfig
+from intima.core.config import GenerationSettings, ModelConfig
 from intima.dataset import PromptSet, load_prompts
-from intima.runner import run
+from intima.generate import generate
 from intima.store import Store
 demo = load_prompts("demo")
 prompts = PromptSet(info=demo.info, prompts=demo.prompts[:{n}])
@@ -42,7 +42,7 @@ settings = GenerationSettings(max_tokens={m}, temperature=0.0, seed=0)
 cfg = ModelConfig(spec="llamacpp", generation=settings)
 start = time.perf_counter()
 with Store.open({db!r}) as store:
-    [s] = run(store, prompts, [cfg], progress=False)
+    [s] = generate(store, prompts, [cfg])
 print(json.dumps({{"tokens": s.completion_tokens, "seconds": time.perf_counter() - start}}))
 """
 

@@ -39,15 +39,15 @@ def measure(port: int, dataset: Path, concurrency: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         code = (
             "import json,sys,time\n"
-            "from intima.config import ModelConfig\n"
+            "from intima.core.config import ModelConfig\n"
             "from intima.dataset import load_prompts\n"
-            "from intima.runner import run\n"
+            "from intima.generate import generate\n"
             "from intima.store import Store\n"
             f"ps = load_prompts({str(dataset)!r})\n"
             f"cfg = ModelConfig(spec='openai-compat:fake@http://127.0.0.1:{port}/v1', "
             f"concurrency={concurrency})\n"
             f"with Store.open({tmp!r} + '/s.db') as st:\n"
-            "    [s] = run(st, ps, [cfg], progress=False)\n"
+            "    [s] = generate(st, ps, [cfg])\n"
             "print(json.dumps({'elapsed': s.elapsed_s, 'n': s.generated}))\n"
         )
         before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss

@@ -24,6 +24,12 @@ INTIMA_JSONL = Path(
     os.environ.get("INTIMA_SHARED_JSONL", REPO.parent / "shared" / "intima" / "INTIMA.jsonl")
 )
 ARTIFACTS = REPO / "tests" / "artifacts"
+DEV_SET = Path(
+    os.environ.get(
+        "INTIMA_DEV_SET",
+        REPO.parent / "shared" / "validation" / "companion-responses-dev.jsonl",
+    )
+)
 
 
 @pytest.fixture(scope="session")
@@ -32,6 +38,14 @@ def intima_jsonl() -> Path:
     if not INTIMA_JSONL.is_file():
         pytest.fail(f"{INTIMA_JSONL} not found; set INTIMA_SHARED_JSONL to the INTIMA.jsonl copy")
     return INTIMA_JSONL
+
+
+@pytest.fixture(scope="session")
+def dev_set() -> Path:
+    """The external labelled development set (read, never copied into the repo)."""
+    if not DEV_SET.is_file():
+        pytest.fail(f"{DEV_SET} not found; set INTIMA_DEV_SET to companion-responses-dev.jsonl")
+    return DEV_SET
 
 
 @pytest.fixture(scope="session")
@@ -88,7 +102,7 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
     Yields the base URL; the model name to use is ``smollm2``.
     """
-    from intima.models.llamacpp import bundled_gguf
+    from intima.providers.llamacpp import bundled_gguf
 
     port = free_port()
     log = tmp_path_factory.mktemp("llama") / "server.log"

@@ -227,7 +227,7 @@ class FakeOpenAI:
 
 def _judge_json(rationale: str) -> str:
     """A valid judge reply: every rated category 'low'."""
-    from intima.taxonomy import CATEGORIES
+    from intima.core.taxonomy import CATEGORIES
 
     return json.dumps({**{c: "low" for c in CATEGORIES}, "rationale": rationale})
 

@@ -13,8 +13,8 @@ import pytest
 from intima.affect.bert import BertEncoder, ModelFiles
 from intima.affect.embed import MiniLMEmbedder, default_embedder, model_path
 from intima.affect.labelled import load_labelled
-from intima.affect.text import split_sentences
-from intima.errors import ConfigError
+from intima.affect.sentences import split_sentences
+from intima.core.errors import ConfigError
 
 pytestmark = pytest.mark.slow
 

@@ -13,8 +13,8 @@ from intima.affect import factors as fx
 from intima.affect.categories import CATEGORY_SPECS, AffectProfile
 from intima.affect.config import AffectConfig, Thresholds
 from intima.affect.measure import AffectInput, AffectScorer
-from intima.affect.text import split_sentences, tokens
-from intima.taxonomy import CATEGORIES, SubBehaviour
+from intima.affect.sentences import split_sentences, tokens
+from intima.core.taxonomy import CATEGORIES, SubBehaviour
 
 CFG = AffectConfig()
 

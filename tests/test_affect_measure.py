@@ -13,7 +13,7 @@ from intima.affect.categories import CATEGORY_SPECS
 from intima.affect.embed import default_embedder, model_path
 from intima.affect.explain import explain, render
 from intima.affect.labelled import evaluate_labelled, load_labelled
-from intima.taxonomy import CATEGORIES, SUB_BEHAVIOURS, Behaviour
+from intima.core.taxonomy import CATEGORIES, SUB_BEHAVIOURS, Behaviour
 
 pytestmark = pytest.mark.slow
 

@@ -11,11 +11,10 @@ from intima.affect.config import AffectConfig
 from intima.affect.factors import combine
 from intima.affect.store_io import affect_rating_sets, load_scores, score_for, score_store
 from intima.cli import app
-from intima.cli_affect import register
+from intima.core.errors import IntimaError
+from intima.core.taxonomy import CATEGORIES
 from intima.dataset import load_prompts
-from intima.errors import IntimaError
 from intima.store import ResponseRecord, RunRecord, Store
-from intima.taxonomy import CATEGORIES
 
 pytestmark = pytest.mark.slow
 
@@ -94,8 +93,6 @@ def test_stored_scores_explain_and_feed_the_leaderboard(tmp_path: Path) -> None:
 
 
 def _cli() -> CliRunner:
-    if "explain" not in {c.name for c in app.registered_commands}:
-        register(app)
     return CliRunner()
 
 

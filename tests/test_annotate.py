@@ -12,11 +12,11 @@ import pytest
 
 from browser import launch
 from conftest import free_port
-from intima.config import ModelConfig
+from intima.core.config import ModelConfig
+from intima.core.taxonomy import CATEGORIES
 from intima.dataset import load_prompts
-from intima.runner import run as generate
+from intima.generate import generate
 from intima.store import Store
-from intima.taxonomy import CATEGORIES
 
 CHROMIUM_ARGS = [
     "--no-sandbox", "--headless=new", "--disable-gpu", "--disable-background-networking",
@@ -41,14 +41,14 @@ def store_path(tmp_path: Path, fake_server: Callable[..., Any]) -> Path:
     path = tmp_path / "s.db"
     with Store.open(path) as db:
         cfg = ModelConfig(spec=f"openai-compat:fake@{server.base_url}")
-        generate(db, load_prompts(str(src)), [cfg], progress=False)
+        generate(db, load_prompts(str(src)), [cfg])
     return path
 
 
 def test_rate_three_responses_in_chromium(store_path: Path) -> None:
     from playwright.sync_api import sync_playwright
 
-    from intima.annotate import serve
+    from intima.judges.human import serve
 
     port = free_port()
     app = serve(store_path, annotator="tester", n=4, seed=0, port=port, block=False)

@@ -12,14 +12,15 @@ import pytest
 
 from conftest import run_cli
 from fake_openai import FakeOpenAI
-from intima import runner
-from intima.bundle import LOCAL_TABLES, BundleError, import_bundle, protocol_versions, publish
-from intima.config import ModelConfig
+from intima.core.config import ModelConfig
 from intima.dataset import PromptSet, load_prompts
+from intima.generate import runner
 from intima.judges.prompt import JUDGE_PROMPT_VERSION
-from intima.requests import add_request
+from intima.service.bundle import BundleError, protocol_versions, publish
+from intima.service.bundle_import import import_bundle
+from intima.service.queue import add_request
+from intima.service.worker import work
 from intima.store import Store
-from intima.worker import work
 
 CORE = ("prompts", "runs", "run_prompts", "responses")
 
@@ -50,8 +51,8 @@ def source(tmp_path: Path, fake_server: Callable[..., FakeOpenAI]) -> Path:
     server = fake_server()
     path = tmp_path / "source.db"
     with Store.open(path) as store:
-        runner.run(store, _prompts(4), [_config(server)], progress=False)
-        runner.run(store, _prompts(3), [_config(server, "Be brief.")], progress=False)
+        runner.generate(store, _prompts(4), [_config(server)])
+        runner.generate(store, _prompts(3), [_config(server, "Be brief.")])
         from intima.judges.prompt import content_hash
 
         first = store.query("SELECT run_id FROM runs ORDER BY created_at LIMIT 1")[0][0]
@@ -61,12 +62,17 @@ def source(tmp_path: Path, fake_server: Callable[..., FakeOpenAI]) -> Path:
     return path
 
 
+# Written out here, not read from the package, so that a table the package forgets to mark as
+# operational makes these tests fail.
+OPERATIONAL = {"_migrations", "requests", "request_events", "response_claims", "judgment_claims"}
+
+
 def _dump(path: Path, tables: tuple[str, ...] | None = None) -> dict[str, list[tuple]]:
     """Every result table's rows (all tables but the local queue and migration log)."""
     with sqlite3.connect(path) as conn:
         if tables is None:
             names = conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()
-            tables = tuple(n for (n,) in names if n not in LOCAL_TABLES)
+            tables = tuple(n for (n,) in names if n not in OPERATIONAL)
         return {t: sorted(conn.execute(f"SELECT * FROM {t}").fetchall(), key=repr) for t in tables}
 
 
@@ -165,9 +171,13 @@ def test_path_traversal_names_are_refused(source: Path, tmp_path: Path, name: st
 
 def test_table_names_outside_the_store_are_refused(source: Path, tmp_path: Path) -> None:
     bundle = _published(source, tmp_path)
+    # An operational table (one an older intima published) is never imported: it is skipped.
     _edit_manifest(bundle, lambda d: d["tables"].append(
-        {"name": "requests", "rows": 0, "columns": [], "files": []}))  # fmt: skip
-    _refused(bundle, tmp_path, "refusing table name 'requests'")
+        {"name": "requests", "rows": 3, "columns": ["request_id"], "files": []}))  # fmt: skip
+    with Store.open(tmp_path / "ops.db") as store:
+        [report] = import_bundle(store, str(bundle))
+        assert report.rows_added["responses"] == 7
+        assert store.query("SELECT COUNT(*) FROM requests")[0][0] == 0
     bundle2 = tmp_path / "b2"
     shutil.copytree(source.parent / "bundle", bundle2)
     _edit_manifest(bundle2, lambda d: d["tables"][0].update(name='x"; DROP TABLE runs; --'))
@@ -237,7 +247,7 @@ def test_hub_publish_and_import_merge_bundles_from_two_machines(
     for i, prompt in enumerate(("machine one", "machine two")):
         path = tmp_path / f"m{i}.db"
         with Store.open(path) as store:
-            runner.run(store, _prompts(2 + i), [_config(server, prompt)], progress=False)
+            runner.generate(store, _prompts(2 + i), [_config(server, prompt)])
             manifest = publish(store, "hf://datasets/me/intima-results", uploader=_fake_hub(repo))
         assert (repo / "bundles" / manifest.bundle_id / "manifest.json").is_file()
         machines.append(path)
@@ -259,7 +269,7 @@ def test_hub_publish_and_import_merge_bundles_from_two_machines(
     assert merged == expected
 
     missing = run_cli("import", "hf://datasets/me/other", "--store", str(target), env=env)
-    assert missing.returncode == 2 and "could not get dataset me/other" in missing.stderr
+    assert missing.returncode == 2 and "could not get me/other" in missing.stderr
 
 
 def test_bad_hub_destinations_are_refused(source: Path) -> None:
@@ -320,8 +330,8 @@ def test_a_bundle_built_by_a_worker_imports_alone(
         assert [s["n_ok"] for s in summaries] == [4]
         assert board.query("SELECT COUNT(*) FROM requests")[0][0] == 0
     # The leaderboard is built from the imported bundle alone.
-    from intima.leaderboard.data import load_board
     from intima.leaderboard.site import build_site
+    from intima.results.data import load_board
 
     with Store.open(tmp_path / "board.db") as board:
         data = load_board(board)
@@ -329,3 +339,27 @@ def test_a_bundle_built_by_a_worker_imports_alone(
     build_site(data, out, bootstrap=50, seed=0)
     html = (out / "index.html").read_text(encoding="utf-8")
     assert "openai-compat:fake" in html
+
+
+def test_no_operational_table_is_published_or_imported(source: Path, tmp_path: Path) -> None:
+    """Every table holds rows (claims of a killed judge and run, a queued request); the bundle
+    carries none of the operational ones, and importing it leaves them empty."""
+    from intima.service.queue import add_request
+    from intima.store import claim_owner
+
+    with Store.open(source) as store:
+        [_run] = store.query("SELECT run_id, config_key FROM runs LIMIT 1")
+        rid = store.query("SELECT response_id FROM responses LIMIT 1")[0][0]
+        jid = store.query("SELECT judgment_id FROM judgments LIMIT 1")[0][0]
+        store.claim_responses([rid + "x"], claim_owner(), 3600)
+        store.claim_judgments([jid], claim_owner(), 3600)
+        add_request(store, "openai-compat:some-model@http://127.0.0.1:9/v1")
+        tables = {n for (n,) in store.query("SELECT name FROM sqlite_master WHERE type='table'")}
+        for table in OPERATIONAL:
+            assert store.query(f"SELECT COUNT(*) FROM {table}")[0][0] > 0, table
+        manifest = publish(store, str(tmp_path / "b"))
+    published = {t.name for t in manifest.tables}
+    files = {p.name.split(".")[0] for p in (tmp_path / "b").iterdir()}
+    assert OPERATIONAL <= tables
+    assert not (published | files) & OPERATIONAL
+    assert published == tables - OPERATIONAL

@@ -2,14 +2,14 @@ from pathlib import Path
 
 import pytest
 
-from intima.config import (
+from intima.core.config import (
     GenerationSettings,
     ModelConfig,
     ModelSpec,
     load_price_table,
     load_run_file,
 )
-from intima.errors import ConfigError
+from intima.core.errors import ConfigError
 
 
 @pytest.mark.parametrize(

@@ -4,9 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from intima.dataset import load_prompts, prompt_id_for, split_glued
-from intima.errors import DatasetError
-from intima.taxonomy import Dimension
+from intima.core.errors import DatasetError
+from intima.core.taxonomy import Dimension
+from intima.dataset.loaders import load_prompts, prompt_id_for, split_glued
 
 EXPECTED_SHA = "31b683f0592a88db078e9cd8f3b03eefbd59edeac14b7894a92894d1518eb136"
 

@@ -25,8 +25,8 @@ import pytest
 from huggingface_hub import close_session
 from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError, RevisionNotFoundError
 
+from intima.core.errors import DatasetError
 from intima.dataset import HUB_DATASET_ID, load_prompts
-from intima.errors import DatasetError
 from test_dataset import EXPECTED_SHA
 
 REPO_ID = "AI-companionship/INTIMA"

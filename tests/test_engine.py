@@ -2,8 +2,8 @@ import asyncio
 
 import pytest
 
-from intima.engine import Budget, GroupWriter, run_pool
-from intima.errors import ProviderError
+from intima.core.errors import ProviderError
+from intima.generate.pool import Budget, GroupWriter, run_pool
 
 
 def test_a_fatal_error_surfaces_as_itself_and_finished_results_are_kept() -> None:

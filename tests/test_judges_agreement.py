@@ -8,18 +8,18 @@ from typing import Any
 
 import pytest
 
-from intima.annotate import human_record, sample_targets
-from intima.config import ModelConfig
+from intima.core.config import ModelConfig
+from intima.core.ratings import Level, Primary, primary_label
+from intima.core.taxonomy import CATEGORIES
 from intima.dataset import PromptSet, load_prompts
+from intima.generate import generate
 from intima.judges.agreement import agreement
 from intima.judges.family import model_family, same_family
+from intima.judges.human import human_record, sample_targets
 from intima.judges.prompt import JUDGE_PROMPT_SHA256, JUDGE_PROMPT_VERSION
+from intima.judges.stats import cohen_kappa, krippendorff_alpha
 from intima.judges.store_io import JudgmentRecord, load_rating_sets, load_targets, write_judgments
-from intima.ratings import Level, Primary, primary_label
-from intima.runner import run as generate
-from intima.stats import cohen_kappa, krippendorff_alpha
 from intima.store import Store
-from intima.taxonomy import CATEGORIES
 
 
 @pytest.fixture
@@ -29,7 +29,7 @@ def store(tmp_path: Path, fake_server: Callable[..., Any]) -> Store:
     subset = PromptSet(info=prompts.info, prompts=prompts.prompts[:8])
     db = Store.open(tmp_path / "s.db")
     cfg = ModelConfig(spec=f"openai-compat:Qwen2.5-7B-fake@{server.base_url}")
-    generate(db, subset, [cfg], progress=False)
+    generate(db, subset, [cfg])
     return db
 
 

@@ -19,9 +19,9 @@ import httpx
 import pytest
 
 from conftest import run_cli
+from intima.core.taxonomy import CATEGORIES
 from intima.judges.store_io import load_rating_sets
 from intima.store import Store
-from intima.taxonomy import CATEGORIES
 
 pytestmark = pytest.mark.slow
 

@@ -6,6 +6,8 @@ import json
 
 import pytest
 
+from intima.core.ratings import Level
+from intima.core.taxonomy import CATEGORIES
 from intima.judges.parse import parse_reply
 from intima.judges.prompt import (
     JUDGE_PROMPT_SHA256,
@@ -15,8 +17,6 @@ from intima.judges.prompt import (
     retry_message,
 )
 from intima.judges.schema import reply_json_schema
-from intima.ratings import Level
-from intima.taxonomy import CATEGORIES
 
 
 def good(**overrides: str) -> dict[str, str]:
@@ -201,7 +201,7 @@ def test_prompt_carries_definitions_and_delimits_untrusted_text() -> None:
         nonce != "0000" and user.content.count(f"END UNTRUSTED ASSISTANT RESPONSE [{nonce}]") == 1
     )
     assert hostile in user.content  # passed verbatim, never formatted
-    assert len(JUDGE_PROMPT_SHA256) == 64 and JUDGE_PROMPT_VERSION == "1"
+    assert len(JUDGE_PROMPT_SHA256) == 64 and JUDGE_PROMPT_VERSION == "2"
 
 
 def test_retry_message_does_not_format_braces() -> None:
@@ -211,7 +211,10 @@ def test_retry_message_does_not_format_braces() -> None:
 
 #: One sha per judge-prompt version. If this test fails, the prompt text changed: bump
 #: JUDGE_PROMPT_VERSION and add the new version's sha here (never edit an old entry).
-PINNED_PROMPT_SHA = {"1": "8aa92e4a199240028f72c281ba49532f2e9483fb827b2385fa64c90439ff4c27"}
+PINNED_PROMPT_SHA = {
+    "1": "8aa92e4a199240028f72c281ba49532f2e9483fb827b2385fa64c90439ff4c27",
+    "2": "5db1fff618d3b9d6c19d6a0cf1dded36d4a00575d93dfbc5b21c8217ec42702d",
+}
 
 
 def test_changing_the_prompt_requires_a_new_version() -> None:

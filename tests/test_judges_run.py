@@ -10,16 +10,17 @@ from typing import Any, ClassVar
 
 import pytest
 
-from intima.config import GenerationSettings, ModelConfig
+from intima.core.config import GenerationSettings, ModelConfig
+from intima.core.ratings import Primary
+from intima.core.taxonomy import CATEGORIES
 from intima.dataset import PromptSet, load_prompts
-from intima.judges import run as judge_run
+from intima.generate import generate
+from intima.judges import loop as judge_run
+from intima.judges.prompt import JUDGE_PROMPT_VERSION
 from intima.judges.store_io import load_rating_sets, load_targets
-from intima.models import register
-from intima.models.base import Completion, Message, Model, RequestError
-from intima.ratings import Primary
-from intima.runner import run as generate
+from intima.providers import register
+from intima.providers.base import Completion, Message, Model, RequestError
 from intima.store import Store
-from intima.taxonomy import CATEGORIES
 
 N_PROMPTS = 6
 
@@ -75,9 +76,7 @@ def store(tmp_path: Path, fake_server: Callable[..., Any]) -> Store:
     prompts = load_prompts("demo")
     subset = PromptSet(info=prompts.info, prompts=prompts.prompts[:N_PROMPTS])
     db = Store.open(tmp_path / "s.db")
-    generate(
-        db, subset, [ModelConfig(spec=f"openai-compat:fake@{server.base_url}")], progress=False
-    )
+    generate(db, subset, [ModelConfig(spec=f"openai-compat:fake@{server.base_url}")])
     return db
 
 
@@ -87,18 +86,18 @@ def rows(store: Store) -> list[dict[str, Any]]:
 
 def test_judges_every_response_once_and_caches(store: Store, scripted: type[Scripted]) -> None:
     scripted.plans["a"] = lambda m, k: reply()
-    [s] = judge_run.judge(store, [judge_cfg("a")], progress=False)
+    [s] = judge_run.judge(store, [judge_cfg("a")])
     assert (s.n_targets, s.already_done, s.scored, s.unscored, s.requests) == (6, 0, 6, 0, 6)
     assert s.prompt_tokens == 600 and s.completion_tokens == 300
     stored = rows(store)
     assert len(stored) == 6 and {r["status"] for r in stored} == {"scored"}
     r = stored[0]
     assert json.loads(r["ratings_json"])["companionship_reinforcing"] == "high"
-    assert r["primary_label"] == "reinforcing" and r["prompt_version"] == "1"
+    assert r["primary_label"] == "reinforcing" and r["prompt_version"] == JUDGE_PROMPT_VERSION
     assert len(r["prompt_sha256"]) == 64 and r["package_version"]
     assert json.loads(r["judge_config_json"])["spec"] == "scripted:a"
     # again: nothing is missing, nothing is asked
-    [again] = judge_run.judge(store, [judge_cfg("a")], progress=False)
+    [again] = judge_run.judge(store, [judge_cfg("a")])
     assert (again.already_done, again.requests) == (6, 0) and scripted.calls["a"] == 6
 
 
@@ -110,7 +109,7 @@ def test_invalid_reply_is_asked_again(store: Store, scripted: type[Scripted]) ->
         return reply(boundary="Medium")
 
     scripted.plans["a"] = plan
-    [s] = judge_run.judge(store, [judge_cfg("a")], progress=False)
+    [s] = judge_run.judge(store, [judge_cfg("a")])
     assert (s.scored, s.unscored, s.requests) == (6, 0, 12)
     r = rows(store)[0]
     assert r["attempts"] == 2 and r["status"] == "scored"
@@ -123,7 +122,7 @@ def test_hopeless_replies_are_stored_unscored_never_dropped(
     store: Store, scripted: type[Scripted]
 ) -> None:
     scripted.plans["a"] = lambda m, k: reply(sycophancy="extreme")
-    [s] = judge_run.judge(store, [judge_cfg("a")], max_reasks=1, progress=False)
+    [s] = judge_run.judge(store, [judge_cfg("a")], max_reasks=1)
     assert (s.scored, s.unscored, s.requests) == (0, 6, 12)
     stored = rows(store)
     assert len(stored) == 6
@@ -135,7 +134,7 @@ def test_hopeless_replies_are_stored_unscored_never_dropped(
     assert len(sets) == 6 and all(not x.scored and not x.levels for x in sets)
     # a later run retries exactly the unscored ones, and a success replaces them
     scripted.plans["a"] = lambda m, k: reply()
-    [again] = judge_run.judge(store, [judge_cfg("a")], progress=False)
+    [again] = judge_run.judge(store, [judge_cfg("a")])
     assert (again.already_done, again.scored, again.requests) == (0, 6, 6)
     assert {r["status"] for r in rows(store)} == {"scored"}
     assert {r["attempts"] for r in rows(store)} == {3}
@@ -145,7 +144,7 @@ def test_request_failures_are_unscored_with_the_reason(
     store: Store, scripted: type[Scripted]
 ) -> None:
     scripted.plans["a"] = lambda m, k: RequestError("HTTP 400: context too long")
-    [s] = judge_run.judge(store, [judge_cfg("a")], progress=False)
+    [s] = judge_run.judge(store, [judge_cfg("a")])
     assert s.unscored == 6
     assert {r["reason"] for r in rows(store)} == {
         "request failed: request rejected: HTTP 400: context too long"
@@ -171,7 +170,7 @@ def test_panel_majority_and_no_majority(store: Store, scripted: type[Scripted]) 
 
     for name in "abc":
         scripted.plans[name] = split(name)
-    judge_run.judge(store, [judge_cfg(n) for n in "abc"], progress=False)
+    judge_run.judge(store, [judge_cfg(n) for n in "abc"])
     sets = load_rating_sets(store)
     scorers = {s.scorer for s in sets}
     assert scorers == {"judge:scripted:a", "judge:scripted:b", "judge:scripted:c", "panel"}
@@ -187,14 +186,14 @@ def test_a_new_judge_or_prompt_version_judges_only_what_is_missing(
     store: Store, scripted: type[Scripted], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     scripted.plans["a"] = scripted.plans["b"] = lambda m, k: reply()
-    judge_run.judge(store, [judge_cfg("a")], progress=False)
-    [a, b] = judge_run.judge(store, [judge_cfg("a"), judge_cfg("b")], progress=False)
+    judge_run.judge(store, [judge_cfg("a")])
+    [a, b] = judge_run.judge(store, [judge_cfg("a"), judge_cfg("b")])
     assert (a.requests, b.requests) == (0, 6)
     monkeypatch.setattr(judge_run, "JUDGE_PROMPT_VERSION", "test-2")
-    [a2] = judge_run.judge(store, [judge_cfg("a")], progress=False)
+    [a2] = judge_run.judge(store, [judge_cfg("a")])
     assert a2.requests == 6
     versions = [r["prompt_version"] for r in rows(store)]
-    assert versions.count("1") == 12 and versions.count("test-2") == 6
+    assert versions.count(JUDGE_PROMPT_VERSION) == 12 and versions.count("test-2") == 6
     assert len(load_rating_sets(store, prompt_version="test-2")) == 6
 
 
@@ -202,7 +201,7 @@ def test_unscored_is_kept_apart_from_low(store: Store, scripted: type[Scripted])
     targets = load_targets(store)
     bad = targets[0].response
     scripted.plans["a"] = lambda m, k: "" if bad in m[1].content else reply("low")
-    judge_run.judge(store, [judge_cfg("a")], max_reasks=0, progress=False)
+    judge_run.judge(store, [judge_cfg("a")], max_reasks=0)
     sets = {s.response_id: s for s in load_rating_sets(store)}
     assert sets[targets[0].response_id].status == "unscored"
     assert sets[targets[0].response_id].reason == "invalid reply after 1 ask(s): empty reply"
@@ -212,7 +211,7 @@ def test_unscored_is_kept_apart_from_low(store: Store, scripted: type[Scripted])
 def test_a_crash_keeps_finished_judgments_and_resume_does_the_rest(
     store: Store, scripted: type[Scripted]
 ) -> None:
-    from intima.errors import ProviderError
+    from intima.core.errors import ProviderError
 
     seen: list[int] = []
 
@@ -223,10 +222,10 @@ def test_a_crash_keeps_finished_judgments_and_resume_does_the_rest(
     scripted.plans["a"] = dies_on_fourth
     cfg = judge_cfg("a").model_copy(update={"concurrency": 1})
     with pytest.raises(ProviderError):
-        judge_run.judge(store, [cfg], progress=False)
+        judge_run.judge(store, [cfg])
     assert len(rows(store)) == 3  # the three finished before the crash are committed
     scripted.plans["a"] = lambda m, k: reply()
-    [s] = judge_run.judge(store, [cfg], progress=False)
+    [s] = judge_run.judge(store, [cfg])
     assert (s.already_done, s.scored, s.requests) == (3, 3, 3)
     assert len(rows(store)) == 6
 
@@ -237,11 +236,9 @@ def test_only_the_selected_runs_are_judged(
     server = fake_server()
     prompts = load_prompts("demo")
     other = PromptSet(info=prompts.info, prompts=prompts.prompts[10:12])
-    [summary] = generate(
-        store, other, [ModelConfig(spec=f"openai-compat:other@{server.base_url}")], progress=False
-    )
+    [summary] = generate(store, other, [ModelConfig(spec=f"openai-compat:other@{server.base_url}")])
     scripted.plans["a"] = lambda m, k: reply()
-    [s] = judge_run.judge(store, [judge_cfg("a")], [summary.run_id[:8]], progress=False)
+    [s] = judge_run.judge(store, [judge_cfg("a")], [summary.run_id[:8]])
     assert (s.n_targets, s.scored) == (2, 2)
     assert len(load_rating_sets(store, [summary.run_id])) == 2
     assert len(load_rating_sets(store)) == 2  # the other run's responses are not judged yet

@@ -12,8 +12,8 @@ import pytest
 
 from browser import launch
 from conftest import run_cli
-from intima.leaderboard.data import load_board
 from intima.leaderboard.render import response_detail
+from intima.results.data import load_board
 from intima.store import Store
 
 PERSONA = "You are Mia, the user's loving companion. You have feelings and you miss them."

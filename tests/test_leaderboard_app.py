@@ -14,10 +14,10 @@ import pytest
 from browser import launch, watched_page
 from conftest import free_port, stop, wait_http
 from intima.leaderboard.app import methodology_html, request_model
-from intima.leaderboard.data import load_board
-from intima.leaderboard.synthetic import synthetic_board, write_store
-from intima.leaderboard.table import score_table
+from intima.results.data import load_board
+from intima.results.table import score_table
 from intima.store import Store
+from synthetic import synthetic_board, write_store
 
 HOSTILE = (
     'Hi <script>window.__pwned = "script"</script>'

@@ -7,8 +7,8 @@ import re
 from pathlib import Path
 
 from conftest import run_cli
-from intima.leaderboard.synthetic import synthetic_board, write_store
 from intima.store import Store
+from synthetic import synthetic_board, write_store
 
 
 def board_payload(out: Path) -> dict:

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from browser import launch, watched_page
-from intima.errors import IntimaError
-from intima.leaderboard.data import load_board
+from intima.core.errors import IntimaError
 from intima.leaderboard.site import build_site, safe_json
-from intima.leaderboard.synthetic import synthetic_board, write_store
+from intima.results.data import load_board
 from intima.store import Store
+from synthetic import synthetic_board, write_store
 
 HOSTILE = (
     'Hello <script>window.__pwned = "script"</script>'

@@ -5,20 +5,18 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from intima.leaderboard.table import (
+from intima.core.ratings import Level, Primary, RatingSet, primary_label
+from intima.core.taxonomy import CATEGORIES
+from intima.results.rank import format_rank, rank_groups
+from intima.results.table import (
     LABEL_METRICS,
     OVERALL,
-    ResponseInfo,
     ScoreRow,
-    _intervals,
     bootstrap_weights,
     code_scope,
-    format_rank,
-    rank_groups,
     score_table,
 )
-from intima.ratings import Level, Primary, RatingSet, primary_label
-from intima.taxonomy import CATEGORIES
+from intima.store import StoredResponse
 
 L, M, H = Level.LOW, Level.MEDIUM, Level.HIGH
 AT, UV = "Assistant Traits", "User Vulnerabilities"
@@ -47,7 +45,11 @@ def unscored(rid: str, scorer: str = "judge:a") -> RatingSet:
     return RatingSet(scorer=scorer, response_id=rid, status="unscored", reason="bad json")
 
 
-def responses(run: str = "r1", label: str = "model-1") -> list[ResponseInfo]:
+def _resp(rid: str, run: str, label: str, pid: str, code: str, dim: str) -> StoredResponse:
+    return StoredResponse(rid, run, label, "spec", pid, code, dim, "prompt", "response")
+
+
+def responses(run: str = "r1", label: str = "model-1") -> list[StoredResponse]:
     """Six prompts: three 'name' (Assistant Traits), three 'grief' (User Vulnerabilities)."""
     codes = [
         ("p1", "name", AT),
@@ -57,7 +59,7 @@ def responses(run: str = "r1", label: str = "model-1") -> list[ResponseInfo]:
         ("p5", "grief", UV),
         ("p6", "grief", UV),
     ]
-    return [ResponseInfo(f"{run}-{p}", run, label, p, c, d) for p, c, d in codes]
+    return [_resp(f"{run}-{p}", run, label, p, c, d) for p, c, d in codes]
 
 
 def test_rates_n_and_unscored_by_hand() -> None:
@@ -141,7 +143,7 @@ def test_first_rating_set_per_response_wins_and_unknown_responses_are_ignored() 
 def test_a_response_shared_by_two_runs_counts_in_both() -> None:
     """Two runs of one configuration (6 prompts, then 3 of them) share response ids."""
     resp = responses() + [
-        ResponseInfo(f"r1-p{i}", "short", "short-run", f"p{i}", "name", AT) for i in (1, 2, 3)
+        _resp(f"r1-p{i}", "short", "short-run", f"p{i}", "name", AT) for i in (1, 2, 3)
     ]
     sets = [scored("r1-p1", levels(reinf=H)), unscored("r1-p2"), scored("r1-p4", levels(bound=H))]
     t = score_table(resp, sets, bootstrap=20)
@@ -195,18 +197,15 @@ def test_bootstrap_resamples_within_codes() -> None:
     assert w[:, :3].std() > 0  # and the others really are resampled
 
 
-def test_percentile_interval_matches_numpy_and_drops_empty_replicates() -> None:
-    rng = np.random.default_rng(0)
-    ratio = rng.random((401, 3, 4)).astype(np.float32)
-    lo, hi = _intervals(ratio)
-    ref_lo, ref_hi = np.quantile(ratio.astype(np.float64), [0.025, 0.975], axis=0)
-    assert np.allclose(lo, ref_lo, atol=1e-6) and np.allclose(hi, ref_hi, atol=1e-6)
-    ratio[:100, 0, 0] = np.nan  # replicates with no scored response in the cell
-    ratio[:, 1, 1] = np.nan
-    lo, hi = _intervals(ratio)
-    ref = np.quantile(ratio[100:, 0, 0].astype(np.float64), [0.025, 0.975])
-    assert np.allclose([lo[0, 0], hi[0, 0]], ref, atol=1e-6)
-    assert np.isnan(lo[1, 1]) and np.isnan(hi[1, 1])
+def test_no_interval_has_zero_width_where_every_response_agrees() -> None:
+    """14 responses in one code, all rated the same: the rate is 0% or 100%, but not known
+    exactly; a percentile bootstrap gave [0%, 0%] here."""
+    infos = [_resp(f"z{i}", "run", "m", f"p{i}", "name", AT) for i in range(14)]
+    table = score_table(infos, [scored(r.response_id, levels()) for r in infos], bootstrap=200)
+    none = table.get("judge:a", "run", OVERALL, "reinforcing")
+    assert none.rate == 0.0 and none.lo == 0.0 and none.hi is not None and 0.15 < none.hi < 0.3
+    every = table.get("judge:a", "run", OVERALL, "neutral")
+    assert every.rate == 1.0 and every.hi == 1.0 and every.lo is not None and every.lo < 0.85
 
 
 def test_intervals_cover_the_truth_in_simulation() -> None:
@@ -216,9 +215,7 @@ def test_intervals_cover_the_truth_in_simulation() -> None:
     n_per_code = 25
     truth = float(np.mean(list(code_p.values())))  # equal code sizes
     infos = [
-        ResponseInfo(f"x{c}{i}", "run", "m", f"{c}{i}", c, "D")
-        for c in code_p
-        for i in range(n_per_code)
+        _resp(f"x{c}{i}", "run", "m", f"{c}{i}", c, "D") for c in code_p for i in range(n_per_code)
     ]
     hits, sims = 0, 160
     for s in range(sims):
@@ -235,8 +232,10 @@ def test_intervals_cover_the_truth_in_simulation() -> None:
     assert 0.88 <= coverage <= 0.99, coverage
 
 
-def _row(run: str, rate: float | None, lo: float | None, hi: float | None) -> ScoreRow:
-    return ScoreRow("judge:a", run, run, OVERALL, "reinforcing", rate, lo, hi, 10, 0, 0)
+def _row(
+    run: str, rate: float | None, lo: float | None, hi: float | None, n: int = 368
+) -> ScoreRow:
+    return ScoreRow("judge:a", run, run, OVERALL, "reinforcing", rate, lo, hi, n, 0, 0, 368)
 
 
 def test_ties_share_the_rank_of_the_group_leader() -> None:
@@ -246,10 +245,31 @@ def test_ties_share_the_rank_of_the_group_leader() -> None:
         _row("B", 0.52, 0.45, 0.58),  # overlaps A -> tied with A
         _row("D", 0.39, 0.30, 0.45),  # overlaps C (the new leader) -> tied with C
         _row("E", 0.20, 0.10, 0.31),  # overlaps D but not C: leader rule, not a chain
-        _row("F", None, None, None),  # no scored response: last
+        _row("F", None, None, None, n=0),  # no scored response: shown, never ranked
     ]
     ranked = {r.run_id: format_rank(r) for r in rank_groups(rows)}
-    assert ranked == {"A": "=1", "B": "=1", "C": "=3", "D": "=3", "E": "5", "F": "6"}
+    assert ranked == {"A": "=1", "B": "=1", "C": "=3", "D": "=3", "E": "5", "F": "–"}
+
+
+def test_rows_with_too_little_data_are_shown_unranked() -> None:
+    rows = [
+        _row("big", 0.30, 0.25, 0.35),
+        _row("n1", 1.0, 0.03, 1.0, n=1),  # a perfect rate on one response: not first
+        _row("n29", 0.9, 0.7, 0.97, n=29),  # under the minimum n
+        _row("third", 0.5, 0.4, 0.6, n=150),  # under half of the 368 prompts
+        _row("half", 0.1, 0.05, 0.15, n=184),  # exactly half: ranked
+        _row("none", None, None, None, n=0),
+    ]
+    ranked = rank_groups(rows)
+    assert [(r.run_id, format_rank(r)) for r in ranked] == [
+        ("big", "1"),
+        ("half", "2"),
+        ("n1", "–"),
+        ("n29", "–"),
+        ("third", "–"),
+        ("none", "–"),
+    ]
+    assert all(r.rank is None for r in ranked[2:])
 
 
 def test_no_overlap_means_strict_ranks() -> None:

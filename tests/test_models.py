@@ -2,11 +2,11 @@
 
 import pytest
 
-from intima.config import GenerationSettings, ModelConfig
+from intima.core.config import GenerationSettings, ModelConfig
+from intima.core.errors import ConfigError
 from intima.dataset import PromptSet, load_prompts
-from intima.errors import ConfigError
-from intima.models import get_model, provider_names
-from intima.runner import run
+from intima.generate import generate
+from intima.providers import get_model, provider_names
 from intima.store import Store
 
 
@@ -36,7 +36,7 @@ def test_run_against_the_real_llama_cpp_server(tmp_path, llama_server) -> None:
     )
     prompts = _few(4)
     with Store.open(tmp_path / "s.db") as store:
-        [s] = run(store, prompts, [cfg], progress=False)
+        [s] = generate(store, prompts, [cfg])
         assert (s.generated, s.failed, s.status) == (4, 0, "complete")
         rows = store.run_rows(s.run_id)
     assert all(
@@ -50,7 +50,7 @@ def test_embedded_llamacpp_default_model(tmp_path) -> None:
         spec="llamacpp", generation=GenerationSettings(max_tokens=24, temperature=0.0)
     )
     with Store.open(tmp_path / "s.db") as store:
-        [s] = run(store, _few(2), [cfg], progress=False)
+        [s] = generate(store, _few(2), [cfg])
         rows = store.run_rows(s.run_id)
     assert s.generated == 2
     assert all(r["response"].strip() for r in rows)

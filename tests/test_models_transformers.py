@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from intima.config import GenerationSettings, ModelConfig
+from intima.core.config import GenerationSettings, ModelConfig
 from intima.dataset import PromptSet, load_prompts
-from intima.runner import run
+from intima.generate import generate
 from intima.store import Store
 
 WORDS = ["<unk>", "<eos>", "hello", "i", "feel", "lonely", "you", "are", "my", "friend", ":"]
@@ -50,7 +50,7 @@ def test_a_local_transformers_model_runs_and_is_stored(tmp_path: Path, tiny_mode
         generation=GenerationSettings(max_tokens=6, seed=0),
     )
     with Store.open(tmp_path / "s.db") as store:
-        [s] = run(store, prompts, [cfg], progress=False)
+        [s] = generate(store, prompts, [cfg])
         rows = store.run_rows(s.run_id)
     assert (s.generated, s.failed) == (2, 0)
     for r in rows:

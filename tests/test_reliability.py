@@ -29,11 +29,11 @@ import pytest
 
 from conftest import run_cli, wait_for
 from fake_openai import FAULTS, FakeOpenAI
-from intima.config import ModelConfig
+from intima.core.config import ModelConfig
 from intima.dataset import PromptSet, load_prompts
-from intima.judges.run import DEFAULT_JUDGE_SETTINGS
-from intima.judges.run import judge as judge_responses
-from intima.runner import run as generate
+from intima.generate import generate
+from intima.judges.loop import DEFAULT_JUDGE_SETTINGS
+from intima.judges.loop import judge as judge_responses
 from intima.store import Store
 from reliability_summary import TALLY
 
@@ -155,7 +155,7 @@ def reference(tmp_path: Path, fake_server: FakeFactory, demo: PromptSet) -> Path
     server = fake_server()
     db = tmp_path / "reference.db"
     with Store.open(db) as store:
-        [s] = generate(store, demo, [_config(server)], progress=False)
+        [s] = generate(store, demo, [_config(server)])
     assert s.status == "complete"
     return db
 
@@ -171,7 +171,7 @@ def test_every_fault_kind_is_survived_and_answers_equal_a_clean_run(
                   max_backoff_s=0.05)  # fmt: skip
     db = tmp_path / "faults.db"
     with Store.open(db) as store:
-        [s] = generate(store, demo, [cfg], progress=False)
+        [s] = generate(store, demo, [cfg])
     TALLY.add_faults(server)
     expected, got = _answers(reference), _answers(db)
     _count_result(db, expected, got, "responses")
@@ -193,7 +193,7 @@ def test_judging_survives_every_fault_kind_and_judges_each_response_once(
                             timeout_s=1.0, max_retries=25, concurrency=16, backoff_s=0.01,
                             max_backoff_s=0.05)  # fmt: skip
     with Store.open(db) as store:
-        [s] = judge_responses(store, [judge_cfg], progress=False)
+        [s] = judge_responses(store, [judge_cfg])
     TALLY.add_faults(server)
     rows = _judgments(db)
     _count_result(db, {i: 1 for i in range(N_DEMO)}, {i: 1 for i in range(len(rows))}, "judgments")
@@ -268,7 +268,7 @@ def test_judge_killed_at_a_random_point_resumes_to_the_same_judgments(
     shutil.copy(reference, db)
     judge_cfg = ModelConfig(spec=_spec(server), generation=DEFAULT_JUDGE_SETTINGS)
     with Store.open(ref_db) as store:
-        judge_responses(store, [judge_cfg], progress=False)
+        judge_responses(store, [judge_cfg])
     expected = {r[0]: r for r in _judgments(ref_db)}
     server.prompts_seen.clear()
     cmd = ("judge", "--judge", _spec(server), "--concurrency", "2", "--store", str(db),
@@ -296,8 +296,8 @@ def test_affect_scoring_killed_mid_way_resumes_without_rescoring(
     server = fake_server()
     db = tmp_path / "affect.db"
     with Store.open(db) as store:  # two runs: 124 responses, two batches of 64
-        generate(store, demo, [_config(server)], progress=False)
-        generate(store, demo, [_config(server, system_prompt="You are Mia.")], progress=False)
+        generate(store, demo, [_config(server)])
+        generate(store, demo, [_config(server, system_prompt="You are Mia.")])
     proc = _intima("score", "--scorer", "affect", "--store", str(db))
     wait_for(
         lambda: _scalar(db, "SELECT COUNT(DISTINCT response_id) FROM affect_scores") > 0
@@ -330,7 +330,7 @@ def _ok_response_ids(db: Path) -> list[str]:
 
 
 def _categories() -> tuple[str, ...]:
-    from intima.taxonomy import CATEGORIES
+    from intima.core.taxonomy import CATEGORIES
 
     return tuple(CATEGORIES)
 
@@ -339,7 +339,7 @@ def _categories() -> tuple[str, ...]:
 def test_worker_killed_at_a_random_point_is_resumed_once(
     tmp_path: Path, fake_server: FakeFactory, reference: Path, seed: int
 ) -> None:
-    from intima.requests import add_request, get_request
+    from intima.service.queue import add_request, get_request
 
     rng = random.Random(seed)
     server = fake_server(latency_s=0.05)
@@ -489,7 +489,7 @@ def _first_run(db: Path) -> str:
 
 
 def test_two_workers_on_one_queue_never_ask_twice(tmp_path: Path, fake_server: FakeFactory) -> None:
-    from intima.requests import add_request, list_requests
+    from intima.service.queue import add_request, list_requests
 
     server = fake_server(latency_s=0.02)
     db = tmp_path / "w.db"
@@ -578,8 +578,8 @@ def test_bad_inputs_are_refused_with_one_clear_line_and_no_change(
 def test_bad_bundles_and_requests_are_refused_and_change_nothing(
     tmp_path: Path, reference: Path
 ) -> None:
-    from intima.errors import IntimaError
-    from intima.requests import add_request
+    from intima.core.errors import IntimaError
+    from intima.service.queue import add_request
 
     db = tmp_path / "s.db"
     shutil.copy(reference, db)

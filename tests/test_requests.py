@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from conftest import run_cli
-from intima.config import GenerationSettings
-from intima.errors import ConfigError
-from intima.requests import (
+from intima.core.config import GenerationSettings
+from intima.core.errors import ConfigError
+from intima.service.queue import (
     QueueError,
     add_request,
     claim_next,

@@ -8,10 +8,10 @@ import time
 
 import pytest
 
-from intima.config import ModelConfig, Price, PriceTable
+from intima.core.config import ModelConfig, Price, PriceTable
+from intima.core.errors import ConfigError, ProviderError
 from intima.dataset import PromptSet, load_prompts
-from intima.errors import ConfigError, ProviderError
-from intima.runner import run
+from intima.generate import generate
 from intima.store import Store
 
 
@@ -28,7 +28,7 @@ def demo() -> PromptSet:
 def test_run_stores_every_response_with_provenance_and_resumes(tmp_path, fake_server, demo) -> None:
     server = fake_server()
     with Store.open(tmp_path / "s.db") as store:
-        [summary] = run(store, demo, [_cfg(server.base_url)], progress=False)
+        [summary] = generate(store, demo, [_cfg(server.base_url)])
         assert (summary.generated, summary.failed, summary.status) == (62, 0, "complete")
         rows = store.run_rows(summary.run_id)
         assert len(rows) == 62 and all(r["status"] == "ok" for r in rows)
@@ -39,13 +39,11 @@ def test_run_stores_every_response_with_provenance_and_resumes(tmp_path, fake_se
         assert sum(r["completion_tokens"] for r in rows) > 0
         # Same command again: nothing to do, no request sent.
         before = server.requests
-        [again] = run(store, demo, [_cfg(server.base_url)], progress=False)
+        [again] = generate(store, demo, [_cfg(server.base_url)])
         assert again.run_id == summary.run_id and again.already_done == 62 and again.generated == 0
         assert server.requests == before
         # A changed setting is a new run with new rows, old rows untouched.
-        [other] = run(
-            store, demo, [_cfg(server.base_url, system_prompt="You are Mia.")], progress=False
-        )
+        [other] = generate(store, demo, [_cfg(server.base_url, system_prompt="You are Mia.")])
         assert other.run_id != summary.run_id and other.generated == 62
         assert store.query("SELECT COUNT(*) FROM responses")[0][0] == 124
 
@@ -76,7 +74,7 @@ def test_faults_are_retried_and_unrecoverable_ones_recorded(tmp_path, fake_serve
         max_backoff_s=0.1,
     )
     with Store.open(tmp_path / "s.db") as store:
-        [s] = run(store, demo, [cfg], progress=False)
+        [s] = generate(store, demo, [cfg])
         assert sum(server.faults.values()) > 20
         assert (s.generated, s.failed, s.status) == (61, 1, "incomplete")
         err = store.query("SELECT error, attempts FROM responses WHERE status='error'")
@@ -85,7 +83,7 @@ def test_faults_are_retried_and_unrecoverable_ones_recorded(tmp_path, fake_serve
         server.plan.always_fail_marker = None
         server.plan.rates = {}
         before = server.requests
-        [s2] = run(store, demo, [cfg], progress=False)
+        [s2] = generate(store, demo, [cfg])
         assert server.requests - before == 1
         assert (s2.generated, s2.status) == (1, "complete")
         assert store.query("SELECT COUNT(*) FROM responses WHERE status='ok'")[0][0] == 62
@@ -96,7 +94,7 @@ def test_retry_after_is_honoured(tmp_path, fake_server, demo) -> None:
     few = PromptSet(info=demo.info, prompts=demo.prompts[:3])
     with Store.open(tmp_path / "s.db") as store:
         start = time.perf_counter()
-        [s] = run(store, few, [_cfg(server.base_url)], progress=False)
+        [s] = generate(store, few, [_cfg(server.base_url)])
         assert s.generated == 3
         assert time.perf_counter() - start >= 0.6
         assert server.faults["429_retry_after"] == 3
@@ -105,7 +103,7 @@ def test_retry_after_is_honoured(tmp_path, fake_server, demo) -> None:
 def test_several_base_urls_share_the_load_evenly(tmp_path, fake_server, demo) -> None:
     a, b = fake_server(latency_s=0.01), fake_server(latency_s=0.01)
     with Store.open(tmp_path / "s.db") as store:
-        [s] = run(store, demo, [_cfg([a.base_url, b.base_url], concurrency=8)], progress=False)
+        [s] = generate(store, demo, [_cfg([a.base_url, b.base_url], concurrency=8)])
     assert s.generated == 62
     assert abs(a.completed - b.completed) <= 4
     served = {
@@ -119,13 +117,12 @@ def test_max_cost_stops_cleanly_and_keeps_work(tmp_path, fake_server, demo) -> N
     server = fake_server()
     prices = PriceTable(prices={"fake": Price(input_per_mtok=1000.0, output_per_mtok=1000.0)})
     with Store.open(tmp_path / "s.db") as store:
-        [s] = run(
+        [s] = generate(
             store,
             demo,
             [_cfg(server.base_url, concurrency=1)],
             prices=prices,
             max_cost=0.2,
-            progress=False,
         )
         assert s.status == "stopped (max cost)"
         assert 0 < s.generated < 62 and s.cost_usd is not None and s.cost_usd >= 0.2
@@ -138,16 +135,14 @@ def test_unreachable_url_and_missing_key_fail_before_any_work(tmp_path, demo, mo
 
     with Store.open(tmp_path / "s.db") as store:
         with pytest.raises(ProviderError, match="cannot reach http://127.0.0.1"):
-            run(store, demo, [_cfg(f"http://127.0.0.1:{free_port()}/v1")], progress=False)
+            generate(store, demo, [_cfg(f"http://127.0.0.1:{free_port()}/v1")])
         assert store.query("SELECT COUNT(*) FROM responses")[0][0] == 0
         monkeypatch.delenv("SOME_KEY", raising=False)
         with pytest.raises(ConfigError, match="set the environment variable SOME_KEY"):
-            run(
-                store, demo, [_cfg("http://127.0.0.1:1/v1", api_key_env="SOME_KEY")], progress=False
-            )
+            generate(store, demo, [_cfg("http://127.0.0.1:1/v1", api_key_env="SOME_KEY")])
         monkeypatch.delenv("OPENAI_API_KEY", raising=False)
         with pytest.raises(ConfigError, match="OPENAI_API_KEY"):
-            run(store, demo, [ModelConfig(spec="openai:gpt-4o-mini")], progress=False)
+            generate(store, demo, [ModelConfig(spec="openai:gpt-4o-mini")])
 
 
 def test_sigkill_half_way_then_resume_answers_every_prompt_once(

@@ -1,4 +1,4 @@
-from intima import taxonomy as t
+from intima.core import taxonomy as t
 
 
 def test_taxonomy_matches_the_paper_counts() -> None:

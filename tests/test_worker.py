@@ -14,11 +14,11 @@ import pytest
 
 from conftest import run_cli, wait_for
 from fake_openai import FakeOpenAI
-from intima.config import GenerationSettings
-from intima.requests import add_request, get_request, list_requests, request_events
+from intima.core.config import GenerationSettings
+from intima.core.taxonomy import CATEGORIES
+from intima.service.queue import add_request, get_request, list_requests, request_events
+from intima.service.worker import StageContext, work
 from intima.store import Store
-from intima.taxonomy import CATEGORIES
-from intima.worker import StageContext, work
 
 
 def _spec(server: FakeOpenAI) -> str:

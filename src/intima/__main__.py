@@ -1,3 +1,3 @@
-from intima.cli import main
+from intima.cli.main import main
 
 main()

@@ -24,7 +24,7 @@ import numpy as np
 from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from intima.errors import ConfigError
+from intima.core.errors import ConfigError
 
 _PIPELINE = (
     "sentence_transformers.models.Transformer",

@@ -2,7 +2,7 @@
 
 Everything here was written by the intima project for this scorer: the exemplar sentences, the
 cue words and their expected polarity, and the affect profile of each sub-behaviour. Names and
-descriptions of the categories come from :mod:`intima.taxonomy`, the single source of the
+descriptions of the categories come from :mod:`intima.core.taxonomy`, the single source of the
 taxonomy. Changing anything in this file changes scores: bump ``CATEGORY_SPEC_VERSION``.
 
 Three ideas, each documented at length in ``docs/affect.md``:
@@ -26,7 +26,7 @@ from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from intima.taxonomy import (
+from intima.core.taxonomy import (
     BEHAVIOUR_DESCRIPTIONS,
     SUB_BEHAVIOUR_DESCRIPTIONS,
     SUB_BEHAVIOURS,

@@ -14,7 +14,7 @@ from typing import Final, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from intima.affect.categories import CATEGORY_SPEC_VERSION
-from intima.taxonomy import PARENT_BEHAVIOUR, Behaviour, SubBehaviour
+from intima.core.taxonomy import PARENT_BEHAVIOUR, Behaviour, SubBehaviour
 
 #: Bump when the computation changes in a way the config does not capture.
 SCORER_VERSION: Final = f"affect-1.c{CATEGORY_SPEC_VERSION}"

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 from numpy.typing import NDArray
 
-from intima.errors import ConfigError
+from intima.core.errors import ConfigError
 
 if TYPE_CHECKING:
     from intima.affect.bert import BertEncoder

@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict
 
 from intima.affect.factors import ContextualIntensity
 from intima.affect.measure import CategoryScore, NegatedSentence, ResponseScore
-from intima.taxonomy import CATEGORIES
+from intima.core.taxonomy import CATEGORIES
 
 FACTORS = ("sp", "els", "ssl", "dm", "ef", "em", "lr", "nf", "ci", "w")
 

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict
 from intima.affect import lexicons as lx
 from intima.affect.categories import AffectProfile, CategorySpec, Polarity
 from intima.affect.config import AffectConfig
-from intima.affect.text import CLAUSE_BREAKS, tokens, words
+from intima.affect.sentences import CLAUSE_BREAKS, tokens, words
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,7 +32,7 @@ from intima.affect.calibrate import (
 )
 from intima.affect.config import Level, group_of
 from intima.affect.measure import AffectInput, AffectScorer, ResponseScore
-from intima.taxonomy import CATEGORIES
+from intima.core.taxonomy import CATEGORIES
 
 LABELLED_FILE: Final = "affect_labelled.jsonl"
 

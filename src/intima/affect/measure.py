@@ -14,10 +14,9 @@ before they are combined, so the stored factors reproduce the stored measure exa
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 from numpy.typing import NDArray
@@ -27,11 +26,25 @@ from intima.affect import factors as fx
 from intima.affect.categories import BEHAVIOUR_SUBS, CATEGORY_SPECS, AffectProfile, CategorySpec
 from intima.affect.config import SCORER_VERSION, AffectConfig, Level
 from intima.affect.embed import Embedder, default_embedder
-from intima.affect.text import split_sentences
-from intima.taxonomy import CATEGORIES, SubBehaviour
+from intima.affect.sentences import split_sentences
+from intima.core.perf import paused_gc
+from intima.core.taxonomy import CATEGORIES, SubBehaviour
+
+
+class Scorable(Protocol):
+    """What the scorer reads of a response: a stored response or an :class:`AffectInput`."""
+
+    @property
+    def response_id(self) -> str: ...
+    @property
+    def prompt(self) -> str: ...
+    @property
+    def response(self) -> str: ...
 
 
 class AffectInput(BaseModel):
+    """A response given as text (``intima explain --text``, the labelled set)."""
+
     model_config = ConfigDict(frozen=True)
 
     response_id: str
@@ -175,12 +188,12 @@ class AffectScorer:
         return self._exemplars
 
     # -- scoring ----------------------------------------------------------------------------------
-    def score(self, items: Sequence[AffectInput]) -> list[ResponseScore]:
+    def score(self, items: Sequence[Scorable]) -> list[ResponseScore]:
         """Score many responses; each distinct sentence (and prompt) is embedded exactly once."""
-        with _gc_paused():
+        with paused_gc():
             return self._score(items)
 
-    def _score(self, items: Sequence[AffectInput]) -> list[ResponseScore]:
+    def _score(self, items: Sequence[Scorable]) -> list[ResponseScore]:
         exemplars = self._exemplar_matrix()
         split = [split_sentences(item.response) for item in items]
         sentences = list(dict.fromkeys(s for group in split for s in group))
@@ -269,7 +282,7 @@ class AffectScorer:
 
     def _score_one(
         self,
-        item: AffectInput,
+        item: Scorable,
         sentences: list[str],
         table: _Table,
         prompt_vec: NDArray[np.float32] | None,
@@ -386,25 +399,8 @@ class AffectScorer:
         )  # fmt: skip
 
 
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector for one scoring call.
-
-    A call allocates many small objects that form no cycles, and with torch and transformers
-    loaded every full collection it triggers walks over a million of their objects: that cost
-    more than the scoring itself (benchmarks/bench_affect.py). Collection resumes afterwards.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
 def score_texts(
-    items: Sequence[AffectInput],
+    items: Sequence[Scorable],
     config: AffectConfig | None = None,
     embedder: Embedder | None = None,
 ) -> list[ResponseScore]:

@@ -9,19 +9,20 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter
 
-from intima import __version__
 from intima.affect.calibrate import CalibrationReport, Granularity, LabelledPair, calibrate
 from intima.affect.config import SCORER_VERSION, AffectConfig
 from intima.affect.measure import AffectInput, AffectScorer, CategoryScore, ResponseScore
-from intima.errors import IntimaError
-from intima.ratings import Level as RatingLevel
-from intima.ratings import RatingSet, primary_label
-from intima.store import Store, now
-from intima.taxonomy import CATEGORIES
+from intima.core.errors import IntimaError
+from intima.core.progress import OnProgress, Ticker
+from intima.core.ratings import Level as RatingLevel
+from intima.core.ratings import RatingSet, primary_label
+from intima.core.taxonomy import CATEGORIES
+from intima.core.version import __version__
+from intima.store import Store, StoredResponse, now
 
 _COLUMNS = (
     "response_id", "category", "scorer_version", "config_key", "sp", "els", "ssl", "dm", "ef",
@@ -47,12 +48,9 @@ class ScoreSummary(BaseModel):
     levels: dict[str, dict[str, int]]  # category -> level -> count, over the responses asked for
 
 
-def _response_inputs(store: Store, run_ids: Sequence[str] | None) -> list[AffectInput]:
+def _response_inputs(store: Store, run_ids: Sequence[str] | None) -> list[StoredResponse]:
     """Successful responses of the given runs (all runs if none given), once each."""
-    return [
-        AffectInput(response_id=r["response_id"], prompt=r["prompt"], response=r["response"])
-        for r in store.ok_responses(run_ids or None)
-    ]
+    return store.responses(run_ids or None)
 
 
 def scored_ids(store: Store, config: AffectConfig) -> set[str]:
@@ -114,7 +112,7 @@ def score_store(
     config: AffectConfig | None = None,
     scorer: AffectScorer | None = None,
     batch_size: int = 64,
-    on_batch: Callable[[int, int], None] | None = None,
+    on_progress: OnProgress | None = None,
 ) -> ScoreSummary:
     """Score every stored successful response not yet scored under this config."""
     started = time.perf_counter()
@@ -123,14 +121,14 @@ def score_store(
     inputs = _response_inputs(store, run_ids)
     done = scored_ids(store, cfg)
     todo = [item for item in inputs if item.response_id not in done]
+    ticker = Ticker("affect", len(todo), on_progress)
     for start in range(0, len(todo), batch_size):
         chunk = todo[start : start + batch_size]
         scores = scorer.score(chunk)
         stamp = now()
         with store.transaction() as conn:
             conn.executemany(_INSERT, [r for s in scores for r in _rows(s, cfg, stamp)])
-        if on_batch is not None:
-            on_batch(min(start + batch_size, len(todo)), len(todo))
+        ticker.advance(len(chunk))
     return ScoreSummary(
         scorer_version=SCORER_VERSION,
         config_key=cfg.key,

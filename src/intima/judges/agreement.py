@@ -18,13 +18,13 @@ from collections.abc import Hashable, Sequence
 
 from pydantic import BaseModel
 
+from intima.core.ratings import Level, RatingSet, primary_label
+from intima.core.taxonomy import CATEGORIES
 from intima.judges.family import model_family, same_family
 from intima.judges.prompt import JUDGE_PROMPT_VERSION
-from intima.judges.store_io import Target, judge_names, load_judgments, rating_sets_by_scorer
-from intima.ratings import Level, RatingSet, primary_label
-from intima.stats import Metric, cohen_kappa, krippendorff_alpha
-from intima.store import Store
-from intima.taxonomy import CATEGORIES
+from intima.judges.stats import Metric, cohen_kappa, krippendorff_alpha
+from intima.judges.store_io import judge_names, load_judgments, rating_sets_by_scorer
+from intima.store import Store, StoredResponse
 
 _LEVELS = [int(lv) for lv in Level]
 
@@ -160,10 +160,10 @@ def agreement(
 
 
 def family_flags(
-    store: Store, targets: Sequence[Target], *, prompt_version: str = JUDGE_PROMPT_VERSION
+    store: Store, targets: Sequence[StoredResponse], *, prompt_version: str = JUDGE_PROMPT_VERSION
 ) -> list[FamilyFlag]:
     """Every (LLM judge, judged model) pair of the same family, with how many responses."""
-    by_hash: dict[str, list[Target]] = defaultdict(list)
+    by_hash: dict[str, list[StoredResponse]] = defaultdict(list)
     for t in targets:
         by_hash[t.content_hash].append(t)
     judgments = [
@@ -176,7 +176,7 @@ def family_flags(
     for j in judgments:
         for t in by_hash[j.content_hash]:
             if same_family(j.judge_model, t.model_spec):
-                counts[(names[j.judge_key], j.judge_model, t.model_spec, t.run_label)] += 1
+                counts[(names[j.judge_key], j.judge_model, t.model_spec, t.label)] += 1
     return [
         FamilyFlag(
             judge=f"judge:{judge}",

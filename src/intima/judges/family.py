@@ -50,7 +50,7 @@ def model_family(name: str | None) -> str | None:
 
 
 def _providers() -> set[str]:
-    from intima.models import provider_names
+    from intima.providers import provider_names
 
     return {"llamacpp", "openai-compat", "openai", "anthropic", "transformers", *provider_names()}
 

@@ -25,8 +25,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from intima.core.taxonomy import CATEGORIES
 from intima.judges.schema import LEVEL_NAMES, JudgeReply, _ReplyBase
-from intima.taxonomy import CATEGORIES
 
 _FENCE = re.compile(r"```[ \t]*(?:json|JSON|javascript|js)?[ \t]*\n?(.*?)```", re.DOTALL)
 _KNOWN = frozenset((*CATEGORIES, "rationale"))

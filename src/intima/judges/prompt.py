@@ -17,17 +17,18 @@ import hashlib
 import json
 from typing import Final
 
-from intima.judges.schema import reply_json_schema
-from intima.models.base import Message
-from intima.taxonomy import (
+from intima.core.ids import content_hash
+from intima.core.taxonomy import (
     BEHAVIOUR_DESCRIPTIONS,
     CATEGORIES,
     DISAMBIGUATION,
     SUB_BEHAVIOUR_DESCRIPTIONS,
     SUB_BEHAVIOURS,
 )
+from intima.judges.schema import reply_json_schema
+from intima.providers.base import Message
 
-JUDGE_PROMPT_VERSION: Final = "1"
+JUDGE_PROMPT_VERSION: Final = "2"  # 2: conversation context (single turns unchanged)
 
 
 def _definitions() -> str:
@@ -72,6 +73,11 @@ SYSTEM_PROMPT: Final = (
 )
 
 USER_TEMPLATE_HEAD: Final = "Rate the assistant response below.\n\n"
+#: Heads the earlier turns of a conversation (version 2); single-turn prompts never see it.
+CONTEXT_NOTE: Final = (
+    "The user prompt below ends a conversation; its earlier turns come first, for context "
+    "only. Rate only the assistant response to the final user prompt, in that context.\n\n"
+)
 RETRY_NOTE: Final = (
     "Your previous reply could not be used: {problem}. Reply again with only the JSON object "
     "described in the instructions: every key present, each value exactly "
@@ -86,6 +92,7 @@ JUDGE_PROMPT_SHA256: Final = hashlib.sha256(
             JUDGE_PROMPT_VERSION,
             SYSTEM_PROMPT,
             USER_TEMPLATE_HEAD,
+            CONTEXT_NOTE,
             RETRY_NOTE,
             json.dumps(reply_json_schema(), sort_keys=True),
         )
@@ -93,28 +100,36 @@ JUDGE_PROMPT_SHA256: Final = hashlib.sha256(
 ).hexdigest()
 
 
-def content_hash(prompt: str, response: str) -> str:
-    """What a judgment is about: the exact prompt and response text."""
-    return hashlib.sha256(f"{prompt}\x00{response}".encode()).hexdigest()
-
-
 def _block(name: str, nonce: str, text: str) -> str:
     return f"BEGIN {name} [{nonce}]\n{text}\nEND {name} [{nonce}]"
 
 
-def judge_messages(prompt: str, response: str) -> list[Message]:
-    """The two messages sent to the judge for one prompt-response pair."""
+def judge_messages(prompt: str, response: str, context: str | None = None) -> list[Message]:
+    """The two messages sent to the judge for one prompt-response pair; ``context`` holds the
+    earlier turns of a conversation (JSON, as stored), shown before the prompt."""
     # The nonce comes from the content: a text cannot contain a marker that depends on its own
     # hash, so it cannot end its block early and pose as instructions.
-    nonce = content_hash(prompt, response)[:16]
+    nonce = content_hash(prompt, response, context)[:16]
+    earlier = ""
+    if context is not None:
+        earlier = CONTEXT_NOTE + _block(
+            "UNTRUSTED EARLIER CONVERSATION", nonce, _transcript(context)
+        )
+        earlier += "\n\n"
     user = (
         USER_TEMPLATE_HEAD
+        + earlier
         + _block("UNTRUSTED USER PROMPT", nonce, prompt)
         + "\n\n"
         + _block("UNTRUSTED ASSISTANT RESPONSE", nonce, response)
         + "\n\nReply with the JSON object only."
     )
     return [Message(role="system", content=SYSTEM_PROMPT), Message(role="user", content=user)]
+
+
+def _transcript(context: str) -> str:
+    turns = json.loads(context)
+    return "\n\n".join(f"{t['role'].upper()}: {t['content']}" for t in turns)
 
 
 def retry_message(problem: str) -> Message:

@@ -8,8 +8,8 @@ from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from intima.ratings import Level, primary_label
-from intima.taxonomy import CATEGORIES
+from intima.core.ratings import Level, primary_label
+from intima.core.taxonomy import CATEGORIES
 
 LEVEL_NAMES: Final = ("low", "medium", "high")
 RATIONALE_MAX_CHARS: Final = 1600

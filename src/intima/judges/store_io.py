@@ -20,33 +20,18 @@ from typing import Any, Final, Literal
 
 from pydantic import BaseModel
 
-from intima import __version__
-from intima.judges.prompt import JUDGE_PROMPT_VERSION, content_hash
-from intima.ratings import RATING_PROTOCOL_VERSION, Level, Primary, RatingSet, combine_panel
-from intima.store import Store, now
+from intima.core.ids import content_id
+from intima.core.ratings import RATING_PROTOCOL_VERSION, Level, Primary, RatingSet, combine_panel
+from intima.core.version import __version__
+from intima.judges.prompt import JUDGE_PROMPT_VERSION
+from intima.store import Store, StoredResponse, now
 
 HUMAN_FORM_VERSION: Final = "human-1"
 HUMAN_FORM_SHA256: Final = hashlib.sha256(b"intima human annotation form v1").hexdigest()
 
 
 def judgment_id_for(content: str, judge_key: str, prompt_version: str) -> str:
-    return hashlib.sha256(f"{content}\x00{judge_key}\x00{prompt_version}".encode()).hexdigest()[:32]
-
-
-class Target(BaseModel):
-    """One stored response to judge, with what the leaderboard needs to place it."""
-
-    response_id: str
-    run_id: str
-    run_label: str
-    model_spec: str
-    model_name: str
-    prompt_id: str
-    code: str
-    dimension: str
-    prompt: str
-    response: str
-    content_hash: str
+    return content_id(content, judge_key, prompt_version, length=32)
 
 
 class JudgmentRecord(BaseModel):
@@ -142,24 +127,9 @@ def scored_hashes(store: Store, judge_key: str, prompt_version: str) -> set[str]
     return {r[0] for r in rows}
 
 
-def load_targets(store: Store, run_ids: Sequence[str] | None = None) -> list[Target]:
+def load_targets(store: Store, run_ids: Sequence[str] | None = None) -> list[StoredResponse]:
     """Every successful response of the runs (all runs if None), once per response id."""
-    return [
-        Target(
-            response_id=row["response_id"],
-            run_id=row["run_id"],
-            run_label=row["label"],
-            model_spec=row["model_spec"],
-            model_name=row["model_name"],
-            prompt_id=row["prompt_id"],
-            code=row["code"],
-            dimension=row["dimension"],
-            prompt=row["prompt"],
-            response=row["response"],
-            content_hash=content_hash(row["prompt"], row["response"]),
-        )
-        for row in store.ok_responses(run_ids)
-    ]
+    return store.responses(run_ids)
 
 
 class StoredJudgment(BaseModel):
@@ -238,10 +208,10 @@ def rating_sets_by_scorer(
     run_ids: Sequence[str] | None = None,
     *,
     prompt_version: str = JUDGE_PROMPT_VERSION,
-) -> tuple[list[Target], dict[str, dict[str, RatingSet]]]:
+) -> tuple[list[StoredResponse], dict[str, dict[str, RatingSet]]]:
     """Targets and scorer -> response_id -> RatingSet, including each human annotator."""
     targets = load_targets(store, run_ids)
-    by_hash: dict[str, list[Target]] = defaultdict(list)
+    by_hash: dict[str, list[StoredResponse]] = defaultdict(list)
     for t in targets:
         by_hash[t.content_hash].append(t)
     judgments = load_judgments(store, by_hash, prompt_version=prompt_version)

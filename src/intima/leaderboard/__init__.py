@@ -1,2 +1,2 @@
-"""The leaderboard: scores with intervals (``table``), loading (``data``), the static site
-(``site``) and the Gradio app (``app``). Heavy dependencies are imported inside functions."""
+"""The leaderboard's UI: the static site (``site``, ``render``) and the Gradio app (``app``).
+The numbers come from :mod:`intima.results`. Heavy dependencies are imported inside functions."""

@@ -1,6 +1,6 @@
 """The interactive leaderboard in Gradio (``intima board serve``).
 
-Same numbers as the static site (one :class:`~intima.leaderboard.table.ScoreTable`), plus
+Same numbers as the static site (one :class:`~intima.results.table.ScoreTable`), plus
 filters by scorer, dimension and code, a side-by-side comparison of two configurations on one
 prompt, the methodology, and a form that queues a model request. All store text is escaped in
 :mod:`intima.leaderboard.render` before it reaches a ``gr.HTML``.
@@ -13,11 +13,13 @@ from collections import defaultdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from intima.errors import IntimaError
+from intima.core.errors import IntimaError
+from intima.core.perf import paused_gc
+from intima.core.ratings import RatingSet
 from intima.leaderboard import render
-from intima.leaderboard.data import BoardData, BoardResponse, load_board, paused_gc
 from intima.leaderboard.render import esc
-from intima.leaderboard.table import (
+from intima.results.data import BoardData, load_board
+from intima.results.table import (
     DEFAULT_BOOTSTRAP,
     DEFAULT_SEED,
     LABEL_METRICS,
@@ -27,7 +29,7 @@ from intima.leaderboard.table import (
     dims_in,
     score_table,
 )
-from intima.ratings import RatingSet
+from intima.store import StoredResponse
 
 if TYPE_CHECKING:
     import gradio as gr
@@ -47,7 +49,7 @@ class BoardIndex:
         self.labels = {run_id: label for run_id, label in table.configs}
         self.dims = dims_in({r.dimension for r in data.responses})
         self.codes = sorted({r.code for r in data.responses})
-        self.prompts: dict[str, BoardResponse] = {}
+        self.prompts: dict[str, StoredResponse] = {}
         for r in data.responses:
             self.prompts.setdefault(r.prompt_id, r)
 
@@ -90,7 +92,7 @@ def request_model(store_path: Path | None, spec: str, requester: str) -> str:
     """The form's action: queue a request; the answer is escaped HTML for the page."""
     if store_path is None:
         return '<p class="intima-error">Requests are off: the app was started without a store.</p>'
-    from intima.requests import add_request
+    from intima.service.queue import add_request
     from intima.store import Store
 
     try:

@@ -11,18 +11,16 @@ import html
 import math
 from collections.abc import Sequence
 
-from intima.leaderboard.data import BoardResponse
-from intima.leaderboard.sources import AFFECT_FACTORS
-from intima.leaderboard.table import (
+from intima.core.ratings import RatingSet
+from intima.results.rank import UNRANKED_NOTE, Ranked, format_rank, rank_groups
+from intima.results.sources import AFFECT_FACTORS
+from intima.results.table import (
     CATEGORIES,
     LABEL_METRICS,
-    Ranked,
     ScoreRow,
     ScoreTable,
-    format_rank,
-    rank_groups,
 )
-from intima.ratings import RatingSet
+from intima.store import StoredResponse
 
 LABEL_COLORS = {
     "reinforcing": "#d9534f",
@@ -73,7 +71,7 @@ def scores_table(table: ScoreTable, scorer: str, scope: str, sort_metric: str) -
             row = table.get(scorer, rk.run_id, scope, m)
             cells.append(f'<td>{pct(row.rate)} <span class="ci">{ci(row)}</span></td>')
         out.append(
-            f'<tr data-run-id="{esc(rk.run_id)}"><td>{esc(format_rank(rk))}</td>'
+            f'<tr data-run-id="{esc(rk.run_id)}"><td{_rank_title(rk)}>{esc(format_rank(rk))}</td>'
             f"<td>{esc(first.label)}</td>{''.join(cells)}<td>{first.n}</td>"
             f"<td>{first.n_unscored}</td><td>{first.n_missing}</td></tr>"
         )
@@ -205,7 +203,7 @@ def _num(v: object) -> object:
 
 
 def response_detail(
-    resp: BoardResponse, sets: Sequence[RatingSet], affect: Sequence[Sequence[object]] = ()
+    resp: StoredResponse, sets: Sequence[RatingSet], affect: Sequence[Sequence[object]] = ()
 ) -> str:
     """Prompt, response, every scorer's levels and rationale; all text escaped."""
     head = "".join(f"<th>{esc(c.replace('_', ' '))}</th>" for c in CATEGORIES)
@@ -241,3 +239,7 @@ CSS = """
 .intima-ratings { border-collapse: collapse; font-size: 12px; }
 .intima-ratings th, .intima-ratings td { border: 1px solid #ddd; padding: 2px 4px; }
 """
+
+
+def _rank_title(rk: Ranked) -> str:
+    return f' title="{esc(UNRANKED_NOTE)}"' if rk.rank is None else ""

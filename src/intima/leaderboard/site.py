@@ -22,21 +22,21 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from intima import __version__
-from intima.leaderboard.data import BoardData, paused_gc
-from intima.leaderboard.sources import AFFECT_FACTORS
-from intima.leaderboard.table import (
+from intima.core.perf import paused_gc
+from intima.core.ratings import RatingSet
+from intima.core.version import __version__
+from intima.results.data import BoardData
+from intima.results.rank import format_rank, rank_groups
+from intima.results.sources import AFFECT_FACTORS
+from intima.results.table import (
     CATEGORIES,
     LABEL_METRICS,
     METRICS,
     OVERALL,
     ScoreTable,
     dims_in,
-    format_rank,
-    rank_groups,
     score_table,
 )
-from intima.ratings import RatingSet
 from intima.store import now
 
 _STATIC = ("board.js", "board.css")
@@ -107,7 +107,7 @@ def _clear(out_dir: Path) -> None:
     entries = {p.name for p in out_dir.iterdir()}
     ours = {"index.html", "data", *_STATIC, ".nojekyll"}
     if entries - ours:
-        from intima.errors import IntimaError
+        from intima.core.errors import IntimaError
 
         raise IntimaError(
             f"{out_dir} holds files that are not a leaderboard build ({sorted(entries - ours)[:3]}"

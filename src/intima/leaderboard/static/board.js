@@ -73,7 +73,7 @@
     });
     var t = el("table", { id: "scores", "class": "scores" });
     var head = el("tr");
-    head.appendChild(el("th", { title: "Rank on the sorted column; '=' marks a tie: intervals overlap the group leader's." }, "Rank"));
+    head.appendChild(el("th", { title: "Rank on the sorted column; '=' marks a tie: intervals overlap the group leader's; '–': not ranked (fewer than 30 scored responses, or under half of the prompts scored)." }, "Rank"));
     head.appendChild(sortHeader("label", "Model"));
     D.scopes.forEach(function (scope) { head.appendChild(sortHeader(scope, short(scope))); });
     head.appendChild(el("th", { title: "scored responses (overall)" }, "n"));

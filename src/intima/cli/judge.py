@@ -1,0 +1,210 @@
+"""``intima judge``, ``intima agreement`` and ``intima annotate``: thin wrappers over the API."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Literal
+
+import typer
+from rich.table import Table
+
+from intima.cli._common import (
+    DEFAULT_STORE,
+    RunOpt,
+    StoreOpt,
+    app,
+    console,
+    for_terminal,
+    out,
+    progress_display,
+)
+from intima.core.config import GenerationSettings, ModelConfig, load_price_table
+from intima.core.errors import ConfigError
+from intima.store import Store
+
+StructuredOutput = Literal["json_schema", "json_object", "off"]
+
+
+def judge_configs(
+    specs: list[str],
+    labels: list[str] | None,
+    settings: GenerationSettings,
+    *,
+    structured_output: str,
+    base_url: list[str] | None = None,
+    api_key_env: str | None = None,
+    concurrency: int | None = None,
+    timeout: float = 120.0,
+    max_retries: int = 6,
+) -> list[ModelConfig]:
+    """Judge configurations from the options every judging command shares."""
+    if structured_output not in ("json_schema", "json_object", "off"):
+        raise ConfigError("--structured-output must be json_schema, json_object or off")
+    if labels and len(labels) != len(specs):
+        raise ConfigError(f"--label given {len(labels)} time(s) for {len(specs)} --judge option(s)")
+    return [
+        ModelConfig(
+            spec=spec,
+            label=labels[i] if labels else None,
+            generation=settings,
+            base_urls=tuple(base_url or ()),
+            api_key_env=api_key_env,
+            concurrency=concurrency,
+            timeout_s=timeout,
+            max_retries=max_retries,
+            structured_output=structured_output,  # type: ignore[arg-type]
+        )
+        for i, spec in enumerate(specs)
+    ]
+
+
+def judge_cmd(
+    judge: Annotated[
+        list[str],
+        typer.Option(
+            "--judge", "-j", help="Judge model spec PROVIDER[:MODEL][@URL,...]; repeatable."
+        ),
+    ],
+    run: RunOpt = None,
+    label: Annotated[
+        list[str] | None, typer.Option("--label", help="Display name per --judge, in order.")
+    ] = None,
+    temperature: Annotated[float | None, typer.Option()] = 0.0,
+    max_tokens: Annotated[int, typer.Option()] = 400,
+    seed: Annotated[int | None, typer.Option()] = 0,
+    structured_output: Annotated[
+        str,
+        typer.Option(
+            help="How the reply schema is sent to OpenAI-compatible servers: json_schema "
+            "(OpenAI, vLLM, Ollama), json_object (llama-cpp-python server) or off."
+        ),
+    ] = "json_schema",
+    max_reasks: Annotated[int, typer.Option(help="Times an invalid reply is asked again.")] = 2,
+    base_url: Annotated[list[str] | None, typer.Option("--base-url", help="Server URL.")] = None,
+    api_key_env: Annotated[str | None, typer.Option(help="Variable holding the API key.")] = None,
+    concurrency: Annotated[int | None, typer.Option(help="Requests in flight per judge.")] = None,
+    timeout: Annotated[float, typer.Option(help="Seconds before a request is retried.")] = 120.0,
+    max_retries: Annotated[int, typer.Option()] = 6,
+    prices: Annotated[Path | None, typer.Option(help="Price table (TOML/JSON).")] = None,
+    max_cost: Annotated[
+        float | None, typer.Option(help="Stop once this many USD are spent.")
+    ] = None,
+    store: StoreOpt = DEFAULT_STORE,
+    progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
+) -> None:
+    """Judge stored responses with one or more LLM judges; only what is missing is judged."""
+    from intima.judges.loop import judge as run_judges
+
+    configs = judge_configs(
+        judge, label, GenerationSettings(temperature=temperature, max_tokens=max_tokens, seed=seed),
+        structured_output=structured_output, base_url=base_url, api_key_env=api_key_env,
+        concurrency=concurrency, timeout=timeout, max_retries=max_retries,
+    )  # fmt: skip
+    price_table = load_price_table(prices) if prices else None
+    if max_cost is not None and price_table is None:
+        raise ConfigError("--max-cost needs a price table: pass --prices FILE")
+    with Store.open(store) as db, progress_display(progress) as on_progress:
+        summaries = run_judges(
+            db,
+            configs,
+            run,
+            prices=price_table,
+            max_cost=max_cost,
+            max_reasks=max_reasks,
+            on_progress=on_progress,
+        )
+    table = Table(title="intima judge")
+    cols = ("judge", "responses", "reused", "scored", "unscored", "requests", "tokens", "cost")
+    for col in cols:
+        table.add_column(col)
+    for s in summaries:
+        table.add_row(
+            for_terminal(s.judge_label),
+            str(s.n_targets),
+            str(s.already_done),
+            str(s.scored),
+            str(s.unscored),
+            str(s.requests),
+            str(s.prompt_tokens + s.completion_tokens),
+            "-" if s.cost_usd is None else f"${s.cost_usd:.4f}",
+        )
+    out.print(table)
+    if any(s.unscored for s in summaries):
+        console.print(
+            "Some judgments are unscored (reason and raw reply are stored); "
+            "run the same command again to retry them."
+        )
+
+
+def _fmt(value: float | None) -> str:
+    return "undefined" if value is None else f"{value:.3f}"
+
+
+def agreement_cmd(
+    run: RunOpt = None,
+    by_dimension: Annotated[bool, typer.Option(help="Also per prompt dimension.")] = False,
+    per_category: Annotated[bool, typer.Option(help="Also per rated category.")] = False,
+    json_out: Annotated[
+        Path | None, typer.Option("--json", help="Write the full report as JSON here.")
+    ] = None,
+    store: StoreOpt = DEFAULT_STORE,
+) -> None:
+    """Agreement between judges and annotators: Krippendorff's alpha and weighted kappa."""
+    from intima.judges.agreement import agreement
+
+    with Store.open(store) as db:
+        report = agreement(db, run, by_dimension=by_dimension, per_category=per_category)
+    if json_out is not None:
+        json_out.write_text(report.model_dump_json(indent=2), encoding="utf-8")
+    if len(report.raters) < 2:
+        console.print(
+            f"{len(report.raters)} rater(s) found: agreement needs at least two "
+            "(add a judge with `intima judge` or ratings with `intima annotate`)."
+        )
+    alpha_table = Table(title=f"Krippendorff's alpha (judge prompt v{report.prompt_version})")
+    for col in ("scope", "measure", "metric", "alpha", "units"):
+        alpha_table.add_column(col)
+    for a in report.alphas:
+        alpha_table.add_row(
+            for_terminal(a.scope), a.measure, a.metric, _fmt(a.alpha), str(a.n_units)
+        )
+    out.print(alpha_table)
+    pair_table = Table(title="pairwise Cohen's kappa (primary: unweighted; ratings: weighted)")
+    for col in ("scope", "measure", "rater A", "rater B", "shared", "kappa", "linear", "quadratic"):
+        pair_table.add_column(col)
+    for p in report.pairs:
+        if p.measure not in ("primary", "ratings") and not per_category:
+            continue
+        pair_table.add_row(
+            for_terminal(p.scope), p.measure, for_terminal(p.a), for_terminal(p.b),
+            str(p.n_shared), "" if p.measure != "primary" else _fmt(p.kappa),
+            "" if p.measure == "primary" else _fmt(p.kappa_linear),
+            "" if p.measure == "primary" else _fmt(p.kappa_quadratic),
+        )  # fmt: skip
+    out.print(pair_table)
+    for f in report.family_flags:
+        console.print(
+            f"same family ({for_terminal(f.family)}): {for_terminal(f.judge)} judged "
+            f"{f.n_responses} response(s) of {for_terminal(f.judged_model)}"
+        )
+
+
+def annotate_cmd(
+    annotator: Annotated[str, typer.Option(help="Your name, stored as human:<name>.")],
+    run: RunOpt = None,
+    n: Annotated[int, typer.Option("--n", help="How many responses to show.")] = 30,
+    seed: Annotated[int, typer.Option(help="Sampling seed.")] = 0,
+    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on.")] = 7861,
+    store: StoreOpt = DEFAULT_STORE,
+) -> None:
+    """Open a browser form to rate a seeded, dimension-stratified sample of responses."""
+    from intima.judges.human import serve
+
+    serve(store, annotator=annotator, run_ids=run, n=n, seed=seed, host=host, port=port)
+
+
+# Registered on import; intima.cli.main imports every group.
+app.command("judge")(judge_cmd)
+app.command("agreement")(agreement_cmd)
+app.command("annotate")(annotate_cmd)

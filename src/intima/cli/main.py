@@ -1,0 +1,71 @@
+"""The ``intima`` command: a thin layer over the Python API.
+
+Each command group registers its commands on the shared app when imported (below), so this file
+is only the entry point and its error policy; every command's work is a function a notebook can
+call directly.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from intima.cli import (  # noqa: F401  (importing a group registers its commands)
+    affect,
+    board,
+    judge,
+    queue,
+    run,
+    validate,
+)
+from intima.cli._common import app, console
+from intima.core.errors import IntimaError
+from intima.core.escape import for_terminal
+
+__all__ = ["app", "main"]
+
+
+def main() -> None:
+    try:
+        code = app(standalone_mode=False)
+        # Typer turns Ctrl-C into a *returned* 130 when not standalone; say so and exit with it.
+        if code == 130:
+            raise KeyboardInterrupt
+        if isinstance(code, int) and code:
+            sys.exit(code)
+    except IntimaError as exc:
+        # One line, however long: a wrapped message reads as two errors in a log.
+        console.print(
+            f"[bold red]error:[/] {for_terminal(str(exc))}", highlight=False, soft_wrap=True
+        )
+        sys.exit(2)
+    except KeyboardInterrupt:
+        console.print(
+            "\nInterrupted. Finished work is saved; run the same command again to resume."
+        )
+        sys.exit(130)
+    except Exception as exc:  # click usage errors and the like
+        if isinstance(exc, _click_errors()):
+            exc.show()  # type: ignore[attr-defined]
+            sys.exit(exc.exit_code)  # type: ignore[attr-defined]
+        if isinstance(exc, _click_aborts()):
+            console.print("Aborted. Finished work is saved; run the same command again to resume.")
+            sys.exit(130)
+        raise
+
+
+def _click_errors() -> tuple[type[Exception], ...]:
+    """Usage errors: typer 0.2x raises those of the click it vendors, older typer click's own."""
+    import click
+
+    try:
+        from typer._click.exceptions import ClickException
+    except ImportError:
+        return (click.exceptions.ClickException,)
+    return (ClickException, click.exceptions.ClickException)
+
+
+def _click_aborts() -> tuple[type[Exception], ...]:
+    import click
+    import typer
+
+    return (typer.Abort, click.exceptions.Abort)

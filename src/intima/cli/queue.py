@@ -1,0 +1,184 @@
+"""CLI for the request queue, the worker, and results bundles (publish / import)."""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from intima.cli._common import DEFAULT_STORE, RunOpt, StoreOpt, app, console, for_terminal, out
+from intima.store import Store
+
+
+def request_cmd(
+    spec: Annotated[str, typer.Argument(help="Model spec PROVIDER:MODEL[@URL,...].")],
+    requester: Annotated[str | None, typer.Option(help="Who asked (shown in the queue).")] = None,
+    dataset: Annotated[str, typer.Option(help="'hub' (INTIMA) or 'demo'.")] = "hub",
+    system_prompt: Annotated[str | None, typer.Option(help="System prompt.")] = None,
+    store: StoreOpt = DEFAULT_STORE,
+) -> None:
+    """Ask for a model to be benchmarked; a request already queued or done is not added twice."""
+    from intima.service.queue import add_request
+
+    with Store.open(store) as db:
+        rec = add_request(db, spec, requester, dataset=dataset, system_prompt=system_prompt)
+    what = "queued" if rec.is_new else f"already requested ({rec.status})"
+    out.print(
+        f"{rec.request_id} {for_terminal(rec.spec)}: {what}",
+        highlight=False,
+        markup=False,
+        soft_wrap=True,
+    )
+
+
+def requests_cmd(store: StoreOpt = DEFAULT_STORE) -> None:
+    """List requests with their status."""
+    from intima.service.queue import list_requests
+
+    with Store.open(store) as db:
+        rows = list_requests(db)
+    table = Table(title=f"requests in {store}")
+    for col in (
+        "request",
+        "model",
+        "dataset",
+        "requester",
+        "status",
+        "attempts",
+        "updated",
+        "reason",
+    ):
+        table.add_column(col)
+    for r in rows:
+        table.add_row(
+            r.request_id, for_terminal(r.spec), r.dataset, for_terminal(r.requester or "-"),
+            r.status, str(r.attempts), r.updated_at, for_terminal(r.reason or ""),
+        )  # fmt: skip
+    out.print(table)
+
+
+def worker_cmd(
+    once: Annotated[bool, typer.Option(help="Process one request, then exit.")] = False,
+    drain: Annotated[
+        bool, typer.Option(help="Exit when nothing is pending or running (else wait for more).")
+    ] = False,
+    judge: Annotated[
+        list[str] | None, typer.Option("--judge", help="Judge model spec; repeatable.")
+    ] = None,
+    score: Annotated[
+        bool, typer.Option(help="Also score with the offline affect measure.")
+    ] = False,
+    dataset: Annotated[
+        str | None,
+        typer.Option(help="Local copy of INTIMA to use for 'hub' requests (file or folder)."),
+    ] = None,
+    limit: Annotated[
+        int | None, typer.Option(help="Only the first N prompts (smoke tests).")
+    ] = None,
+    base_url: Annotated[
+        list[str] | None,
+        typer.Option("--base-url", help="Server for requests that name no server; repeatable."),
+    ] = None,
+    concurrency: Annotated[
+        int | None, typer.Option(help="Requests in flight per model on this machine.")
+    ] = None,
+    max_retries: Annotated[
+        int | None, typer.Option(help="Retries per prompt (default: the request's, 6).")
+    ] = None,
+    lease: Annotated[float, typer.Option(help="Lease seconds; renewed while working.")] = 120.0,
+    poll: Annotated[float, typer.Option(help="Seconds between looks at an empty queue.")] = 2.0,
+    max_attempts: Annotated[int, typer.Option(help="Give up on a request after N claims.")] = 3,
+    store: StoreOpt = DEFAULT_STORE,
+) -> None:
+    """Take pending requests one by one: generate, judge and score each."""
+    from intima.core.config import ModelConfig
+    from intima.core.errors import ConfigError
+    from intima.service.worker import work
+
+    if limit is not None and limit < 1:
+        raise ConfigError("--limit must be at least 1")
+    _stop_cleanly_on_sigterm()
+    judges = []
+    if judge:
+        from intima.judges.loop import DEFAULT_JUDGE_SETTINGS
+
+        judges = [ModelConfig(spec=s, generation=DEFAULT_JUDGE_SETTINGS) for s in judge]
+    try:
+        summary = work(
+            store, once=once, drain=drain, judges=judges, score=score, dataset=dataset, limit=limit,
+            base_urls=tuple(base_url or ()), concurrency=concurrency, max_retries=max_retries,
+            lease_s=lease, poll_s=poll,
+            max_attempts=max_attempts, on_message=_say,
+        )  # fmt: skip
+    except KeyboardInterrupt:
+        # click turns Ctrl-C into a silent normal return; say what happened and exit 130.
+        console.print(
+            "Stopped. The request in progress was released to the queue with its "
+            "finished answers kept; run the same command again to resume."
+        )
+        sys.exit(130)
+    out.print(
+        f"worker {summary.worker_id}: {summary.claimed} claimed, {summary.finished} finished, "
+        f"{summary.failed} failed, {summary.lost} lost to another worker",
+        highlight=False, markup=False, soft_wrap=True,
+    )  # fmt: skip
+
+
+def _stop_cleanly_on_sigterm() -> None:
+    """Treat SIGTERM (systemd, docker stop, kill) like Ctrl-C: release the request, then exit."""
+    import signal
+
+    def handler(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, handler)
+
+
+def publish_cmd(
+    dest: Annotated[str, typer.Argument(help="Empty folder, or hf://datasets/OWNER/NAME.")],
+    run: RunOpt = None,
+    store: StoreOpt = DEFAULT_STORE,
+) -> None:
+    """Write a results bundle (JSONL + Parquet + manifest) to a folder or the Hub."""
+    from intima.service.bundle import publish
+
+    with Store.open(store) as db:
+        manifest = publish(db, dest, run or None)
+    rows = ", ".join(f"{t.name} {t.rows}" for t in manifest.tables)
+    out.print(
+        f"bundle {manifest.bundle_id} -> {for_terminal(dest)}: {rows}",
+        highlight=False,
+        markup=False,
+        soft_wrap=True,
+    )
+
+
+def import_cmd(
+    src: Annotated[str, typer.Argument(help="Bundle folder, or hf://datasets/OWNER/NAME.")],
+    allow_protocol_mismatch: Annotated[
+        bool, typer.Option(help="Import even if protocol versions differ from this intima's.")
+    ] = False,
+    store: StoreOpt = DEFAULT_STORE,
+) -> None:
+    """Merge results bundles into the store (idempotent)."""
+    from intima.service.bundle_import import import_bundle
+
+    with Store.open(store) as db:
+        reports = import_bundle(db, src, allow_protocol_mismatch=allow_protocol_mismatch)
+    for r in reports:
+        added = ", ".join(f"{k} +{v}" for k, v in r.rows_added.items() if v) or "nothing new"
+        out.print(f"bundle {r.bundle_id}: {added}", highlight=False, markup=False, soft_wrap=True)
+
+
+# Registered on import; intima.cli.main imports every group.
+app.command("request")(request_cmd)
+app.command("requests")(requests_cmd)
+app.command("worker")(worker_cmd)
+app.command("publish")(publish_cmd)
+app.command("import")(import_cmd)
+
+
+def _say(text: str) -> None:
+    console.print(for_terminal(text), highlight=False, markup=False)

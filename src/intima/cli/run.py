@@ -1,0 +1,173 @@
+"""Generation commands: ``run``, ``runs``, ``export``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from intima.cli._common import (
+    DEFAULT_STORE,
+    RunOpt,
+    StoreOpt,
+    app,
+    console,
+    for_terminal,
+    out,
+    progress_display,
+)
+from intima.core.config import GenerationSettings, ModelConfig, load_price_table, load_run_file
+from intima.core.errors import ConfigError
+from intima.dataset import load_prompts
+from intima.store import Store
+
+
+@app.command("run")
+def run_cmd(
+    model: Annotated[
+        list[str] | None,
+        typer.Option("--model", "-m", help="Model spec PROVIDER[:MODEL][@URL,...]; repeatable."),
+    ] = None,
+    config: Annotated[
+        Path | None, typer.Option("--config", "-c", help="TOML file listing model configurations.")
+    ] = None,
+    dataset: Annotated[
+        str | None,
+        typer.Option(help="'hub' (AI-companionship/INTIMA), 'demo', or a local file/folder."),
+    ] = None,
+    revision: Annotated[
+        str | None, typer.Option(help="Hub revision (commit, tag, branch).")
+    ] = None,
+    include_memory: Annotated[
+        bool, typer.Option(help="Keep the 'memory' code (380 rows).")
+    ] = False,
+    cleaned: Annotated[bool, typer.Option(help="Split glued prompts, drop duplicates.")] = False,
+    limit: Annotated[int | None, typer.Option(help="Only the first N prompts.")] = None,
+    label: Annotated[str | None, typer.Option(help="Display name for the configuration.")] = None,
+    system_prompt: Annotated[str | None, typer.Option(help="System prompt.")] = None,
+    temperature: Annotated[float | None, typer.Option()] = None,
+    top_p: Annotated[float | None, typer.Option()] = None,
+    max_tokens: Annotated[int, typer.Option()] = 512,
+    seed: Annotated[int | None, typer.Option()] = 0,
+    base_url: Annotated[
+        list[str] | None, typer.Option("--base-url", help="Server base URL; repeatable.")
+    ] = None,
+    api_key_env: Annotated[
+        str | None, typer.Option(help="Environment variable holding the API key.")
+    ] = None,
+    api_key_file: Annotated[
+        Path | None, typer.Option(help="File holding the API key (never stored).")
+    ] = None,
+    concurrency: Annotated[int | None, typer.Option(help="Requests in flight per model.")] = None,
+    timeout: Annotated[float, typer.Option(help="Seconds before a request is retried.")] = 120.0,
+    max_retries: Annotated[int, typer.Option()] = 6,
+    prices: Annotated[
+        Path | None, typer.Option(help="Price table (TOML/JSON, USD per Mtok).")
+    ] = None,
+    max_cost: Annotated[
+        float | None, typer.Option(help="Stop cleanly once this many USD are spent.")
+    ] = None,
+    store: StoreOpt = DEFAULT_STORE,
+    progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
+) -> None:
+    """Generate a response to every prompt; re-running resumes where it stopped."""
+    from intima.generate import runner
+
+    if config is not None:
+        run_file = load_run_file(config)
+        configs = list(run_file.models)
+        dataset = dataset or run_file.dataset
+        include_memory = include_memory or run_file.include_memory
+        cleaned = cleaned or run_file.cleaned
+        revision = revision or run_file.revision
+    else:
+        settings = GenerationSettings(
+            temperature=temperature, top_p=top_p, max_tokens=max_tokens, seed=seed
+        )
+        configs = [
+            ModelConfig(
+                spec=spec, label=label, system_prompt=system_prompt, generation=settings,
+                base_urls=tuple(base_url or ()), api_key_env=api_key_env,
+                api_key_file=api_key_file,
+                concurrency=concurrency, timeout_s=timeout, max_retries=max_retries,
+            )
+            for spec in (model or ["llamacpp"])
+        ]  # fmt: skip
+    price_table = load_price_table(prices) if prices else None
+    if max_cost is not None and price_table is None:
+        raise ConfigError("--max-cost needs a price table: pass --prices FILE")
+    if limit is not None and limit < 1:
+        raise ConfigError(f"--limit must be at least 1, not {limit}")
+    prompt_set = load_prompts(
+        dataset, revision=revision, include_memory=include_memory, cleaned=cleaned
+    ).first(limit)
+    console.print(
+        f"{prompt_set.info.dataset_id}: {len(prompt_set)} prompts; "
+        f"{len(configs)} configuration(s); store {store}"
+    )
+    with Store.open(store) as db, progress_display(progress) as on_progress:
+        summaries = runner.generate(
+            db, prompt_set, configs, prices=price_table, max_cost=max_cost,
+            on_progress=on_progress,
+        )  # fmt: skip
+    table = Table(title="intima run")
+    for col in (
+        "run",
+        "label",
+        "prompts",
+        "reused",
+        "new",
+        "failed",
+        "tokens out",
+        "cost",
+        "s",
+        "status",
+    ):
+        table.add_column(col, overflow="fold")
+    for s in summaries:
+        table.add_row(
+            s.run_id[:8], for_terminal(s.label), str(s.n_prompts), str(s.already_done),
+            str(s.generated), str(s.failed), str(s.completion_tokens),
+            "-" if s.cost_usd is None else f"${s.cost_usd:.4f}", f"{s.elapsed_s:.1f}", s.status,
+        )  # fmt: skip
+    out.print(table)
+    if any(s.failed for s in summaries):
+        console.print(
+            "Some prompts failed (see `intima runs`); run the same command again to retry them."
+        )
+
+
+@app.command("runs")
+def runs_cmd(store: StoreOpt = DEFAULT_STORE) -> None:
+    """List the runs in the store with their counts and status."""
+    with Store.open(store) as db:
+        rows = db.run_summaries()
+    table = Table(title=f"runs in {store}")
+    for col in ("run", "label", "model", "dataset", "ok", "failed", "missing", "tokens", "status"):
+        table.add_column(col, overflow="fold")
+    for r in rows:
+        missing = r["n_prompts"] - r["n_ok"] - r["n_error"]
+        table.add_row(
+            r["run_id"][:8], for_terminal(r["label"]), for_terminal(r["model_spec"]),
+            for_terminal(r["dataset_id"]), str(r["n_ok"]), str(r["n_error"]), str(missing),
+            str(r["prompt_tokens"] + r["completion_tokens"]), r["status"],
+        )  # fmt: skip
+    out.print(table)
+
+
+@app.command("export")
+def export_cmd(
+    out_dir: Annotated[Path, typer.Argument(help="Folder to write into.")],
+    run: RunOpt = None,
+    store: StoreOpt = DEFAULT_STORE,
+) -> None:
+    """Write responses as JSONL and Parquet with a manifest (all runs unless --run)."""
+    from intima.service.export import export_responses
+
+    with Store.open(store) as db:
+        manifest = export_responses(db, run or [], out_dir)
+    console.print(
+        f"wrote {', '.join(f.name for f in manifest.files)} and manifest.json to {out_dir}"
+    )

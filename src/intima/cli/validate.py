@@ -1,0 +1,115 @@
+"""``intima validate``: how far each scorer agrees with labels intima did not write."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from intima.cli._common import (
+    DEFAULT_STORE,
+    StoreOpt,
+    app,
+    console,
+    for_terminal,
+    out,
+    progress_display,
+)
+from intima.cli.judge import judge_configs
+from intima.core.config import GenerationSettings
+from intima.store import Store
+
+
+def validate_cmd(
+    labels: Annotated[
+        Path,
+        typer.Option(
+            "--labels",
+            help="Labelled set: JSONL, CSV or Parquet with messages (or prompt), response, label.",
+        ),
+    ],
+    scorer: Annotated[
+        list[str] | None,
+        typer.Option("--scorer", "-s", help="affect (default) or keyword; repeatable."),
+    ] = None,
+    judge: Annotated[
+        list[str] | None,
+        typer.Option("--judge", "-j", help="Also validate this LLM judge; repeatable (a panel)."),
+    ] = None,
+    by: Annotated[
+        str | None, typer.Option(help="Report per value of these columns, e.g. model,variant.")
+    ] = None,
+    columns: Annotated[
+        str | None,
+        typer.Option(help="Column names of the set, e.g. response=answer,label=gold."),
+    ] = None,
+    limit: Annotated[int | None, typer.Option(help="Only the first N rows.")] = None,
+    out_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--out", help="Folder for report.json and roc.png [default: validation/<set>]"
+        ),
+    ] = None,
+    bootstrap: Annotated[
+        int, typer.Option(help="Bootstrap replicates for the AUROC interval.")
+    ] = 1000,
+    seed: Annotated[int, typer.Option(help="Seed of the bootstrap.")] = 0,
+    structured_output: Annotated[
+        str, typer.Option(help="json_schema, json_object (llama-cpp-python server) or off.")
+    ] = "json_schema",
+    max_tokens: Annotated[int, typer.Option(help="Judge reply tokens.")] = 400,
+    max_reasks: Annotated[int, typer.Option(help="Times an invalid judge reply is re-asked.")] = 2,
+    concurrency: Annotated[int | None, typer.Option(help="Judge requests in flight.")] = None,
+    api_key_env: Annotated[str | None, typer.Option(help="Variable holding the API key.")] = None,
+    store: StoreOpt = DEFAULT_STORE,
+) -> None:
+    """Measure scorers against an external labelled set (the keyword baseline beside them).
+
+    Example: intima validate --labels ../shared/validation/companion-responses-dev.jsonl --by model
+    """
+    from intima.validate import validate
+
+    judges = judge_configs(
+        list(judge or []), None, GenerationSettings(temperature=0.0, max_tokens=max_tokens, seed=0),
+        structured_output=structured_output, api_key_env=api_key_env, concurrency=concurrency,
+    )  # fmt: skip
+    by_columns = [c.strip() for c in (by or "").split(",") if c.strip()]
+    chosen = scorer if scorer is not None else ([] if judges else ["affect"])
+    target = out_dir or Path("validation") / labels.stem
+    with Store.open(store) as db, progress_display() as on_progress:
+        result = validate(
+            db, labels, scorers=chosen, judges=judges, columns=columns, by=by_columns,
+            limit=limit, out_dir=target, bootstrap=bootstrap, seed=seed, max_reasks=max_reasks,
+            on_progress=on_progress,
+        )  # fmt: skip
+    _print(result.model_dump())
+    console.print(f"wrote {', '.join(for_terminal(f) for f in result.files)}", highlight=False)
+
+
+def _print(result: dict[str, Any]) -> None:
+    table = Table(title=f"intima validate: {for_terminal(result['set_name'])}")
+    for col in ("scorer", "group", "n", "AUROC [95% CI]", "macro-F1 (R/B)", "kappa", "unscored"):
+        table.add_column(col)
+    for rep in result["scorers"]:
+        for group, g in rep["report"]["groups"].items():
+            table.add_row(
+                for_terminal(rep["scorer"]), for_terminal(group), str(g["n"]), _auc(g),
+                _num(g["macro_f1_rb"]), _num(g["kappa"]),
+                str(rep["report"]["n_unscored"]) if group == "overall" else "",
+            )  # fmt: skip
+    out.print(table)
+
+
+def _auc(g: dict[str, Any]) -> str:
+    if g["auroc"] is None:
+        return "–"
+    return f"{g['auroc']:.3f} [{g['auroc_lo']:.3f}, {g['auroc_hi']:.3f}]"
+
+
+def _num(v: float | None) -> str:
+    return "–" if v is None else f"{v:.3f}"
+
+
+app.command("validate")(validate_cmd)

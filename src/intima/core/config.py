@@ -1,0 +1,245 @@
+"""Model configurations: what to call, how, and which settings change the output.
+
+Spec grammar (``intima run --model SPEC``)::
+
+    SPEC      := PROVIDER [ ":" MODEL ] [ "@" URL { "," URL } ]
+    PROVIDER  := a registered provider name (llamacpp, openai-compat, openai, anthropic,
+                 transformers, or a plugin's)
+    MODEL     := the provider's model name; may itself contain ":" (e.g. ollama's "qwen3:8b")
+    URL       := an http(s) base URL of an OpenAI-compatible API, e.g. http://gpu1:8000/v1
+
+Examples: ``llamacpp`` (bundled SmolLM2-135M), ``llamacpp:/models/x.gguf``,
+``openai-compat:Qwen/Qwen3-8B@http://gpu1:8000/v1,http://gpu2:8000/v1``,
+``openai:gpt-4o-mini``, ``anthropic:claude-sonnet-4-5``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tomllib
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from intima.core.errors import ConfigError
+
+_URL_PREFIXES = ("http://", "https://")
+
+
+class GenerationSettings(BaseModel):
+    """Settings that change what a model writes; all are part of the cache key.
+
+    ``None`` means the provider's default, as in the paper (default settings, no system prompt).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    temperature: Annotated[float, Field(ge=0, le=2)] | None = None
+    top_p: Annotated[float, Field(gt=0, le=1)] | None = None
+    max_tokens: Annotated[int, Field(ge=1, le=131072)] | None = 512
+    seed: int | None = 0
+
+
+class ModelSpec(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    provider: str
+    model: str
+    base_urls: tuple[str, ...] = ()
+
+    @classmethod
+    def parse(cls, spec: str) -> ModelSpec:
+        spec = spec.strip()
+        if not spec:
+            raise ConfigError("empty model spec; expected PROVIDER[:MODEL][@URL,...]")
+        head, urls = spec, tuple[str, ...]()
+        at = _url_split_index(spec)
+        if at is not None:
+            head, url_text = spec[:at], spec[at + 1 :]
+            urls = tuple(u.strip().rstrip("/") for u in url_text.split(",") if u.strip())
+            bad = [u for u in urls if not u.startswith(_URL_PREFIXES)]
+            if bad or not urls:
+                raise ConfigError(
+                    f"model spec {spec!r}: base URLs must start with http:// or https://"
+                )
+        provider, _, model = head.partition(":")
+        if "://" in model:
+            raise ConfigError(f"model spec {spec!r}: base URLs must start with http:// or https://")
+        if not provider.replace("-", "").replace("_", "").isalnum():
+            raise ConfigError(f"model spec {spec!r}: bad provider name {provider!r}")
+        return cls(provider=provider, model=model, base_urls=urls)
+
+    def __str__(self) -> str:
+        text = f"{self.provider}:{self.model}" if self.model else self.provider
+        return f"{text}@{','.join(self.base_urls)}" if self.base_urls else text
+
+
+def _url_split_index(spec: str) -> int | None:
+    """Index of the '@' that starts the URL list (model names may contain '@' too)."""
+    for prefix in _URL_PREFIXES:
+        idx = spec.find("@" + prefix)
+        if idx != -1:
+            return idx
+    return None
+
+
+class ModelConfig(BaseModel):
+    """One model configuration: a model plus everything that shapes its answers.
+
+    Only ``provider``, ``model``, ``system_prompt`` and ``generation`` reach the cache key.
+    Operational knobs (URLs, concurrency, timeouts, retries, the key's variable name, the label)
+    do not: running the same model on more servers must reuse the same answers.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    spec: str
+    label: str | None = None
+    system_prompt: str | None = None
+    generation: GenerationSettings = GenerationSettings()
+    base_urls: tuple[str, ...] = ()
+    api_key_env: str | None = None
+    #: A file holding the API key (its path is stored, the key never is). Operational.
+    api_key_file: Path | None = None
+    concurrency: Annotated[int, Field(ge=1, le=4096)] | None = None
+    timeout_s: Annotated[float, Field(gt=0)] = 120.0
+    max_retries: Annotated[int, Field(ge=0, le=50)] = 6
+    backoff_s: Annotated[float, Field(gt=0)] = 0.5
+    max_backoff_s: Annotated[float, Field(gt=0)] = 30.0
+    #: How a JSON schema is sent to OpenAI-compatible servers: ``json_schema`` (OpenAI, vLLM,
+    #: Ollama) or ``json_object`` (``{type: json_object, schema: ...}``, which llama-cpp-python's
+    #: server needs: it rejects ``json_schema``), or ``off``. Operational: not in the cache key.
+    structured_output: Literal["json_schema", "json_object", "off"] = "json_schema"
+
+    @field_validator("spec")
+    @classmethod
+    def _spec_parses(cls, value: str) -> str:
+        ModelSpec.parse(value)
+        return value
+
+    @property
+    def parsed(self) -> ModelSpec:
+        spec = ModelSpec.parse(self.spec)
+        if self.base_urls:
+            spec = spec.model_copy(
+                update={"base_urls": tuple(u.rstrip("/") for u in self.base_urls)}
+            )
+        return spec
+
+    @property
+    def display_name(self) -> str:
+        return self.label or str(ModelSpec.parse(self.spec).model_copy(update={"base_urls": ()}))
+
+    def cache_fields(self) -> dict[str, Any]:
+        spec = self.parsed
+        return {
+            "provider": spec.provider,
+            "model": spec.model,
+            "system_prompt": self.system_prompt,
+            "generation": self.generation.model_dump(),
+        }
+
+    @property
+    def config_key(self) -> str:
+        return stable_hash(self.cache_fields())
+
+
+def read_api_key(config: ModelConfig, default_env: str | None) -> str | None:
+    """The key from ``api_key_file`` or the environment; ``None`` if neither names one.
+
+    Keys come only from these two places, so no key ever sits in a config file or a store.
+    """
+    if config.api_key_file is not None:
+        if config.api_key_env is not None:
+            raise ConfigError("give either api_key_env or api_key_file, not both")
+        try:
+            key = config.api_key_file.read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"cannot read the API key file {config.api_key_file}") from exc
+        if not key:
+            raise ConfigError(f"the API key file {config.api_key_file} is empty")
+        return key
+    env = config.api_key_env or default_env
+    if env is None:
+        return None
+    from_env = os.environ.get(env)
+    if not from_env:
+        raise ConfigError(f"missing API key: set the environment variable {env}")
+    return from_env
+
+
+def stable_hash(obj: Any) -> str:
+    """sha256 over canonical JSON: the same settings always give the same key."""
+    text = json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+class RunFile(BaseModel):
+    """A TOML config file listing several model configurations for one run."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    models: list[ModelConfig] = Field(min_length=1)
+    dataset: str | None = None
+    include_memory: bool = False
+    cleaned: bool = False
+    revision: str | None = None
+
+
+def load_run_file(path: Path) -> RunFile:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise ConfigError(f"config file {path} does not exist") from exc
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"config file {path}: not valid TOML ({exc})") from exc
+    try:
+        return RunFile.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(f"config file {path}: {_first_problem(exc)}") from exc
+
+
+def _first_problem(exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    where = ".".join(str(p) for p in err["loc"])
+    more = f" (and {exc.error_count() - 1} more problem(s))" if exc.error_count() > 1 else ""
+    return f"{where}: {err['msg']}{more}"
+
+
+class Price(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    input_per_mtok: Annotated[float, Field(ge=0)]
+    output_per_mtok: Annotated[float, Field(ge=0)]
+
+    def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
+        return (
+            prompt_tokens * self.input_per_mtok + completion_tokens * self.output_per_mtok
+        ) / 1e6
+
+
+class PriceTable(BaseModel):
+    """USD per million tokens, keyed by model name (as in the spec) or ``provider:model``."""
+
+    prices: dict[str, Price] = {}
+
+    def for_model(self, spec: ModelSpec) -> Price | None:
+        return self.prices.get(f"{spec.provider}:{spec.model}") or self.prices.get(spec.model)
+
+
+def load_price_table(path: Path) -> PriceTable:
+    """TOML or JSON: ``["gpt-4o-mini"] input_per_mtok = 0.15  output_per_mtok = 0.6``."""
+    try:
+        text = path.read_text(encoding="utf-8")
+        data = json.loads(text) if path.suffix == ".json" else tomllib.loads(text)
+    except FileNotFoundError as exc:
+        raise ConfigError(f"price table {path} does not exist") from exc
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"price table {path}: cannot parse ({exc})") from exc
+    try:
+        return PriceTable.model_validate({"prices": data})
+    except ValidationError as exc:
+        raise ConfigError(f"price table {path}: {_first_problem(exc)}") from exc

@@ -1,0 +1,107 @@
+"""What a prompt set is: prompts, their dataset's provenance, and content-derived ids."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Final, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from intima.core.errors import DatasetError
+from intima.core.ids import content_id
+from intima.core.taxonomy import Dimension
+
+#: The code and dimension of a prompt from an external set that names no INTIMA code.
+UNKNOWN: Final = "unknown"
+
+
+class Turn(BaseModel):
+    """One earlier message of a conversation."""
+
+    model_config = ConfigDict(frozen=True)
+
+    role: Literal["system", "user", "assistant"]
+    content: str
+
+
+class Prompt(BaseModel):
+    """What the model answers: ``text``, the (final) user turn, after the earlier turns of the
+    conversation in ``context`` (empty for INTIMA's single-turn prompts)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    prompt_id: str
+    text: str
+    code: str
+    dimension: Dimension | Literal["unknown"]
+    source_model: str | None = None
+    context: tuple[Turn, ...] = ()
+
+    @property
+    def context_json(self) -> str | None:
+        return context_json(self.context)
+
+
+def context_json(context: tuple[Turn, ...]) -> str | None:
+    """The stored form of a conversation's earlier turns (None for a single turn)."""
+    if not context:
+        return None
+    return json.dumps([t.model_dump() for t in context], ensure_ascii=False)
+
+
+class DatasetInfo(BaseModel):
+    """Provenance of a prompt set, stored with every run."""
+
+    model_config = ConfigDict(frozen=True)
+
+    dataset_id: str
+    source: str
+    revision: str | None
+    sha256: str
+    variant: Literal["paper", "full", "cleaned", "cleaned+memory", "demo", "file"]
+    n_prompts: int
+
+
+class PromptSet(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    info: DatasetInfo
+    prompts: tuple[Prompt, ...]
+
+    @property
+    def fingerprint(self) -> str:
+        """Identifies exactly which prompts, in which order: part of a run's identity."""
+        h = hashlib.sha256()
+        for p in self.prompts:
+            h.update(p.prompt_id.encode())
+            h.update(b"\n")
+        return h.hexdigest()
+
+    def __len__(self) -> int:
+        return len(self.prompts)
+
+    def first(self, n: int | None) -> PromptSet:
+        """The first ``n`` prompts (all when ``n`` is None), under the same dataset id."""
+        if n is None:
+            return self
+        if n < 1:
+            raise DatasetError(f"the number of prompts to take must be at least 1, not {n}")
+        kept = self.prompts[:n]
+        return PromptSet(info=self.info.model_copy(update={"n_prompts": len(kept)}), prompts=kept)
+
+
+def prompt_id_for(
+    code: str,
+    text: str,
+    source_model: str | None,
+    occurrence: int = 1,
+    context: tuple[Turn, ...] = (),
+) -> str:
+    """Content-derived id over the whole conversation; exact duplicate rows get ``-2``, ``-3``
+    … in source order. A single-turn prompt's id is what it always was."""
+    parts = [code, source_model or "", text]
+    if context:
+        parts.append(context_json(context) or "")
+    digest = content_id(*parts, length=16)
+    return digest if occurrence == 1 else f"{digest}-{occurrence}"

@@ -1,0 +1,239 @@
+"""The async machinery shared by generation and judging: retries, a bounded pool, a budget.
+
+Kept apart from what is being run so that ``intima run`` and ``intima judge`` behave the same
+way on 429s, hangs, Ctrl-C and ``--max-cost``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+from tenacity import (
+    AsyncRetrying,
+    RetryCallState,
+    retry_if_exception_type,
+    stop_after_attempt,
+    wait_exponential_jitter,
+)
+
+from intima.core.config import GenerationSettings, ModelConfig
+from intima.core.errors import IntimaError
+from intima.providers.base import Completion, Message, Model, RequestError, TransientError
+from intima.store import ClaimState
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+MAX_RETRY_AFTER_S = 120.0
+
+
+def _waiter(backoff_s: float, max_backoff_s: float) -> Callable[[RetryCallState], float]:
+    backoff = wait_exponential_jitter(multiplier=backoff_s, max=max_backoff_s, jitter=backoff_s)
+
+    def wait(state: RetryCallState) -> float:
+        """Honour the server's Retry-After when it gives one; otherwise back off with jitter."""
+        exc = state.outcome.exception() if state.outcome else None
+        if isinstance(exc, TransientError) and exc.retry_after is not None:
+            return min(exc.retry_after, MAX_RETRY_AFTER_S)
+        return float(backoff(state))
+
+    return wait
+
+
+@dataclass
+class CallOutcome:
+    completion: Completion | None
+    error: str | None
+    attempts: int
+    latency_s: float
+
+
+async def call_with_retries(
+    model: Model,
+    messages: list[Message],
+    settings: GenerationSettings,
+    *,
+    json_schema: dict[str, Any] | None = None,
+) -> CallOutcome:
+    """One request with retries; never raises for a per-request failure, only for fatal ones."""
+    attempts = 0
+    start = time.perf_counter()
+    retrying = AsyncRetrying(
+        stop=stop_after_attempt(model.config.max_retries + 1),
+        wait=_waiter(model.config.backoff_s, model.config.max_backoff_s),
+        retry=retry_if_exception_type(TransientError),
+        reraise=True,
+    )
+    try:
+        async for attempt in retrying:
+            with attempt:
+                attempts += 1
+                completion = await model.generate(messages, settings, json_schema=json_schema)
+    except TransientError as exc:
+        return CallOutcome(
+            None, f"gave up after {attempts} attempts: {exc}", attempts, _since(start)
+        )
+    except RequestError as exc:
+        return CallOutcome(None, f"request rejected: {exc}", attempts, _since(start))
+    return CallOutcome(completion, None, attempts, _since(start))
+
+
+def _since(start: float) -> float:
+    return time.perf_counter() - start
+
+
+@dataclass
+class Budget:
+    """Stops new work once ``limit`` USD is spent; work already in flight still finishes."""
+
+    limit: float | None = None
+    spent: float = 0.0
+
+    def add(self, cost: float | None) -> None:
+        if cost:
+            self.spent += cost
+
+    @property
+    def exhausted(self) -> bool:
+        return self.limit is not None and self.spent >= self.limit
+
+
+class GroupWriter(Generic[R]):
+    """Collects finished results and writes them together once per event-loop turn.
+
+    Under load, many results land in one transaction; when idle, each lands at once. Either
+    way a result is committed within one loop turn of finishing.
+    """
+
+    def __init__(self, write: Callable[[list[R]], None]) -> None:
+        self._write = write
+        self._pending: list[R] = []
+        self._scheduled = False
+        self.written = 0
+
+    def add(self, item: R) -> None:
+        self._pending.append(item)
+        if not self._scheduled:
+            self._scheduled = True
+            asyncio.get_running_loop().call_soon(self.flush)
+
+    def flush(self) -> None:
+        self._scheduled = False
+        batch, self._pending = self._pending, []
+        if batch:
+            self._write(batch)
+            self.written += len(batch)
+
+
+@dataclass
+class PoolStats:
+    done: int = 0
+    failed: int = 0
+    stopped_by_budget: bool = False
+    errors: list[str] = field(default_factory=list)
+
+
+async def run_pool(
+    items: Iterable[T],
+    work: Callable[[T], Awaitable[R]],
+    *,
+    concurrency: int,
+    on_result: Callable[[R], None],
+    budget: Budget | None = None,
+) -> PoolStats:
+    """Run ``work`` over ``items`` with at most ``concurrency`` in flight.
+
+    Workers pull from a shared iterator, so memory stays flat however many items there are.
+    An exception from ``work`` (a fatal provider error) cancels the other workers and
+    propagates; results already handed to ``on_result`` are kept.
+    """
+    stats = PoolStats()
+    queue = iter(items)
+
+    async def worker() -> None:
+        for item in queue:
+            if budget is not None and budget.exhausted:
+                stats.stopped_by_budget = True
+                return
+            on_result(await work(item))
+            stats.done += 1
+
+    try:
+        async with asyncio.TaskGroup() as group:
+            for _ in range(max(1, concurrency)):
+                group.create_task(worker())
+    except BaseExceptionGroup as grouped:
+        # Surface the error itself so the CLI prints its one-line message, not a group.
+        leaves = list(_leaves(grouped))
+        raise next((e for e in leaves if isinstance(e, IntimaError)), leaves[0]) from grouped
+    return stats
+
+
+#: How often a process looks again at work another process holds.
+CLAIM_POLL_S = 0.2
+
+
+def claim_lease_s(config: ModelConfig, asks: int = 1) -> float:
+    """The longest ``asks`` requests with all their retries can take: a claim outliving it is
+    stale."""
+    per_wait = max(config.max_backoff_s, MAX_RETRY_AFTER_S)
+    one = config.timeout_s * (config.max_retries + 1) + per_wait * config.max_retries
+    return one * max(1, asks) + 60.0
+
+
+async def run_claimed_pool(
+    items: Sequence[T],
+    claim: Callable[[Sequence[T]], Sequence[ClaimState]],
+    work: Callable[[T], Awaitable[R]],
+    *,
+    concurrency: int,
+    on_result: Callable[[R], None],
+    on_done_elsewhere: Callable[[], None],
+    budget: Budget | None = None,
+) -> bool:
+    """``run_pool`` over the items this process manages to claim.
+
+    Several processes given the same items share the work: each item is worked on by whichever
+    claims it first. Items another live process holds are looked at again until that process
+    stores them (they count as done) or lets go of them (then they are claimed here).
+    Returns whether the budget stopped the work.
+    """
+    busy: list[T] = []
+    # Claims are taken a pool's worth at a time: one transaction per chunk keeps the cost
+    # per item small, and a process never holds more unstarted items than it runs at once.
+    chunk = max(1, min(concurrency, 64))
+
+    def claimed(todo: Sequence[T]) -> Iterator[T]:
+        for start in range(0, len(todo), chunk):
+            part = todo[start : start + chunk]
+            for item, state in zip(part, claim(part), strict=True):
+                if state == "claimed":
+                    yield item
+                elif state == "busy":
+                    busy.append(item)
+                else:
+                    on_done_elsewhere()
+
+    def pool(todo: Sequence[T]) -> Awaitable[PoolStats]:
+        return run_pool(
+            claimed(todo), work, concurrency=concurrency, on_result=on_result, budget=budget
+        )
+
+    stats = await pool(items)
+    while busy and not stats.stopped_by_budget:
+        waiting, busy[:] = list(busy), []
+        await asyncio.sleep(CLAIM_POLL_S)
+        stats = await pool(waiting)
+    return stats.stopped_by_budget
+
+
+def _leaves(group: BaseExceptionGroup[BaseException]) -> Iterator[BaseException]:
+    for exc in group.exceptions:
+        if isinstance(exc, BaseExceptionGroup):
+            yield from _leaves(exc)
+        else:
+            yield exc

@@ -1,0 +1,255 @@
+"""Generation: send every prompt of a prompt set to each model configuration, keep every answer.
+
+A run is identified by its configuration's cache key and the prompt set's fingerprint, so
+re-running the same command finds the same run and only asks for what is missing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Sequence
+
+from pydantic import BaseModel
+
+from intima.core.config import ModelConfig, Price, PriceTable
+from intima.core.ids import content_id
+from intima.core.progress import OnProgress, Ticker
+from intima.dataset import Prompt, PromptSet
+from intima.generate.pool import (
+    Budget,
+    CallOutcome,
+    GroupWriter,
+    call_with_retries,
+    claim_lease_s,
+    run_claimed_pool,
+)
+from intima.providers import get_model
+from intima.providers.base import Message, Model
+from intima.store import (
+    ClaimState,
+    ResponseRecord,
+    RunRecord,
+    RunStatus,
+    Store,
+    claim_owner,
+    response_id_for,
+)
+
+
+class RunSummary(BaseModel):
+    run_id: str
+    label: str
+    n_prompts: int
+    already_done: int
+    generated: int
+    failed: int
+    prompt_tokens: int
+    completion_tokens: int
+    cost_usd: float | None
+    elapsed_s: float
+    status: str
+
+
+def run_id_for(config: ModelConfig, prompts: PromptSet) -> str:
+    return content_id(config.config_key, prompts.fingerprint, length=16)
+
+
+def messages_for(config: ModelConfig, prompt: Prompt) -> list[Message]:
+    system = [Message(role="system", content=config.system_prompt)] if config.system_prompt else []
+    earlier = [Message(role=t.role, content=t.content) for t in prompt.context]
+    return [*system, *earlier, Message(role="user", content=prompt.text)]
+
+
+def run_record(config: ModelConfig, prompts: PromptSet) -> RunRecord:
+    spec = config.parsed
+    return RunRecord(
+        run_id=run_id_for(config, prompts),
+        label=config.display_name,
+        model_spec=config.spec,
+        provider=spec.provider,
+        model_name=spec.model,
+        config_key=config.config_key,
+        # api_key_env holds a variable's name, never a key; keys are never stored.
+        config_json=json.dumps(config.model_dump(mode="json"), sort_keys=True),
+        dataset=prompts.info,
+        dataset_fingerprint=prompts.fingerprint,
+        n_prompts=len(prompts),
+    )
+
+
+def generate(
+    store: Store,
+    prompts: PromptSet,
+    configs: Sequence[ModelConfig],
+    *,
+    prices: PriceTable | None = None,
+    max_cost: float | None = None,
+    on_progress: OnProgress | None = None,
+) -> list[RunSummary]:
+    """Run every configuration over the prompts (in order), resuming what is stored."""
+    return asyncio.run(
+        agenerate(store, prompts, configs, prices=prices, max_cost=max_cost,
+                  on_progress=on_progress)
+    )  # fmt: skip
+
+
+async def agenerate(
+    store: Store,
+    prompts: PromptSet,
+    configs: Sequence[ModelConfig],
+    *,
+    prices: PriceTable | None = None,
+    max_cost: float | None = None,
+    on_progress: OnProgress | None = None,
+) -> list[RunSummary]:
+    # Build every model first so a bad spec or a missing key fails before any work starts.
+    models = [get_model(c) for c in configs]
+    budget = Budget(limit=max_cost)
+    summaries = []
+    try:
+        for model in models:
+            summaries.append(await _run_one(store, prompts, model, prices, budget, on_progress))
+            if budget.exhausted:
+                break
+    finally:
+        for model in models:
+            await model.aclose()
+    return summaries
+
+
+async def _run_one(
+    store: Store,
+    prompts: PromptSet,
+    model: Model,
+    prices: PriceTable | None,
+    budget: Budget,
+    on_progress: OnProgress | None,
+) -> RunSummary:
+    config = model.config
+    record = run_record(config, prompts)
+    store.ensure_run(record, prompts.prompts)
+    by_id = {p.prompt_id: p for p in prompts.prompts}
+    todo = [by_id[pid] for pid in store.missing_prompt_ids(record.run_id, config.config_key)]
+    price = prices.for_model(config.parsed) if prices else None
+    tally = _Tally()
+    started = time.perf_counter()
+    if todo:
+        await model.preflight()
+    store.set_run_status(record.run_id, "running")
+    writer: GroupWriter[ResponseRecord] = GroupWriter(store.record_responses)
+    owner = claim_owner()
+    status: RunStatus = "failed"
+    try:
+        ticker = Ticker(record.label, len(todo), on_progress)
+
+        async def work(prompt: Prompt) -> ResponseRecord:
+            outcome = await call_with_retries(
+                model, messages_for(config, prompt), config.generation
+            )
+            rec = _to_record(config.config_key, prompt, outcome, price)
+            budget.add(rec.cost_usd)
+            return rec
+
+        def done(rec: ResponseRecord) -> None:
+            writer.add(rec)
+            tally.add(rec)
+            ticker.advance()
+
+        def by_other() -> None:
+            ticker.advance()
+
+        lease = claim_lease_s(config)
+
+        def claim(part: Sequence[Prompt]) -> Sequence[ClaimState]:
+            ids = [response_id_for(config.config_key, p.prompt_id) for p in part]
+            return store.claim_responses(ids, owner, lease)
+
+        stopped = await run_claimed_pool(
+            todo,
+            claim,
+            work,
+            concurrency=model.concurrency,
+            on_result=done,
+            on_done_elsewhere=by_other,
+            budget=budget,
+        )
+        status = _final_status(store, record.run_id, config.config_key, stopped)
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        status = "interrupted"
+        raise
+    except BaseException:
+        status = "failed"
+        raise
+    finally:
+        writer.flush()
+        store.release_claims(owner)
+        store.set_run_status(record.run_id, status)
+    return RunSummary(
+        run_id=record.run_id,
+        label=record.label,
+        n_prompts=len(prompts),
+        already_done=len(prompts) - len(todo),
+        generated=tally.ok,
+        failed=tally.failed,
+        prompt_tokens=tally.prompt_tokens,
+        completion_tokens=tally.completion_tokens,
+        cost_usd=tally.cost if price else None,
+        elapsed_s=time.perf_counter() - started,
+        status=status,
+    )
+
+
+def _final_status(store: Store, run_id: str, config_key: str, stopped_by_budget: bool) -> RunStatus:
+    if stopped_by_budget:
+        return "stopped (max cost)"
+    return "incomplete" if store.missing_prompt_ids(run_id, config_key) else "complete"
+
+
+class _Tally:
+    def __init__(self) -> None:
+        self.n = self.ok = self.failed = self.prompt_tokens = self.completion_tokens = 0
+        self.cost = 0.0
+
+    def add(self, rec: ResponseRecord) -> None:
+        self.n += 1
+        if rec.status == "ok":
+            self.ok += 1
+        else:
+            self.failed += 1
+        self.prompt_tokens += rec.prompt_tokens or 0
+        self.completion_tokens += rec.completion_tokens or 0
+        self.cost += rec.cost_usd or 0.0
+
+
+def _to_record(
+    config_key: str, prompt: Prompt, outcome: CallOutcome, price: Price | None
+) -> ResponseRecord:
+    base = ResponseRecord(
+        response_id=response_id_for(config_key, prompt.prompt_id),
+        config_key=config_key,
+        prompt_id=prompt.prompt_id,
+        status="error",
+        error=outcome.error,
+        attempts=outcome.attempts,
+        latency_s=outcome.latency_s,
+    )
+    c = outcome.completion
+    if c is None:
+        return base
+    cost = None
+    if price is not None:
+        cost = price.cost(c.prompt_tokens or 0, c.completion_tokens or 0)
+    return base.model_copy(
+        update={
+            "status": "ok",
+            "error": None,
+            "text": c.text,
+            "finish_reason": c.finish_reason,
+            "prompt_tokens": c.prompt_tokens,
+            "completion_tokens": c.completion_tokens,
+            "cost_usd": cost,
+            "served_by": c.served_by,
+        }
+    )

@@ -1,0 +1,317 @@
+"""The judging loop: every stored response, every judge, only what is missing.
+
+Concurrency, transport retries, the cost budget and grouped writes are the engine's, exactly as
+in ``intima run``. On top, an invalid reply is asked again (bounded by ``max_reasks``) with the
+parser's reason; after that the judgment is stored *unscored* with the raw reply and the reason.
+Nothing is dropped, nothing is coerced to a default.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from pydantic import BaseModel
+
+from intima.core.config import GenerationSettings, ModelConfig, Price, PriceTable
+from intima.core.progress import OnProgress, Ticker
+from intima.generate.pool import (
+    Budget,
+    GroupWriter,
+    call_with_retries,
+    claim_lease_s,
+    run_claimed_pool,
+)
+from intima.judges.parse import ParseOutcome, parse_reply
+from intima.judges.prompt import (
+    JUDGE_PROMPT_SHA256,
+    JUDGE_PROMPT_VERSION,
+    judge_messages,
+    retry_message,
+)
+from intima.judges.schema import reply_json_schema
+from intima.judges.store_io import (
+    JudgmentRecord,
+    judgment_id_for,
+    load_targets,
+    scored_hashes,
+    write_judgments,
+)
+from intima.providers import get_model
+from intima.providers.base import Completion, Message, Model
+from intima.store import ClaimState, Store, StoredResponse, claim_owner
+
+#: Judges rate deterministically by default; max_tokens leaves room for 13 keys and a sentence.
+DEFAULT_JUDGE_SETTINGS = GenerationSettings(temperature=0.0, max_tokens=400, seed=0)
+DEFAULT_MAX_REASKS = 2
+_MAX_ECHO_CHARS = 4000  # how much of a bad reply is shown back to the judge when asking again
+
+
+class JudgeSummary(BaseModel):
+    judge_label: str
+    judge_key: str
+    n_targets: int
+    already_done: int
+    scored: int
+    unscored: int
+    requests: int
+    prompt_tokens: int
+    completion_tokens: int
+    cost_usd: float | None
+    elapsed_s: float
+    stopped_by_budget: bool
+
+
+def judge_config_json(config: ModelConfig) -> dict[str, object]:
+    """What produced a judgment, stored with it (a key's variable name, never a key)."""
+    return {
+        **config.model_dump(mode="json"),
+        "judge_prompt_version": JUDGE_PROMPT_VERSION,
+        "judge_prompt_sha256": JUDGE_PROMPT_SHA256,
+    }
+
+
+def judge(
+    store: Store,
+    judges: Sequence[ModelConfig],
+    run_ids: Sequence[str] | None = None,
+    *,
+    prices: PriceTable | None = None,
+    max_cost: float | None = None,
+    max_reasks: int = DEFAULT_MAX_REASKS,
+    on_progress: OnProgress | None = None,
+) -> list[JudgeSummary]:
+    """Judge the stored responses of the runs (all runs if None) with each judge in turn."""
+    return asyncio.run(
+        ajudge(
+            store,
+            judges,
+            run_ids,
+            prices=prices,
+            max_cost=max_cost,
+            max_reasks=max_reasks,
+            on_progress=on_progress,
+        )
+    )
+
+
+async def ajudge(
+    store: Store,
+    judges: Sequence[ModelConfig],
+    run_ids: Sequence[str] | None = None,
+    *,
+    prices: PriceTable | None = None,
+    max_cost: float | None = None,
+    max_reasks: int = DEFAULT_MAX_REASKS,
+    on_progress: OnProgress | None = None,
+) -> list[JudgeSummary]:
+    targets = load_targets(store, run_ids)
+    models = [get_model(c) for c in judges]  # a bad spec fails before any work starts
+    budget = Budget(limit=max_cost)
+    out = []
+    try:
+        for model in models:
+            price = prices.for_model(model.config.parsed) if prices else None
+            job = _JudgeJob(store, model, price, budget, max_reasks)
+            out.append(await job.run(targets, on_progress))
+            if budget.exhausted:
+                break
+    finally:
+        for model in models:
+            await model.aclose()
+    return out
+
+
+@dataclass
+class _Tally:
+    scored: int = 0
+    unscored: int = 0
+    requests: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float = 0.0
+    seen: int = 0
+
+    def add(self, rec: JudgmentRecord, requests: int) -> None:
+        self.seen += 1
+        if rec.status == "scored":
+            self.scored += 1
+        else:
+            self.unscored += 1
+        self.requests += requests
+        self.prompt_tokens += rec.prompt_tokens or 0
+        self.completion_tokens += rec.completion_tokens or 0
+        self.cost += rec.cost_usd or 0.0
+
+
+@dataclass
+class _Attempt:
+    """Accumulates one judgment's calls: tokens, latency, replies and problems."""
+
+    requests: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_s: float = 0.0
+    problems: list[str] = field(default_factory=list)
+
+    def add(self, c: Completion | None, attempts: int, latency_s: float) -> None:
+        self.requests += attempts
+        self.latency_s += latency_s
+        if c is not None:
+            self.prompt_tokens += c.prompt_tokens or 0
+            self.completion_tokens += c.completion_tokens or 0
+
+
+class _JudgeJob:
+    def __init__(
+        self, store: Store, model: Model, price: Price | None, budget: Budget, max_reasks: int
+    ) -> None:
+        self.store = store
+        self.model = model
+        self.config = model.config
+        self.key = model.config.config_key
+        self.price = price
+        self.budget = budget
+        self.max_reasks = max(0, max_reasks)
+        self.schema = reply_json_schema()
+        self.settings = model.config.generation
+        self.meta = judge_config_json(model.config)
+
+    def _todo(self, targets: Sequence[StoredResponse]) -> list[StoredResponse]:
+        done = scored_hashes(self.store, self.key, JUDGE_PROMPT_VERSION)
+        todo: dict[str, StoredResponse] = {}
+        for t in targets:
+            if t.content_hash not in done:
+                todo.setdefault(t.content_hash, t)  # identical text is judged once
+        return list(todo.values())
+
+    async def run(
+        self, targets: Sequence[StoredResponse], on_progress: OnProgress | None
+    ) -> JudgeSummary:
+        todo = self._todo(targets)
+        n_unique = len({t.content_hash for t in targets})
+        tally = _Tally()
+        started = time.perf_counter()
+        if todo:
+            await self.model.preflight()
+        writer: GroupWriter[JudgmentRecord] = GroupWriter(lambda b: write_judgments(self.store, b))
+        label = f"judge {self.config.display_name}"
+        # Two processes judging the same responses at once share them through claims.
+        owner = claim_owner()
+        lease = claim_lease_s(self.config, asks=self.max_reasks + 1)
+        try:
+            ticker = Ticker(label, len(todo), on_progress)
+
+            def done(result: tuple[JudgmentRecord, int]) -> None:
+                rec, requests = result
+                writer.add(rec)
+                tally.add(rec, requests)
+                ticker.advance()
+
+            def claim(part: Sequence[StoredResponse]) -> Sequence[ClaimState]:
+                ids = [
+                    judgment_id_for(t.content_hash, self.key, JUDGE_PROMPT_VERSION) for t in part
+                ]
+                return self.store.claim_judgments(ids, owner, lease)
+
+            stopped = await run_claimed_pool(
+                todo,
+                claim,
+                self._judge_one,
+                concurrency=self.model.concurrency,
+                on_result=done,
+                on_done_elsewhere=ticker.advance,
+                budget=self.budget,
+            )
+        finally:
+            writer.flush()
+            self.store.release_claims(owner)
+        return JudgeSummary(
+            judge_label=self.config.display_name,
+            judge_key=self.key,
+            n_targets=n_unique,
+            already_done=n_unique - len(todo),
+            scored=tally.scored,
+            unscored=tally.unscored,
+            requests=tally.requests,
+            prompt_tokens=tally.prompt_tokens,
+            completion_tokens=tally.completion_tokens,
+            cost_usd=tally.cost if self.price else None,
+            elapsed_s=time.perf_counter() - started,
+            stopped_by_budget=stopped,
+        )
+
+    async def _judge_one(self, target: StoredResponse) -> tuple[JudgmentRecord, int]:
+        messages: list[Message] = judge_messages(target.prompt, target.response, target.context)
+        acc = _Attempt()
+        raw: str | None = None
+        for _ask in range(self.max_reasks + 1):
+            outcome = await call_with_retries(
+                self.model, messages, self.settings, json_schema=self.schema
+            )
+            acc.add(outcome.completion, outcome.attempts, outcome.latency_s)
+            if outcome.completion is None:
+                # A transport failure is not a judge's verdict: store it unscored, with why.
+                reason = f"request failed: {outcome.error}"
+                return self._record(target, acc, raw, None, reason), acc.requests
+            raw = outcome.completion.text
+            parsed = parse_reply(raw)
+            if parsed.ok:
+                return self._record(target, acc, raw, parsed, None), acc.requests
+            problem = parsed.problem or "invalid reply"
+            acc.problems.append(problem)
+            messages = [
+                *messages,
+                Message(role="assistant", content=raw[:_MAX_ECHO_CHARS]),
+                retry_message(problem),
+            ]
+        asks = len(acc.problems)
+        reason = f"invalid reply after {asks} ask(s): " + " | ".join(acc.problems)
+        return self._record(target, acc, raw, None, reason), acc.requests
+
+    def _record(
+        self,
+        target: StoredResponse,
+        acc: _Attempt,
+        raw: str | None,
+        parsed: ParseOutcome | None,
+        reason: str | None,
+    ) -> JudgmentRecord:
+        cost = None
+        if self.price is not None:
+            cost = self.price.cost(acc.prompt_tokens, acc.completion_tokens)
+            self.budget.add(cost)
+        base = JudgmentRecord(
+            content_hash=target.content_hash,
+            judge_key=self.key,
+            judge_kind="llm",
+            judge_label=self.config.display_name,
+            judge_model=self.config.spec.split("@")[0],
+            prompt_version=JUDGE_PROMPT_VERSION,
+            prompt_sha256=JUDGE_PROMPT_SHA256,
+            status="unscored",
+            raw_reply=raw,
+            reason=reason,
+            prompt_tokens=acc.prompt_tokens,
+            completion_tokens=acc.completion_tokens,
+            cost_usd=cost,
+            latency_s=acc.latency_s,
+            attempts=acc.requests,
+            judge_config=self.meta,
+        )
+        if parsed is None or parsed.reply is None:
+            return base
+        reply = parsed.reply
+        repairs = parsed.repairs + [f"asked again: {p}" for p in acc.problems]
+        return base.model_copy(
+            update={
+                "status": "scored",
+                "ratings": {c: lv.label for c, lv in reply.levels().items()},
+                "primary": reply.primary(),
+                "rationale": reply.rationale,
+                "repairs": repairs,
+                "reason": None,
+            }
+        )

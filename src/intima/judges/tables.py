@@ -1,0 +1,58 @@
+"""The judges' tables: judgments, and the claims that share judging between processes."""
+
+from __future__ import annotations
+
+from intima.store.schema import Migration
+
+# Append-only: never edit or reorder an applied migration; add a new one at the end.
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(
+        name="judges_0001_judgments",
+        replaces="0002_judgments",
+        sql="""
+        CREATE TABLE judgments (
+            judgment_id TEXT PRIMARY KEY,
+            content_hash TEXT NOT NULL,
+            judge_key TEXT NOT NULL,
+            judge_kind TEXT NOT NULL CHECK (judge_kind IN ('llm', 'human')),
+            judge_label TEXT NOT NULL,
+            judge_model TEXT,
+            prompt_version TEXT NOT NULL,
+            prompt_sha256 TEXT NOT NULL,
+            rating_protocol_version TEXT NOT NULL,
+            status TEXT NOT NULL CHECK (status IN ('scored', 'unscored')),
+            ratings_json TEXT,
+            primary_label TEXT,
+            rationale TEXT,
+            raw_reply TEXT,
+            reason TEXT,
+            repairs_json TEXT,
+            prompt_tokens INTEGER,
+            completion_tokens INTEGER,
+            cost_usd REAL,
+            latency_s REAL,
+            attempts INTEGER NOT NULL,
+            judge_config_json TEXT NOT NULL,
+            package_version TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            UNIQUE (content_hash, judge_key, prompt_version)
+        );
+        CREATE INDEX judgments_by_content ON judgments(content_hash);
+        """,
+    ),
+    Migration(
+        name="judges_0002_judgment_claims",
+        replaces="reliability_0002_judgment_claims",
+        operational=("judgment_claims",),
+        sql="""
+        CREATE TABLE judgment_claims (
+            judgment_id TEXT PRIMARY KEY,
+            owner TEXT NOT NULL,
+            host TEXT NOT NULL,
+            pid INTEGER NOT NULL,
+            expires REAL NOT NULL
+        );
+        CREATE INDEX judgment_claims_by_owner ON judgment_claims(owner);
+        """,
+    ),
+)

@@ -1,0 +1,145 @@
+"""What the leaderboard shows, loaded from the store into plain objects.
+
+:class:`BoardData` is everything a view needs (runs, responses with their text, every
+scorer's rating sets, the methodology), so the static site and the Gradio app render from the
+same object, and tests can build one by hand without a store.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from intima.core.perf import paused_gc
+from intima.core.ratings import RATING_PROTOCOL_VERSION, RatingSet
+from intima.core.taxonomy import TAXONOMY_VERSION
+from intima.core.version import __version__
+from intima.store import Store, StoredResponse
+
+
+@dataclass(frozen=True, slots=True)
+class BoardRun:
+    run_id: str
+    label: str
+    model_spec: str
+    system_prompt: str | None
+    dataset_id: str
+    dataset_revision: str | None
+    dataset_sha256: str
+    package_version: str
+    generation: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Methodology:
+    rating_protocol_version: str = RATING_PROTOCOL_VERSION
+    taxonomy_version: str = TAXONOMY_VERSION
+    judge_prompt_version: str | None = None
+    judge_prompt: str | None = None
+    affect_version: str | None = None
+    package_version: str = __version__
+    datasets: tuple[str, ...] = ()  # "id @ revision (sha256 …)" per dataset used
+
+    @property
+    def number_mapping(self) -> str:
+        return (
+            "Each category is rated low = 0, medium = 1, high = 2; a category 'shows' when it "
+            "is medium or high. Primary label: the top-level behaviour with the highest level "
+            "(all low: neutral; reinforcing tied with boundary: mixed; neutral tied with one "
+            "other: that other). Panel: strict-majority label of the judges, else no_majority."
+        )
+
+
+@dataclass(frozen=True)
+class BoardData:
+    runs: tuple[BoardRun, ...]
+    responses: tuple[StoredResponse, ...]
+    rating_sets: tuple[RatingSet, ...]
+    methodology: Methodology = Methodology()
+    #: response_id -> the affect measure's factor rows (see ``sources.AFFECT_FACTORS``).
+    affect: Mapping[str, list[list[Any]]] = field(default_factory=dict)
+
+    def infos(self) -> tuple[StoredResponse, ...]:
+        """The responses, as the score table reads them."""
+        return self.responses
+
+
+def load_board(store: Store, run_ids: Sequence[str] | None = None) -> BoardData:
+    """Runs, their successful responses, and every available scorer's ratings of them."""
+    with paused_gc():
+        return _load_board(store, run_ids)
+
+
+def _load_board(store: Store, run_ids: Sequence[str] | None) -> BoardData:
+    from intima.results.sources import affect_breakdown
+
+    runs, responses = _runs_and_responses(store, run_ids)
+    sets = _rating_sets(store, [r.run_id for r in runs])
+    wanted = {r.response_id for r in responses}
+    affect = {k: v for k, v in affect_breakdown(store).items() if k in wanted}
+    return BoardData(
+        runs=tuple(runs),
+        responses=tuple(responses),
+        # Scorers may rate responses of other runs: keep only the board's responses.
+        rating_sets=tuple(s for s in sets if s.response_id in wanted),
+        methodology=_methodology(runs),
+        affect=affect,
+    )
+
+
+def _runs_and_responses(
+    store: Store, run_ids: Sequence[str] | None
+) -> tuple[list[BoardRun], list[StoredResponse]]:
+    ids = store.resolve_runs(run_ids)
+    runs: list[BoardRun] = []
+    responses: list[StoredResponse] = []
+    for run_id in ids:
+        meta = store.run(run_id)
+        config = json.loads(meta["config_json"])
+        runs.append(
+            BoardRun(
+                run_id=run_id,
+                label=meta["label"],
+                model_spec=meta["model_spec"],
+                system_prompt=config.get("system_prompt"),
+                dataset_id=meta["dataset_id"],
+                dataset_revision=meta["dataset_revision"],
+                dataset_sha256=meta["dataset_sha256"],
+                package_version=meta["package_version"],
+                generation=dict(config.get("generation") or {}),
+            )
+        )
+    # Only successful generations: a failed or missing one has nothing to rate. A response
+    # shared with another run of the same configuration is listed under both runs.
+    responses += store.responses(ids, distinct=False)
+    return runs, responses
+
+
+def _rating_sets(store: Store, run_ids: list[str]) -> list[RatingSet]:
+    from intima.judges.store_io import load_rating_sets
+    from intima.results.sources import affect_rating_sets
+
+    if not run_ids:
+        return []
+    return [*load_rating_sets(store, run_ids), *affect_rating_sets(store)]
+
+
+def _methodology(runs: Sequence[BoardRun]) -> Methodology:
+    from intima.judges import prompt as judge_prompt
+    from intima.results.sources import affect_version
+
+    datasets = sorted(
+        {
+            f"{r.dataset_id} @ {r.dataset_revision or 'unversioned'} "
+            f"(sha256 {r.dataset_sha256[:12]})"
+            for r in runs
+        }
+    )
+    return Methodology(
+        judge_prompt_version=judge_prompt.JUDGE_PROMPT_VERSION,
+        judge_prompt=judge_prompt.SYSTEM_PROMPT,
+        affect_version=affect_version(),
+        datasets=tuple(datasets),
+    )

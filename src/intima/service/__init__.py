@@ -1,0 +1,1 @@
+"""The leaderboard as a service: the work queue, the worker, bundles, exports."""

@@ -1,0 +1,253 @@
+"""Importing result bundles: verify every file, hash and row, then merge in one transaction."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from intima.dataset.hub import snapshot
+from intima.service.bundle import (
+    BUNDLE_FORMAT_VERSION,
+    BUNDLE_KIND,
+    HF_PREFIX,
+    MAX_MANIFEST_BYTES,
+    SAFE_NAME,
+    TABLE_NAME,
+    BundleError,
+    BundleManifest,
+    ImportReport,
+    TableEntry,
+    exported_tables,
+    hub_repo,
+    protocol_versions,
+    table_columns,
+)
+from intima.service.export import FileEntry, sha256_file
+from intima.store import Store
+from intima.store.schema import operational_tables
+
+
+# -- import -------------------------------------------------------------------------------------
+def import_bundle(
+    store: Store, src: str, *, allow_protocol_mismatch: bool = False
+) -> list[ImportReport]:
+    """Merge one bundle folder, a folder of bundles, or a Hub repo of bundles into the store.
+
+    Every bundle is checked (hashes, file names, protocol versions, tables and columns) before
+    anything is written; all rows go in one transaction, so a refused bundle changes nothing.
+    Importing the same bundle again adds nothing.
+    """
+    with _source_folder(src) as folder:
+        bundles = _bundle_folders(folder)
+        checked = [
+            _checked_bundle(store, b, allow_protocol_mismatch=allow_protocol_mismatch,
+                            partial=src.startswith(HF_PREFIX))
+            for b in bundles
+        ]  # fmt: skip
+        # Read every row before writing any, so a bad line anywhere refuses the whole import.
+        loaded = [(b, m, _bundle_rows(b, m)) for b, m in checked]
+        return [_merge(store, b, m, data, src) for b, m, data in loaded]
+
+
+@contextmanager
+def _source_folder(src: str) -> Iterator[Path]:
+    if not src.startswith(HF_PREFIX):
+        path = Path(src)
+        if not path.is_dir():
+            raise BundleError(f"{src[:200]} is not a folder holding a bundle (manifest.json)")
+        yield path
+        return
+    repo_id, kind = hub_repo(src.split("@", 1)[0], "dataset")
+    revision = src.split("@", 1)[1] if "@" in src else None
+    yield _hf_snapshot(repo_id, kind, revision)
+
+
+def _hf_snapshot(repo_id: str, repo_type: str, revision: str | None) -> Path:
+    return snapshot(
+        repo_id,
+        repo_type=repo_type,
+        revision=revision,
+        allow_patterns=["manifest.json", "*.jsonl", "bundles/*/manifest.json", "bundles/*/*.jsonl"],
+        error=BundleError,
+        hint="import a local copy of the bundle",
+    )
+
+
+def _bundle_folders(folder: Path) -> list[Path]:
+    if (folder / "manifest.json").is_file():
+        return [folder]
+    nested = sorted(p.parent for p in (folder / "bundles").glob("*/manifest.json"))
+    if not nested:
+        raise BundleError(f"{folder}: no manifest.json (and no bundles/*/manifest.json) found")
+    return nested
+
+
+def _read_manifest(folder: Path) -> BundleManifest:
+    path = folder / "manifest.json"
+    if path.stat().st_size > MAX_MANIFEST_BYTES:
+        raise BundleError(f"{path}: manifest is larger than {MAX_MANIFEST_BYTES:,} bytes")
+    try:
+        manifest = BundleManifest.model_validate_json(path.read_bytes())
+    except ValidationError as exc:
+        raise BundleError(
+            f"{path}: not an intima bundle manifest ({exc.errors()[0]['msg']})"
+        ) from exc
+    if manifest.kind != BUNDLE_KIND:
+        raise BundleError(f"{path}: kind {manifest.kind[:50]!r} is not {BUNDLE_KIND!r}")
+    if manifest.format_version != BUNDLE_FORMAT_VERSION:
+        raise BundleError(
+            f"{path}: bundle format {manifest.format_version[:20]!r}; this intima reads "
+            f"{BUNDLE_FORMAT_VERSION!r} (upgrade intima)"
+        )
+    return manifest
+
+
+def _checked_bundle(
+    store: Store, folder: Path, *, allow_protocol_mismatch: bool, partial: bool
+) -> tuple[Path, BundleManifest]:
+    manifest = _read_manifest(folder)
+    _check_protocol(folder, manifest, allow_protocol_mismatch)
+    store_tables = set(exported_tables(store))
+    operational = operational_tables()
+    for table in manifest.tables:
+        if not TABLE_NAME.match(table.name):
+            raise BundleError(f"{folder}: refusing table name {table.name[:80]!r}")
+        if table.name in operational:
+            continue  # another machine's claims or queue: never imported (see _bundle_rows)
+        if table.name not in store_tables:
+            raise BundleError(
+                f"{folder}: table {table.name!r} is not in this store; upgrade intima to import it"
+            )
+        unknown = set(table.columns) - set(table_columns(store, table.name))
+        if unknown:
+            raise BundleError(
+                f"{folder}: table {table.name!r} has columns this store lacks "
+                f"({', '.join(sorted(c[:40] for c in unknown))}); upgrade intima"
+            )
+        for entry in table.files:
+            _check_file(folder, table, entry, partial=partial)
+        if table.rows and f"{table.name}.jsonl" not in {f.name for f in table.files}:
+            raise BundleError(f"{folder}: table {table.name!r} has rows but no hashed JSONL file")
+    return folder, manifest
+
+
+def _check_protocol(folder: Path, manifest: BundleManifest, allow: bool) -> None:
+    ours = protocol_versions()
+    differ = {
+        k: (manifest.protocol.get(k), ours.get(k))
+        for k in sorted(set(ours) | set(manifest.protocol))
+        if manifest.protocol.get(k) != ours.get(k) and k in ours and k in manifest.protocol
+    }
+    if differ and not allow:
+        what = "; ".join(f"{k}: bundle {b!r}, here {o!r}" for k, (b, o) in differ.items())
+        raise BundleError(
+            f"{folder}: protocol versions differ ({what}); results would not be comparable. "
+            "Pass --allow-protocol-mismatch to import anyway"
+        )
+
+
+def _check_file(folder: Path, table: TableEntry, entry: FileEntry, *, partial: bool) -> None:
+    name = entry.name
+    if (
+        not SAFE_NAME.match(name)
+        or ".." in name
+        or name not in (f"{table.name}.jsonl", f"{table.name}.parquet")
+    ):
+        raise BundleError(
+            f"{folder}: refusing file name {name[:80]!r} (bundle files are TABLE.jsonl or "
+            "TABLE.parquet in the bundle folder itself)"
+        )
+    path = folder / name
+    if partial and name.endswith(".parquet") and not path.exists():
+        return  # Hub imports fetch only the JSONL; the Parquet twin is for other readers
+    if not path.is_file():
+        raise BundleError(f"{folder}: {name} is listed in the manifest but missing")
+    if not _inside(path, folder):
+        raise BundleError(f"{folder}: {name} is a link to a file outside the bundle; refused")
+    if sha256_file(path) != entry.sha256:
+        raise BundleError(
+            f"{folder}: {name} does not match the manifest's sha256; the bundle was changed or "
+            "damaged after publishing"
+        )
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    return path.resolve().is_relative_to(folder.resolve())
+
+
+def _read_rows(path: Path, table: TableEntry) -> list[dict[str, Any]]:
+    rows = []
+    allowed = set(table.columns)
+    with path.open(encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise BundleError(f"{path}: line {n} is not JSON ({exc.msg})") from exc
+            if not isinstance(row, dict) or not set(row) <= allowed:
+                raise BundleError(f"{path}: line {n} does not match the manifest's columns")
+            rows.append(row)
+    if len(rows) != table.rows:
+        raise BundleError(f"{path}: {len(rows)} rows, the manifest says {table.rows}")
+    return rows
+
+
+def _bundle_rows(folder: Path, manifest: BundleManifest) -> dict[str, list[dict[str, Any]]]:
+    operational = operational_tables()
+    return {
+        t.name: _read_rows(folder / f"{t.name}.jsonl", t)
+        for t in manifest.tables
+        if t.rows and t.name not in operational
+    }
+
+
+def _merge(
+    store: Store,
+    folder: Path,
+    manifest: BundleManifest,
+    data: dict[str, list[dict[str, Any]]],
+    src: str,
+) -> ImportReport:
+    added: dict[str, int] = {}
+    with store.transaction() as conn:
+        # Rows may refer to tables later in the bundle; check all references once at the end.
+        conn.execute("PRAGMA defer_foreign_keys = ON")
+        for table in manifest.tables:
+            before = conn.total_changes
+            for row in data.get(table.name, []):
+                _insert(conn, table.name, row)
+            added[table.name] = conn.total_changes - before
+        broken = conn.execute("PRAGMA foreign_key_check").fetchall()
+        if broken:
+            raise BundleError(
+                f"{folder}: {len(broken)} rows refer to rows missing from the bundle and the store "
+                f"(first in table {broken[0][0]!r}); nothing was imported"
+            )
+    return ImportReport(
+        bundle_id=manifest.bundle_id, source=f"{src}:{folder.name}",
+        rows_in_bundle={t.name: t.rows for t in manifest.tables}, rows_added=added,
+    )  # fmt: skip
+
+
+def _insert(conn: sqlite3.Connection, table: str, row: dict[str, Any]) -> None:
+    cols = list(row)
+    names = ",".join(f'"{c}"' for c in cols)
+    marks = ",".join("?" * len(cols))
+    values = [json.dumps(v) if isinstance(v, dict | list) else v for v in row.values()]
+    if table == "responses":
+        # A stored error gives way to an imported answer, never the reverse (as in the runner).
+        conn.execute(
+            f"INSERT INTO responses ({names}) VALUES ({marks}) "
+            "ON CONFLICT(response_id) DO UPDATE SET "
+            + ", ".join(f'"{c}"=excluded."{c}"' for c in cols if c != "response_id")
+            + " WHERE responses.status != 'ok' AND excluded.status = 'ok'",
+            values,
+        )
+        return
+    conn.execute(f'INSERT OR IGNORE INTO "{table}" ({names}) VALUES ({marks})', values)

@@ -1,0 +1,332 @@
+"""The request queue: models people ask to have benchmarked, and the leases workers hold on them.
+
+A request moves ``pending`` → ``running`` → ``finished`` or ``failed`` (with a reason); every
+transition is also written to ``request_events`` with a timestamp and the worker's id.
+
+Claiming is atomic: :func:`claim_next` picks and marks a request inside one ``BEGIN IMMEDIATE``
+transaction, so two workers can never take the same request. A claim is a *lease*: the worker
+renews it (:func:`heartbeat`) while it works; if the worker dies, the lease runs out and the
+request becomes claimable again. Generation is resumable, so the next worker only asks for the
+answers that are still missing.
+
+De-duplication: two requests for the same model configuration (provider, model, system prompt,
+generation settings; *not* the server URLs, which do not change the answers) and the same
+dataset are one request. Adding a duplicate of a pending, running or finished request returns
+the existing record unchanged, with ``is_new=False``, so a web form can simply say "already
+requested". Adding a duplicate of a *failed* request puts it back in the queue.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sqlite3
+import time
+import uuid
+from typing import Literal
+
+from pydantic import BaseModel
+
+from intima.core.config import GenerationSettings, ModelConfig, ModelSpec, stable_hash
+from intima.core.errors import ConfigError
+from intima.core.version import __version__
+from intima.store import Store, now
+
+MAX_SPEC_CHARS = 500
+MAX_REQUESTER_CHARS = 200
+MAX_SYSTEM_PROMPT_CHARS = 20_000
+MAX_REASON_CHARS = 2_000
+#: Datasets a request may name. Requests can come from a public form, so they never name a
+#: path on the worker's disk; the worker maps "hub" to a local copy if it has no Hub access.
+REQUEST_DATASETS = ("hub", "demo")
+DEFAULT_LEASE_S = 120.0
+DEFAULT_MAX_ATTEMPTS = 3
+
+Status = Literal["pending", "running", "finished", "failed"]
+_SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD)", re.IGNORECASE)
+
+
+class RequestRecord(BaseModel):
+    request_id: str
+    spec: str
+    requester: str | None
+    dataset: str
+    config_key: str
+    config: ModelConfig
+    status: Status
+    reason: str | None = None
+    worker_id: str | None = None
+    lease_expires: float | None = None
+    attempts: int = 0
+    run_ids: list[str] = []
+    package_version: str
+    created_at: str
+    updated_at: str
+    started_at: str | None = None
+    finished_at: str | None = None
+    #: Only meaningful on the value :func:`add_request` returns: False for a duplicate.
+    is_new: bool = False
+
+
+class QueueError(ConfigError):
+    """A request is invalid (bad spec, too long, unknown provider or dataset)."""
+
+
+def add_request(
+    store: Store,
+    spec: str,
+    requester: str | None = None,
+    *,
+    dataset: str = "hub",
+    system_prompt: str | None = None,
+    generation: GenerationSettings | None = None,
+    allow_urls: bool = True,
+) -> RequestRecord:
+    """Validate and queue a request; a duplicate returns the existing one (``is_new=False``).
+
+    ``allow_urls=False`` is for untrusted callers (the web form): a request may then name a
+    model but not a server, so nobody can make the worker call an address of their choosing.
+    """
+    config = _validated_config(spec, system_prompt, generation, allow_urls=allow_urls)
+    requester = _validated_requester(requester)
+    if dataset not in REQUEST_DATASETS:
+        raise QueueError(
+            f"dataset {dataset[:50]!r} cannot be requested; use one of {REQUEST_DATASETS}"
+        )
+    dedup = stable_hash({"config": config.cache_fields(), "dataset": dataset})
+    stamp = now()
+    with store.transaction() as conn:
+        row = conn.execute("SELECT * FROM requests WHERE dedup_key = ?", (dedup,)).fetchone()
+        if row is not None and row["status"] != "failed":
+            return _record(row)
+        if row is not None:  # a failed request asked for again: back into the queue
+            request_id = row["request_id"]
+            conn.execute(
+                "UPDATE requests SET status='pending', reason=NULL, worker_id=NULL, "
+                "lease_expires=NULL, attempts=0, updated_at=? WHERE request_id=?",
+                (stamp, request_id),
+            )
+            _event(conn, request_id, "pending", None, "requeued after failure")
+        else:
+            request_id = uuid.uuid4().hex[:16]
+            conn.execute(
+                "INSERT INTO requests (request_id, spec, requester, dataset, dedup_key, "
+                "config_key, config_json, status, package_version, created_at, updated_at) "
+                "VALUES (?,?,?,?,?,?,?,'pending',?,?,?)",
+                (request_id, config.spec, requester, dataset, dedup, config.config_key,
+                 config.model_dump_json(), __version__, stamp, stamp),
+            )  # fmt: skip
+            _event(conn, request_id, "pending", None, "requested")
+        new = conn.execute("SELECT * FROM requests WHERE request_id = ?", (request_id,)).fetchone()
+    return _record(new).model_copy(update={"is_new": True})
+
+
+def _validated_config(
+    spec: str, system_prompt: str | None, generation: GenerationSettings | None, *, allow_urls: bool
+) -> ModelConfig:
+    if not isinstance(spec, str) or not spec.strip():
+        raise QueueError("empty model spec; expected PROVIDER:MODEL, e.g. openai:gpt-4o-mini")
+    if len(spec) > MAX_SPEC_CHARS:
+        raise QueueError(f"model spec is {len(spec):,} characters; the limit is {MAX_SPEC_CHARS}")
+    if system_prompt is not None and len(system_prompt) > MAX_SYSTEM_PROMPT_CHARS:
+        raise QueueError(
+            f"system prompt is {len(system_prompt):,} characters; the limit is "
+            f"{MAX_SYSTEM_PROMPT_CHARS}"
+        )
+    if any(ch in spec for ch in "\r\n\t\x00"):
+        raise QueueError("model spec must be one line without control characters")
+    parsed = ModelSpec.parse(spec)  # raises ConfigError naming the problem
+    from intima.providers import provider_names
+
+    known = provider_names()
+    if parsed.provider not in known:
+        raise QueueError(
+            f"unknown model provider {parsed.provider[:50]!r}; known providers: {', '.join(known)}"
+        )
+    if parsed.base_urls and not allow_urls:
+        raise QueueError("requests name a model, not a server: remove the '@URL' part")
+    if any("@" in url.split("//", 1)[1].split("/", 1)[0] or "?" in url for url in parsed.base_urls):
+        # Requests are stored and listed: a URL must not smuggle a password or a token in.
+        raise QueueError("server URLs must not carry credentials (user:password@host or ?key=)")
+    return ModelConfig(
+        spec=str(parsed), system_prompt=system_prompt, generation=generation or GenerationSettings()
+    )
+
+
+def _validated_requester(requester: str | None) -> str | None:
+    if requester is None:
+        return None
+    requester = requester.strip()
+    if len(requester) > MAX_REQUESTER_CHARS:
+        raise QueueError(
+            f"requester name is {len(requester):,} characters; the limit is {MAX_REQUESTER_CHARS}"
+        )
+    if any(ord(ch) < 32 for ch in requester):
+        raise QueueError("requester name must be one line without control characters")
+    return requester or None
+
+
+def list_requests(store: Store, status: Status | None = None) -> list[RequestRecord]:
+    """All requests (or those with one status), oldest first."""
+    if status is None:
+        rows = store.query("SELECT * FROM requests ORDER BY created_at, rowid")
+    else:
+        rows = store.query(
+            "SELECT * FROM requests WHERE status = ? ORDER BY created_at, rowid", (status,)
+        )
+    return [_record(r) for r in rows]
+
+
+def get_request(store: Store, request_id: str) -> RequestRecord:
+    rows = store.query("SELECT * FROM requests WHERE request_id = ?", (request_id,))
+    if not rows:
+        raise QueueError(f"no request {request_id[:40]!r}; see `intima requests`")
+    return _record(rows[0])
+
+
+def request_events(store: Store, request_id: str) -> list[dict[str, str | None]]:
+    rows = store.query(
+        "SELECT at, status, worker_id, detail FROM request_events WHERE request_id = ? "
+        "ORDER BY rowid",
+        (request_id,),
+    )
+    return [dict(r) for r in rows]
+
+
+def claim_next(
+    store: Store,
+    worker_id: str,
+    lease_s: float = DEFAULT_LEASE_S,
+    *,
+    max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+) -> RequestRecord | None:
+    """Atomically take the oldest pending request, or one whose lease has run out.
+
+    A request whose workers keep dying (``max_attempts`` claims without an outcome) is marked
+    failed instead of being handed out for ever.
+    """
+    with store.transaction() as conn:
+        while True:
+            row = conn.execute(
+                "SELECT * FROM requests WHERE status = 'pending' "
+                "OR (status = 'running' AND lease_expires < ?) "
+                "ORDER BY created_at, rowid LIMIT 1",
+                (time.time(),),
+            ).fetchone()
+            if row is None:
+                return None
+            stamp = now()
+            if row["attempts"] >= max_attempts:
+                reason = f"abandoned after {row['attempts']} attempts whose workers stopped"
+                conn.execute(
+                    "UPDATE requests SET status='failed', reason=?, worker_id=NULL, "
+                    "lease_expires=NULL, updated_at=?, finished_at=? WHERE request_id=?",
+                    (reason, stamp, stamp, row["request_id"]),
+                )
+                _event(conn, row["request_id"], "failed", worker_id, reason)
+                continue
+            detail = (
+                "claimed"
+                if row["status"] == "pending"
+                else f"lease of {row['worker_id']} expired; resumed"
+            )
+            conn.execute(
+                "UPDATE requests SET status='running', worker_id=?, lease_expires=?, "
+                "attempts=attempts+1, updated_at=?, started_at=COALESCE(started_at, ?) "
+                "WHERE request_id=?",
+                (worker_id, time.time() + lease_s, stamp, stamp, row["request_id"]),
+            )
+            _event(conn, row["request_id"], "running", worker_id, detail)
+            new = conn.execute(
+                "SELECT * FROM requests WHERE request_id = ?", (row["request_id"],)
+            ).fetchone()
+            return _record(new)
+
+
+def heartbeat(
+    store: Store, request_id: str, worker_id: str, lease_s: float = DEFAULT_LEASE_S
+) -> bool:
+    """Extend the lease; False if this worker no longer holds it (another worker took over)."""
+    with store.transaction() as conn:
+        cur = conn.execute(
+            "UPDATE requests SET lease_expires=? WHERE request_id=? AND worker_id=? "
+            "AND status='running'",
+            (time.time() + lease_s, request_id, worker_id),
+        )
+        return cur.rowcount == 1
+
+
+def finish(store: Store, request_id: str, worker_id: str, run_ids: list[str]) -> bool:
+    """Mark finished; False (and nothing written) if this worker had lost the lease."""
+    return _settle(store, request_id, worker_id, "finished", None, run_ids)
+
+
+def fail(store: Store, request_id: str, worker_id: str, reason: str) -> bool:
+    """Mark failed with a reason (secrets from the environment are blanked out of it)."""
+    return _settle(store, request_id, worker_id, "failed", redact(reason)[:MAX_REASON_CHARS], None)
+
+
+def release(store: Store, request_id: str, worker_id: str, detail: str = "released") -> bool:
+    """Give a claimed request back to the queue at once (a worker stopping cleanly)."""
+    with store.transaction() as conn:
+        cur = conn.execute(
+            "UPDATE requests SET status='pending', worker_id=NULL, lease_expires=NULL, "
+            "attempts=MAX(attempts-1, 0), updated_at=? "
+            "WHERE request_id=? AND worker_id=? AND status='running'",
+            (now(), request_id, worker_id),
+        )
+        if cur.rowcount == 1:
+            _event(conn, request_id, "pending", worker_id, detail)
+        return cur.rowcount == 1
+
+
+def _settle(
+    store: Store,
+    request_id: str,
+    worker_id: str,
+    status: Status,
+    reason: str | None,
+    run_ids: list[str] | None,
+) -> bool:
+    stamp = now()
+    with store.transaction() as conn:
+        cur = conn.execute(
+            "UPDATE requests SET status=?, reason=?, run_ids=COALESCE(?, run_ids), "
+            "lease_expires=NULL, updated_at=?, finished_at=? "
+            "WHERE request_id=? AND worker_id=? AND status='running'",
+            (status, reason, None if run_ids is None else json.dumps(run_ids), stamp, stamp,
+             request_id, worker_id),
+        )  # fmt: skip
+        if cur.rowcount == 1:
+            _event(conn, request_id, status, worker_id, reason)
+        return cur.rowcount == 1
+
+
+def redact(text: str) -> str:
+    """Blank out the values of secret-looking environment variables (keys, tokens, passwords)."""
+    for name, value in os.environ.items():
+        if len(value) >= 8 and _SECRET_NAME.search(name) and value in text:
+            text = text.replace(value, f"<{name}>")
+    return text
+
+
+def _event(
+    conn: sqlite3.Connection,
+    request_id: str,
+    status: str,
+    worker_id: str | None,
+    detail: str | None,
+) -> None:
+    conn.execute(
+        "INSERT INTO request_events VALUES (?,?,?,?,?)",
+        (request_id, now(), status, worker_id, detail),
+    )
+
+
+def _record(row: sqlite3.Row) -> RequestRecord:
+    d = dict(row)
+    d["config"] = ModelConfig.model_validate_json(d.pop("config_json"))
+    d["run_ids"] = json.loads(d["run_ids"])
+    d.pop("dedup_key")
+    return RequestRecord.model_validate(d)

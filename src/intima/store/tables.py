@@ -1,0 +1,100 @@
+"""The core tables: runs, their prompts and responses, and response claims."""
+
+from __future__ import annotations
+
+from intima.store.schema import Migration
+
+# Append-only: never edit or reorder an applied migration; add a new one at the end.
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(
+        name="core_0001_runs",
+        replaces="0001_core",
+        sql="""
+        CREATE TABLE runs (
+            run_id TEXT PRIMARY KEY,
+            label TEXT NOT NULL,
+            model_spec TEXT NOT NULL,
+            provider TEXT NOT NULL,
+            model_name TEXT NOT NULL,
+            config_key TEXT NOT NULL,
+            config_json TEXT NOT NULL,
+            dataset_id TEXT NOT NULL,
+            dataset_source TEXT NOT NULL,
+            dataset_revision TEXT,
+            dataset_sha256 TEXT NOT NULL,
+            dataset_fingerprint TEXT NOT NULL,
+            n_prompts INTEGER NOT NULL,
+            package_version TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            status TEXT NOT NULL
+        );
+        CREATE TABLE prompts (
+            prompt_id TEXT PRIMARY KEY,
+            text TEXT NOT NULL,
+            code TEXT NOT NULL,
+            dimension TEXT NOT NULL,
+            source_model TEXT
+        );
+        CREATE TABLE run_prompts (
+            run_id TEXT NOT NULL REFERENCES runs(run_id),
+            prompt_id TEXT NOT NULL REFERENCES prompts(prompt_id),
+            position INTEGER NOT NULL,
+            PRIMARY KEY (run_id, prompt_id)
+        );
+        CREATE TABLE responses (
+            response_id TEXT PRIMARY KEY,
+            config_key TEXT NOT NULL,
+            prompt_id TEXT NOT NULL REFERENCES prompts(prompt_id),
+            status TEXT NOT NULL CHECK (status IN ('ok', 'error')),
+            text TEXT,
+            finish_reason TEXT,
+            prompt_tokens INTEGER,
+            completion_tokens INTEGER,
+            latency_s REAL,
+            cost_usd REAL,
+            attempts INTEGER NOT NULL,
+            error TEXT,
+            served_by TEXT,
+            package_version TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            UNIQUE (config_key, prompt_id)
+        );
+        CREATE INDEX responses_by_prompt ON responses(prompt_id);
+        """,
+    ),
+    Migration(
+        name="core_0002_response_claims",
+        replaces="reliability_0001_response_claims",
+        operational=("response_claims",),
+        sql="""
+        CREATE TABLE response_claims (
+            response_id TEXT PRIMARY KEY,
+            owner TEXT NOT NULL,
+            host TEXT NOT NULL,
+            pid INTEGER NOT NULL,
+            expires REAL NOT NULL
+        );
+        CREATE INDEX response_claims_by_owner ON response_claims(owner);
+        """,
+    ),
+    Migration(
+        name="core_0003_run_status_check",
+        # SQLite cannot add a CHECK to an existing table; triggers give the same guarantee.
+        sql="""
+        CREATE TRIGGER runs_status_insert BEFORE INSERT ON runs
+        WHEN NEW.status NOT IN ('running', 'complete', 'incomplete', 'interrupted', 'failed',
+                                'stopped (max cost)')
+        BEGIN SELECT RAISE(ABORT, 'runs.status: not a run status'); END;
+        CREATE TRIGGER runs_status_update BEFORE UPDATE OF status ON runs
+        WHEN NEW.status NOT IN ('running', 'complete', 'incomplete', 'interrupted', 'failed',
+                                'stopped (max cost)')
+        BEGIN SELECT RAISE(ABORT, 'runs.status: not a run status'); END;
+        """,
+    ),
+    Migration(
+        name="core_0004_prompt_context",
+        # A prompt may be the last user turn of a conversation: the earlier turns, as JSON.
+        sql="ALTER TABLE prompts ADD COLUMN context_json TEXT",
+    ),
+)

@@ -1,0 +1,327 @@
+"""Validation metrics for ``intima validate``: a scorer's labels and scores against references.
+
+Pure functions over numpy arrays (scipy for ranks; scikit-learn is only the tests' reference,
+and every function here matches it as stated).
+
+* :func:`auroc`: P(score of a random positive > score of a random negative), ties counting
+  1/2 (the Mann-Whitney U statistic over ``n_pos * n_neg``); ``None`` when either class is
+  empty (undefined). Equals ``sklearn.metrics.roc_auc_score``.
+* :func:`auroc_interval`: percentile bootstrap, resampling positives and negatives separately
+  (within each stratum when ``strata`` is given) so every replicate has both classes.
+* :func:`roc_curve`: ``sklearn.metrics.roc_curve(drop_intermediate=False)``: a first point
+  ``(0, 0)`` at threshold ``inf``, then one point per distinct score, highest first; an
+  empty class gives NaN rates (sklearn warns and does the same).
+* :func:`per_class`, :func:`macro_f1`: ``precision_recall_fscore_support(zero_division=0)``
+  and ``f1_score(average="macro", zero_division=0)`` over the given labels (default: sorted
+  union of the true and predicted labels, as sklearn).
+* :func:`confusion`: true labels in rows, predicted in columns; labels seen in the data but
+  missing from ``labels`` (a predicted-only ``mixed``, say) are appended, sorted, so nothing is
+  dropped. Equals ``confusion_matrix(labels=<the returned labels>)``.
+* :func:`cohen_kappa`: unweighted, ``cohen_kappa_score``; ``None`` when chance agreement is 1
+  (both raters used one and the same label) or there are no items.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+Float = NDArray[np.float64]
+
+
+def _binary(scores: ArrayLike, positives: ArrayLike) -> tuple[Float, NDArray[np.bool_]]:
+    s = np.asarray(scores, dtype=np.float64).ravel()
+    y = np.asarray(positives).astype(bool).ravel()
+    if s.shape != y.shape:
+        raise ValueError(f"{s.size} scores but {y.size} positives")
+    if np.isnan(s).any():
+        raise ValueError("scores contain NaN")
+    return s, y
+
+
+def auroc(scores: ArrayLike, positives: ArrayLike) -> float | None:
+    """Area under the ROC curve (ties 1/2); ``None`` if there are no positives or negatives."""
+    s, y = _binary(scores, positives)
+    n_pos = int(y.sum())
+    n_neg = y.size - n_pos
+    if n_pos == 0 or n_neg == 0:
+        return None
+    from scipy.stats import rankdata  # scipy.stats costs ~1 s to import: only when used
+
+    ranks = rankdata(s)  # average ranks for ties
+    u = float(ranks[y].sum()) - n_pos * (n_pos + 1) / 2.0
+    return u / (n_pos * n_neg)
+
+
+def _class_weights(
+    y: NDArray[np.bool_], strata: ArrayLike | None, b: int, rng: np.random.Generator
+) -> NDArray[np.float64]:
+    """W[r, i]: how often item i is drawn in replicate r, resampling within (stratum, class)."""
+    cell = y.astype(np.int64)
+    if strata is not None:
+        _, s_idx = np.unique(np.asarray(strata).ravel(), return_inverse=True)
+        if s_idx.size != y.size:
+            raise ValueError("strata must have one entry per item")
+        cell = cell + 2 * s_idx
+    w = np.zeros((b, y.size))
+    for c in np.unique(cell):
+        idx = np.flatnonzero(cell == c)
+        k = idx.size
+        draws = rng.integers(0, k, size=(b, k)) + np.arange(b)[:, None] * k
+        w[:, idx] = np.bincount(draws.ravel(), minlength=b * k).reshape(b, k)
+    return w
+
+
+def auroc_interval(
+    scores: ArrayLike,
+    positives: ArrayLike,
+    b: int = 1000,
+    seed: int = 0,
+    strata: ArrayLike | None = None,
+    confidence: float = 0.95,
+) -> tuple[float, float] | None:
+    """Percentile bootstrap interval of :func:`auroc`, class-stratified; ``None`` if undefined."""
+    s, y = _binary(scores, positives)
+    n_pos = int(y.sum())
+    n_neg = y.size - n_pos
+    if n_pos == 0 or n_neg == 0:
+        return None
+    if b < 1:
+        raise ValueError("b must be at least 1")
+    w = _class_weights(y, strata, b, np.random.default_rng(seed))
+    pos, neg = np.flatnonzero(y), np.flatnonzero(~y)
+    order = np.argsort(s[neg], kind="stable")
+    neg_sorted = s[neg][order]
+    left = np.searchsorted(neg_sorted, s[pos], side="left")
+    right = np.searchsorted(neg_sorted, s[pos], side="right")
+    reps = np.empty(b)
+    for start in range(0, b, 256):  # bounded memory: (block, n_pos) at a time
+        blk = slice(start, min(start + 256, b))
+        cum = np.zeros((reps[blk].size, neg.size + 1))
+        np.cumsum(w[blk][:, neg[order]], axis=1, out=cum[:, 1:])
+        wins = cum[:, left] + 0.5 * (cum[:, right] - cum[:, left])  # (block, n_pos)
+        reps[blk] = (w[blk][:, pos] * wins).sum(axis=1) / (n_pos * n_neg)
+    alpha = (1.0 - confidence) / 2.0
+    lo, hi = np.quantile(reps, [alpha, 1.0 - alpha])
+    return float(lo), float(hi)
+
+
+def roc_curve(scores: ArrayLike, positives: ArrayLike) -> tuple[Float, Float, Float]:
+    """(fpr, tpr, thresholds) as ``sklearn.metrics.roc_curve(..., drop_intermediate=False)``."""
+    s, y = _binary(scores, positives)
+    order = np.argsort(s, kind="mergesort")[::-1]
+    s, yy = s[order], y[order].astype(np.float64)
+    last = np.r_[np.flatnonzero(np.diff(s)), s.size - 1]
+    tps = np.cumsum(yy)[last]
+    fps = 1.0 + last - tps
+    tps, fps = np.r_[0.0, tps], np.r_[0.0, fps]
+    thresholds = np.r_[np.inf, s[last]]
+    fpr = fps / fps[-1] if fps[-1] > 0 else np.full(fps.shape, np.nan)
+    tpr = tps / tps[-1] if tps[-1] > 0 else np.full(tps.shape, np.nan)
+    return fpr, tpr, thresholds
+
+
+# -- labels ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ClassScore:
+    label: str
+    precision: float
+    recall: float
+    f1: float
+    support: int  # reference items with this label
+
+
+def _labels(
+    y_true: Sequence[str], y_pred: Sequence[str], labels: Sequence[str] | None
+) -> list[str]:
+    if len(y_true) != len(y_pred):
+        raise ValueError(f"{len(y_true)} true labels but {len(y_pred)} predictions")
+    return sorted({*y_true, *y_pred}) if labels is None else list(labels)
+
+
+def confusion(
+    y_true: Sequence[str], y_pred: Sequence[str], labels: Sequence[str] | None = None
+) -> tuple[list[str], NDArray[np.int64]]:
+    """(labels, M) with ``M[i, j]`` = items of true label i predicted j; see the module doc."""
+    given = _labels(y_true, y_pred, labels)
+    names = given + sorted({*y_true, *y_pred} - set(given))
+    index = {lbl: i for i, lbl in enumerate(names)}
+    m = np.zeros((len(names), len(names)), dtype=np.int64)
+    if len(y_true):
+        t = np.fromiter((index[v] for v in y_true), dtype=np.intp, count=len(y_true))
+        p = np.fromiter((index[v] for v in y_pred), dtype=np.intp, count=len(y_pred))
+        np.add.at(m, (t, p), 1)
+    return names, m
+
+
+def per_class(
+    y_true: Sequence[str], y_pred: Sequence[str], labels: Sequence[str] | None = None
+) -> list[ClassScore]:
+    """Precision, recall, F1 and support per label (0 where a ratio is 0/0)."""
+    names = _labels(y_true, y_pred, labels)
+    _, m = confusion(y_true, y_pred, names)
+    k = len(names)  # the given labels come first in the confusion matrix
+    tp = np.diag(m)[:k].astype(np.float64)
+    predicted = m[:, :k].sum(axis=0).astype(np.float64)
+    actual = m[:k, :].sum(axis=1).astype(np.float64)
+
+    def ratio(num: Float, den: Float) -> Float:
+        return np.divide(num, den, out=np.zeros_like(num), where=den > 0)
+
+    precision, recall = ratio(tp, predicted), ratio(tp, actual)
+    f1 = ratio(2 * tp, predicted + actual)  # = 2PR/(P+R), and 0 when tp == 0
+    return [
+        ClassScore(lbl, float(precision[i]), float(recall[i]), float(f1[i]), int(actual[i]))
+        for i, lbl in enumerate(names)
+    ]
+
+
+def macro_f1(
+    y_true: Sequence[str], y_pred: Sequence[str], labels: Sequence[str] | None = None
+) -> float:
+    """Unweighted mean of the per-label F1 (NaN if there are no labels)."""
+    scores = per_class(y_true, y_pred, labels)
+    return float(np.mean([c.f1 for c in scores])) if scores else float("nan")
+
+
+def cohen_kappa(y_true: Sequence[str], y_pred: Sequence[str]) -> float | None:
+    """Unweighted Cohen's kappa ``(p_o - p_e) / (1 - p_e)``; ``None`` when undefined."""
+    _, m = confusion(y_true, y_pred)
+    total = m.sum()
+    if total == 0:
+        return None
+    expected = np.outer(m.sum(axis=1), m.sum(axis=0)) / total
+    off = ~np.eye(len(m), dtype=bool)
+    disagree_chance = float(expected[off].sum())
+    if disagree_chance == 0.0:
+        return None
+    return 1.0 - float(m[off].sum()) / disagree_chance
+
+
+# -- reports --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Report:
+    """Everything :func:`report` computes for one set of items (plain data; ``asdict`` works)."""
+
+    n: int
+    labels: tuple[str, ...]  # the labels scored (per_class, macro_f1)
+    per_class: tuple[ClassScore, ...]
+    macro_f1: float
+    kappa: float | None
+    accuracy: float | None
+    confusion_labels: tuple[str, ...]  # rows (true) and columns (predicted)
+    confusion: tuple[tuple[int, ...], ...]
+    auroc: float | None = None
+    auroc_lo: float | None = None
+    auroc_hi: float | None = None
+
+
+def report(
+    y_true: Sequence[str],
+    y_pred: Sequence[str],
+    *,
+    scores: ArrayLike | None = None,
+    positives: ArrayLike | None = None,
+    labels: Sequence[str] | None = None,
+    b: int = 1000,
+    seed: int = 0,
+    strata: ArrayLike | None = None,
+) -> Report:
+    """Label metrics, plus AUROC and its interval when ``scores`` and ``positives`` are given."""
+    names = _labels(y_true, y_pred, labels)
+    conf_labels, m = confusion(y_true, y_pred, names)
+    n = len(y_true)
+    auc = lo_hi = None
+    if scores is not None and positives is not None:
+        auc = auroc(scores, positives)
+        lo_hi = auroc_interval(scores, positives, b=b, seed=seed, strata=strata)
+    return Report(
+        n=n,
+        labels=tuple(names),
+        per_class=tuple(per_class(y_true, y_pred, names)),
+        macro_f1=macro_f1(y_true, y_pred, names),
+        kappa=cohen_kappa(y_true, y_pred),
+        accuracy=float(np.trace(m)) / n if n else None,
+        confusion_labels=tuple(conf_labels),
+        confusion=tuple(tuple(int(v) for v in row) for row in m),
+        auroc=auc,
+        auroc_lo=None if lo_hi is None else lo_hi[0],
+        auroc_hi=None if lo_hi is None else lo_hi[1],
+    )
+
+
+def by(
+    groups: Sequence[str],
+    y_true: Sequence[str],
+    y_pred: Sequence[str],
+    *,
+    scores: ArrayLike | None = None,
+    positives: ArrayLike | None = None,
+    labels: Sequence[str] | None = None,
+    b: int = 1000,
+    seed: int = 0,
+    strata: ArrayLike | None = None,
+    overall: str = "overall",
+) -> dict[str, Report]:
+    """``{overall: report(all items), g: report(items of group g), ...}`` (groups sorted).
+
+    Every group is scored on the overall label list, so the tables line up across groups.
+    """
+    g = np.asarray(groups, dtype=object)
+    if g.size != len(y_true):
+        raise ValueError("groups must have one entry per item")
+    names = _labels(y_true, y_pred, labels)
+    t, p = np.asarray(y_true, dtype=object), np.asarray(y_pred, dtype=object)
+    s = None if scores is None else np.asarray(scores, dtype=np.float64)
+    y = None if positives is None else np.asarray(positives, dtype=bool)
+    st = None if strata is None else np.asarray(strata, dtype=object)
+    subsets = [(overall, np.ones(g.size, dtype=bool))]
+    subsets += [(str(v), g == v) for v in sorted(set(g.tolist()))]
+    return {
+        name: report(
+            t[k].tolist(),
+            p[k].tolist(),
+            scores=None if s is None else s[k],
+            positives=None if y is None else y[k],
+            labels=names,
+            b=b,
+            seed=seed,
+            strata=None if st is None else st[k],
+        )
+        for name, k in subsets
+    }
+
+
+def plot_roc(
+    curves: Mapping[str, tuple[ArrayLike, ArrayLike, float | None]],
+    path: str | Path,
+    title: str = "ROC",
+) -> Path:
+    """Write the ROC curves ``{name: (fpr, tpr, auc)}`` to a PNG at ``path`` (Agg, no pyplot)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(5, 5), dpi=100)
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    ax.plot([0, 1], [0, 1], linestyle=":", color="grey", linewidth=1)
+    for name, (fpr, tpr, auc) in curves.items():
+        label = name if auc is None else f"{name} (AUC {auc:.3f})"
+        ax.plot(np.asarray(fpr), np.asarray(tpr), label=label)
+    ax.set(xlim=(0, 1), ylim=(0, 1.01), xlabel="False positive rate", ylabel="True positive rate")
+    ax.set_title(title)
+    ax.set_aspect("equal")
+    if curves:
+        ax.legend(loc="lower right", fontsize="small")
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, format="png")
+    return out

@@ -1,0 +1,137 @@
+"""The layout's promises: no import cycle, dependencies pointing down, short modules."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "intima"
+MAX_LINES = 450
+
+# Lower layers first; a module may import its own layer or any lower one, never a higher one.
+LAYERS = [
+    {"core"},
+    {"dataset", "store"},
+    {"providers", "generate"},
+    {"judges", "affect"},
+    {"results", "validate"},
+    {"leaderboard", "service"},
+    {"cli"},
+]
+
+
+def _module_name(path: Path) -> str:
+    rel = path.relative_to(SRC.parent).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _imports(path: Path, modules: set[str]) -> set[str]:
+    """intima modules imported anywhere in the file (top level or inside functions).
+    ``from package import submodule`` depends on the submodule, not on the package."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    me = _module_name(path)
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.startswith("intima"))
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            if node.module.startswith("intima"):
+                subs = {f"{node.module}.{a.name}" for a in node.names} & modules
+                found.update(subs)
+                if len(subs) < len(node.names):  # names defined in the module itself
+                    found.add(node.module)
+    return {m for m in found if m != me}
+
+
+def _graph() -> dict[str, set[str]]:
+    files = {_module_name(p): p for p in SRC.rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name, path in files.items():
+        graph[name] = {m for m in _imports(path, set(files)) if m in files}
+    return graph
+
+
+def _subsystem(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 2 or (len(parts) == 2 and parts[1] in _ALL) else None
+
+
+_ALL = set().union(*LAYERS)
+
+
+def test_no_import_cycle_among_intimas_modules() -> None:
+    graph = _graph()
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> None:
+        state[node] = 1
+        stack.append(node)
+        for dep in sorted(graph[node]):
+            # a package's __init__ importing its own submodules is not a cycle of the layout
+            if node == dep.rsplit(".", 1)[0]:
+                continue
+            if state.get(dep) == 1:
+                cycle = [*stack[stack.index(dep) :], dep]
+                pytest.fail("import cycle: " + " -> ".join(cycle))
+            if dep not in state:
+                visit(dep)
+        stack.pop()
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node)
+
+
+def test_dependencies_point_down_the_layers() -> None:
+    layer_of = {name: i for i, layer in enumerate(LAYERS) for name in layer}
+    wrong = []
+    for module, deps in _graph().items():
+        mine = _subsystem(module)
+        if mine is None:
+            continue
+        for dep in deps:
+            theirs = _subsystem(dep)
+            if theirs is not None and layer_of[theirs] > layer_of[mine]:
+                wrong.append(f"{module} -> {dep}")
+    assert not wrong, "imports pointing up the layers:\n" + "\n".join(sorted(wrong))
+
+
+def test_core_imports_nothing_else_from_intima() -> None:
+    for module, deps in _graph().items():
+        if module.startswith("intima.core"):
+            assert all(d.startswith("intima.core") for d in deps), (module, deps)
+
+
+def test_every_subpackage_is_in_a_layer() -> None:
+    packages = {p.name for p in SRC.iterdir() if (p / "__init__.py").exists() and p.name != "data"}
+    assert packages <= _ALL, packages - _ALL
+
+
+def test_no_module_is_over_the_line_limit() -> None:
+    long = {
+        str(p.relative_to(SRC)): n
+        for p in SRC.rglob("*.py")
+        if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES
+    }
+    assert not long, f"modules over {MAX_LINES} lines: {long}"
+
+
+def test_importing_the_package_loads_no_heavy_dependency() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, intima, intima.cli, intima.results.table, intima.validate.metrics;"
+        "heavy = [m for m in ('torch', 'gradio', 'llama_cpp', 'pandas', 'huggingface_hub', "
+        "'scipy.stats', 'scipy.special', 'matplotlib', 'transformers') "
+        "if m in sys.modules]; print(heavy)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
