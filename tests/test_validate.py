@@ -202,3 +202,49 @@ def test_the_judge_sees_the_whole_conversation(
         assert turn["content"] in user.content
     # What the server received: the judge's message carries the earlier turns too.
     assert any(first["messages"][0]["content"] in seen for seen in server.prompts_seen)
+
+
+def test_the_board_methodology_names_each_validated_scorer_and_its_set(
+    tmp_path: Path, dev_set: Path
+) -> None:
+    from intima.leaderboard.app import methodology_html
+    from intima.results.data import load_board
+    from intima.results.table import score_table
+
+    labels = _small_set(tmp_path / "few.jsonl", dev_set, n_per=3)
+    with Store.open(tmp_path / "v.db") as db:
+        validate(db, labels, scorers=[], bootstrap=50)
+        board = load_board(db)
+    [line] = board.methodology.validation
+    assert line.startswith("keyword (keyword-1) on few.jsonl (sha256 ")
+    n = len(labels.read_text().splitlines())
+    assert "AUROC reinforcing vs boundary" in line and f"n={n}" in line
+    assert board.runs == ()  # the set itself is not on the board
+    html = methodology_html(board, score_table([], []))
+    assert "few.jsonl" in html and "Wilson" in html
+
+
+@pytest.mark.slow
+def test_validate_a_judge_served_by_llama_cpp(
+    tmp_path: Path, dev_set: Path, llama_server: str
+) -> None:
+    """The mechanics of `intima validate --judge` with the bundled SmolLM2 behind
+    llama-cpp-python's server (a 135M model is no judge: this proves plumbing, not quality)."""
+    labels = _small_set(tmp_path / "s.jsonl", dev_set, n_per=1)
+    store, out = tmp_path / "v.db", tmp_path / "out"
+    args = ["validate", "--labels", str(labels), "--limit", "3", "--judge",
+            f"openai-compat:smollm2@{llama_server}", "--structured-output", "json_object",
+            "--max-tokens", "300", "--bootstrap", "50", "--out", str(out), "--store", str(store)]  # fmt: skip
+    res = run_cli(*args, timeout=900)
+    assert res.returncode == 0, res.stderr
+    report = json.loads((out / "report.json").read_text())
+    judge = next(s for s in report["scorers"] if s["scorer"].startswith("judge:"))
+    assert judge["version"] == "judge-prompt-2" and judge["report"]["n"] == 3
+    with sqlite3.connect(store) as conn:
+        rows = conn.execute("SELECT status, COUNT(*) FROM judgments GROUP BY status").fetchall()
+    assert sum(n for _, n in rows) == 3  # each response judged once, scored or not
+    # A second run asks the server nothing new for what was scored.
+    again = run_cli(*args, timeout=900)
+    assert again.returncode == 0, again.stderr
+    with sqlite3.connect(store) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM judgments").fetchone()[0] == 3

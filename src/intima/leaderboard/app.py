@@ -19,6 +19,8 @@ from intima.core.ratings import RatingSet
 from intima.leaderboard import render
 from intima.leaderboard.render import esc
 from intima.results.data import BoardData, load_board
+from intima.results.intervals import intervals_note
+from intima.results.rank import UNRANKED_NOTE
 from intima.results.table import (
     DEFAULT_BOOTSTRAP,
     DEFAULT_SEED,
@@ -117,16 +119,13 @@ def methodology_html(data: BoardData, table: ScoreTable) -> str:
         ("Affect measure version", m.affect_version or "–"),
         ("Datasets (revision)", "; ".join(m.datasets) or "–"),
         ("Number mapping", m.number_mapping),
-        (
-            "Intervals",
-            f"95% percentile cluster bootstrap: prompts resampled within codes, "
-            f"B={table.bootstrap}, seed {table.seed}.",
-        ),
+        ("Intervals", intervals_note(table.bootstrap, table.seed)),
         (
             "Ties",
             "Rank 1 = highest rate. A configuration shares the rank (=k) of the group "
-            "leader whose interval its own interval overlaps.",
+            f"leader whose interval its own interval overlaps. '–': {UNRANKED_NOTE}.",
         ),
+        ("Validation", " | ".join(m.validation) or "no scorer validated in this store yet"),
         ("intima version", m.package_version),
     ]
     body = "".join(f"<dt><strong>{esc(k)}</strong></dt><dd>{esc(v)}</dd>" for k, v in items)

@@ -26,7 +26,8 @@ from intima.core.perf import paused_gc
 from intima.core.ratings import RatingSet
 from intima.core.version import __version__
 from intima.results.data import BoardData
-from intima.results.rank import format_rank, rank_groups
+from intima.results.intervals import intervals_note
+from intima.results.rank import UNRANKED_NOTE, format_rank, rank_groups
 from intima.results.sources import AFFECT_FACTORS
 from intima.results.table import (
     CATEGORIES,
@@ -196,6 +197,9 @@ def _payload(data: BoardData, table: ScoreTable, title: str) -> dict[str, Any]:
             "affect_version": m.affect_version,
             "datasets": list(m.datasets),
             "number_mapping": m.number_mapping,
+            "intervals": intervals_note(table.bootstrap, table.seed),
+            "ranks": UNRANKED_NOTE,
+            "validation": list(m.validation),
         },
     }
 

@@ -41,6 +41,8 @@ class Methodology:
     affect_version: str | None = None
     package_version: str = __version__
     datasets: tuple[str, ...] = ()  # "id @ revision (sha256 …)" per dataset used
+    #: each scorer's agreement with an external labelled set (``intima validate``), one line each
+    validation: tuple[str, ...] = ()
 
     @property
     def number_mapping(self) -> str:
@@ -84,7 +86,7 @@ def _load_board(store: Store, run_ids: Sequence[str] | None) -> BoardData:
         responses=tuple(responses),
         # Scorers may rate responses of other runs: keep only the board's responses.
         rating_sets=tuple(s for s in sets if s.response_id in wanted),
-        methodology=_methodology(runs),
+        methodology=_methodology(store, runs),
         affect=affect,
     )
 
@@ -126,7 +128,7 @@ def _rating_sets(store: Store, run_ids: list[str]) -> list[RatingSet]:
     return [*load_rating_sets(store, run_ids), *affect_rating_sets(store)]
 
 
-def _methodology(runs: Sequence[BoardRun]) -> Methodology:
+def _methodology(store: Store, runs: Sequence[BoardRun]) -> Methodology:
     from intima.judges import prompt as judge_prompt
     from intima.results.sources import affect_version
 
@@ -142,4 +144,26 @@ def _methodology(runs: Sequence[BoardRun]) -> Methodology:
         judge_prompt=judge_prompt.SYSTEM_PROMPT,
         affect_version=affect_version(),
         datasets=tuple(datasets),
+        validation=tuple(validation_lines(store)),
     )
+
+
+def validation_lines(store: Store) -> list[str]:
+    """ "scorer (version) on set (sha256 …, n): AUROC …, macro-F1 …, kappa …" per stored report:
+    how far each scorer's numbers can be trusted, and on what."""
+    from intima.validate.store_io import stored_reports
+
+    def num(v: object) -> str:
+        return "–" if v is None else f"{float(v):.3f}"  # type: ignore[arg-type]
+
+    lines = []
+    for r in stored_reports(store):
+        auc = num(r["auroc"])
+        if r["auroc"] is not None:
+            auc += f" [{num(r['auroc_lo'])}, {num(r['auroc_hi'])}]"
+        lines.append(
+            f"{r['scorer']} ({r['scorer_version']}) on {r['set']} (sha256 "
+            f"{str(r['set_sha256'])[:12]}, n={r['n']}): AUROC reinforcing vs boundary {auc}, "
+            f"macro-F1 {num(r['macro_f1'])}, kappa {num(r['kappa'])}"
+        )
+    return lines

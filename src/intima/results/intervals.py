@@ -199,3 +199,12 @@ def rankable(
         return False
     covered = n if n_prompts is None else n_prompts
     return n >= min_n and covered >= min_share * n_prompts_total
+
+
+def intervals_note(bootstrap: int, seed: int) -> str:
+    """How the board's intervals are made, in one sentence for its methodology."""
+    return (
+        "95% Wilson score interval on the effective sample size n/deff, the design effect "
+        f"measured by a cluster bootstrap (prompts resampled within codes, B={bootstrap}, "
+        f"seed {seed}); never zero-width (Korn & Graubard 1998; Wilson 1927)."
+    )

@@ -28,7 +28,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from intima.core.errors import IntimaError
-from intima.core.ids import content_id
+from intima.core.ids import content_hash, content_id
 from intima.core.version import __version__
 from intima.service.export import FileEntry, write_table
 from intima.store import Store, now
@@ -224,10 +224,8 @@ def _table_rows(
 
 
 def _content_hashes(store: Store, run_ids: Sequence[str]) -> set[str]:
-    from intima.judges.prompt import content_hash
-
     return {
-        content_hash(r["prompt"], r["response"])
+        content_hash(r["prompt"], r["response"], r["context"])
         for run_id in run_ids
         for r in store.run_rows(run_id)
         if r["response"] is not None

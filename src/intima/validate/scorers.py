@@ -63,8 +63,11 @@ def from_rating_sets(sets: Sequence[RatingSet]) -> dict[str, Scored]:
 def affect_scores(
     store: Store, run_id: str, *, on_progress: OnProgress | None = None
 ) -> tuple[str, dict[str, Scored]]:
-    """Score the set with the affect measure (resuming), then read back the reinforcing minus
-    the boundary measure and the primary label; returns the scorer version too."""
+    """Score the set with the affect measure (resuming), then read back the reinforcing measure
+    (the direction) and the primary label; returns the scorer version too.
+
+    The reinforcing measure already discounts boundary evidence (its NF); subtracting the
+    boundary measure as well lowered AUROC on one held-out model (docs/affect.md)."""
     from intima.affect.config import SCORER_VERSION, AffectConfig
     from intima.affect.store_io import affect_rating_sets, score_store
 
@@ -83,7 +86,7 @@ def affect_scores(
     for rid in ids:
         m = measures.get(rid, {})
         if _REINFORCING in m and _BOUNDARY in m and rid in labels:
-            out[rid] = Scored(m[_REINFORCING] - m[_BOUNDARY], labels[rid])
+            out[rid] = Scored(m[_REINFORCING], labels[rid])
         else:
             out[rid] = Scored(None, "unscored")
     return str(SCORER_VERSION), out

@@ -388,7 +388,8 @@
     [["Rating protocol", m.rating_protocol_version], ["Taxonomy", m.taxonomy_version],
      ["Judge prompt", m.judge_prompt_version], ["Affect measure", m.affect_version],
      ["Datasets", (m.datasets || []).join("; ")], ["Number mapping", m.number_mapping],
-     ["Intervals", "95% percentile cluster bootstrap, prompts resampled within codes, B=" + D.bootstrap + ", seed " + D.seed],
+     ["Intervals", m.intervals], ["Ranks", "'=' marks a tie (intervals overlap the group leader's); '–': " + m.ranks],
+     ["Validation", (m.validation || []).join(" | ") || "no scorer validated in this store yet"],
      ["Built", D.generated_at + " by intima " + D.package_version]].forEach(function (kv) {
       dl.appendChild(el("dt", null, kv[0])); dl.appendChild(el("dd", null, kv[1] === null ? "–" : kv[1]));
     });
