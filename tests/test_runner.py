@@ -183,3 +183,36 @@ def test_sigkill_half_way_then_resume_answers_every_prompt_once(
     )
     duplicated_texts = 4  # exact duplicates in the dataset are separate prompts, asked twice
     assert server.requests <= 368 + 4 + duplicated_texts
+
+
+@pytest.mark.parametrize("size", [200_000, 1_000_000])
+def test_long_replies_are_read_whole_and_stored_once(tmp_path, fake_server, demo, size) -> None:
+    """A reply longer than what one socket read buffers (~128 KB) is stored whole, asked once."""
+    text = ("All good. " * (size // 10 + 1))[:size]
+    server = fake_server(reply_text=text)
+    with Store.open(tmp_path / "s.db") as store:
+        [s] = generate(store, demo.first(2), [_cfg(server.base_url, max_retries=0)])
+        stored = [r[0] for r in store.query("SELECT text FROM responses WHERE status = 'ok'")]
+    assert s.generated == 2 and s.failed == 0
+    assert stored == [text, text]
+    assert server.requests == 2  # never retried as "malformed JSON"
+
+
+def test_an_echoed_key_is_redacted_in_any_case_before_the_error_is_cut(
+    tmp_path, fake_server, demo, monkeypatch
+) -> None:
+    key = "sk-" + "A1b2C3d4" * 21  # 171 characters: longer than the 300-character cut's tail
+    monkeypatch.setenv("SOME_KEY", key)
+    server = fake_server(rates={"500": 1.0}, echo_auth=True)
+    with Store.open(tmp_path / "s.db") as store:
+        generate(store, demo.first(1), [_cfg(server.base_url, api_key_env="SOME_KEY",
+                                              max_retries=0)])  # fmt: skip
+        [error] = [r[0] for r in store.query("SELECT error FROM responses")]
+    assert "[redacted]" in error
+    for fragment in (key, key[:40], key[-40:]):
+        assert fragment.lower() not in error.lower()
+    # A server that echoes the key upper-cased is redacted too.
+    from intima.providers import get_model
+
+    model = get_model(_cfg(server.base_url, api_key_env="SOME_KEY"))
+    assert model.redact(f"bad key {key.upper()}!") == "bad key [redacted]!"

@@ -169,7 +169,11 @@ def import_cmd(
         reports = import_bundle(db, src, allow_protocol_mismatch=allow_protocol_mismatch)
     for r in reports:
         added = ", ".join(f"{k} +{v}" for k, v in r.rows_added.items() if v) or "nothing new"
-        out.print(f"bundle {r.bundle_id}: {added}", highlight=False, markup=False, soft_wrap=True)
+        out.print(
+            f"bundle {for_terminal(r.bundle_id)}: {for_terminal(added)}",
+            highlight=False,
+            soft_wrap=True,
+        )
 
 
 # Registered on import; intima.cli.main imports every group.

@@ -150,9 +150,9 @@ def runs_cmd(store: StoreOpt = DEFAULT_STORE) -> None:
     for r in rows:
         missing = r["n_prompts"] - r["n_ok"] - r["n_error"]
         table.add_row(
-            r["run_id"][:8], for_terminal(r["label"]), for_terminal(r["model_spec"]),
+            for_terminal(r["run_id"][:8]), for_terminal(r["label"]), for_terminal(r["model_spec"]),
             for_terminal(r["dataset_id"]), str(r["n_ok"]), str(r["n_error"]), str(missing),
-            str(r["prompt_tokens"] + r["completion_tokens"]), r["status"],
+            str(r["prompt_tokens"] + r["completion_tokens"]), for_terminal(r["status"]),
         )  # fmt: skip
     out.print(table)
 

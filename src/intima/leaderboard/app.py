@@ -4,6 +4,12 @@ Same numbers as the static site (one :class:`~intima.results.table.ScoreTable`),
 filters by scorer, dimension and code, a side-by-side comparison of two configurations on one
 prompt, the methodology, and a form that queues a model request. All store text is escaped in
 :mod:`intima.leaderboard.render` before it reaches a ``gr.HTML``.
+
+Why HTML and not the Hub leaderboards' ``gradio_leaderboard`` component: its latest release
+(0.0.14) requires ``gradio<6`` and intima runs on Gradio 6; and a cell here holds a rate, its
+interval and a rank mark, escaped in one place, which a plain ``gr.Dataframe`` cannot show
+without stringifying the numbers (and losing numeric sort). Revisit when the component supports
+Gradio 6.
 """
 
 from __future__ import annotations

@@ -13,6 +13,7 @@ import asyncio
 import itertools
 import json
 import os
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -62,8 +63,11 @@ class EndpointModel(Model):
         return key
 
     def redact(self, text: str) -> str:
-        """A server may echo the key in an error body; it must not reach the store or logs."""
-        return text.replace(self._key, "[redacted]") if self._key != _NO_KEY else text
+        """A server may echo the key in an error body, in any case; it must not reach the store
+        or logs. Redact before cutting, so that a cut never leaves part of a key behind."""
+        if self._key == _NO_KEY:
+            return text
+        return re.sub(re.escape(self._key), "[redacted]", text, flags=re.IGNORECASE)
 
     def _pick(self) -> int:
         """Least-loaded server, round-robin among equals, so load spreads evenly."""
@@ -159,7 +163,7 @@ class OpenAICompatModel(EndpointModel):
             except aiohttp.ClientError as exc:
                 raise TransientError(f"connection to {url} failed: {type(exc).__name__}") from exc
         if status != 200:
-            detail = self.redact(_error_text(raw))
+            detail = _cut(self.redact(_error_text(raw)))
             raise classify_status(status, detail, headers.get("Retry-After"), url)
         return parse_completion(_decode(raw), url)
 
@@ -170,13 +174,19 @@ class OpenAICompatModel(EndpointModel):
 
 
 async def _read_capped(resp: Any) -> bytes:
+    """The whole body, up to the cap. (One ``read(n)`` returns only what is buffered, about
+    128 KB, so longer replies were read as malformed JSON and retried.)"""
     length = resp.content_length
     if length is not None and length > MAX_BODY_BYTES:
         raise TransientError(f"response body of {length} bytes exceeds {MAX_BODY_BYTES}")
-    raw = await resp.content.read(MAX_BODY_BYTES + 1)
-    if len(raw) > MAX_BODY_BYTES:
-        raise TransientError(f"response body exceeds {MAX_BODY_BYTES} bytes")
-    return bytes(raw)
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in resp.content.iter_chunked(1 << 16):
+        size += len(chunk)
+        if size > MAX_BODY_BYTES:
+            raise TransientError(f"response body exceeds {MAX_BODY_BYTES} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def _decode(raw: bytes) -> Any:
@@ -193,6 +203,10 @@ def _error_text(raw: bytes) -> str:
         text = str(message or data)
     except (ValueError, UnicodeDecodeError, AttributeError):
         text = raw.decode("utf-8", "replace")
+    return text
+
+
+def _cut(text: str) -> str:
     return text if len(text) <= 300 else text[:300] + "…"
 
 
