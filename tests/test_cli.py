@@ -149,3 +149,21 @@ def test_usage_errors_are_one_message_and_exit_2_not_a_traceback(
     assert result.returncode == 2, result.stderr
     assert says in result.stderr
     assert "Traceback" not in result.stderr + result.stdout
+
+
+def test_version_and_invalid_values_are_one_line(tmp_path: Path) -> None:
+    from intima import __version__
+
+    res = run_cli("--version")
+    assert res.returncode == 0 and res.stdout.strip() == f"intima {__version__}"
+    for args, named in (
+        (["--max-tokens", "-5"], "--max-tokens -5"),
+        (["--concurrency", "0"], "--concurrency 0"),
+        (["--timeout", "0"], "--timeout 0"),
+        (["--temperature", "-1"], "--temperature -1"),
+    ):
+        res = run_cli("run", "--dataset", "demo", *args, "--store", str(tmp_path / "s.db"))
+        assert res.returncode == 2, (args, res.stderr)
+        assert "Traceback" not in res.stderr and named in res.stderr, res.stderr
+        assert len(res.stderr.strip().splitlines()) == 1, res.stderr
+    assert not (tmp_path / "s.db").exists()  # refused before anything was created

@@ -39,6 +39,24 @@ app = typer.Typer(
 )
 
 
+def _version(value: bool) -> None:
+    if value:
+        from intima.core.version import __version__
+
+        out.print(f"intima {__version__}", highlight=False)
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_version, is_eager=True, help="Print the version."),
+    ] = False,
+) -> None:
+    """Run the INTIMA companionship benchmark against any model and compare the results."""
+
+
 def _piped_width(stream: object) -> int | None:
     """Logs and CI output are not terminals: rich would wrap tables at 80 columns there."""
     isatty = getattr(stream, "isatty", None)

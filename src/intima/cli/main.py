@@ -9,14 +9,19 @@ from __future__ import annotations
 
 import sys
 
-from intima.cli import (  # noqa: F401  (importing a group registers its commands)
-    affect,
-    board,
-    judge,
-    queue,
-    run,
-    validate,
-)
+from pydantic import ValidationError
+
+# Importing a group registers its commands; `--help` lists them in this order: the pipeline
+# first (run, judge, score, validate, board), then the service commands.
+# isort: off
+from intima.cli import run  # noqa: F401
+from intima.cli import judge  # noqa: F401
+from intima.cli import affect  # noqa: F401
+from intima.cli import validate  # noqa: F401
+from intima.cli import board  # noqa: F401
+from intima.cli import queue  # noqa: F401
+
+# isort: on
 from intima.cli._common import app, console
 from intima.core.errors import IntimaError
 from intima.core.escape import for_terminal
@@ -38,6 +43,11 @@ def main() -> None:
             f"[bold red]error:[/] {for_terminal(str(exc))}", highlight=False, soft_wrap=True
         )
         sys.exit(2)
+    except ValidationError as exc:  # a value the configuration models refuse
+        console.print(
+            f"[bold red]error:[/] {for_terminal(_invalid(exc))}", highlight=False, soft_wrap=True
+        )
+        sys.exit(2)
     except KeyboardInterrupt:
         console.print(
             "\nInterrupted. Finished work is saved; run the same command again to resume."
@@ -51,6 +61,16 @@ def main() -> None:
             console.print("Aborted. Finished work is saved; run the same command again to resume.")
             sys.exit(130)
         raise
+
+
+def _invalid(exc: ValidationError) -> str:
+    """One line naming each refused option, its value and what is allowed."""
+    parts = []
+    for err in exc.errors():
+        field = next((str(p) for p in reversed(err["loc"]) if isinstance(p, str)), "value")
+        option = {"timeout_s": "timeout"}.get(field, field).replace("_", "-")
+        parts.append(f"--{option} {err.get('input')!r}: {err['msg'].lower()}")
+    return "invalid " + "; ".join(parts)
 
 
 def _click_errors() -> tuple[type[Exception], ...]:
