@@ -1,0 +1,49 @@
+"""``intima serve``: an OpenAI-compatible server on the bundled model, for trying intima."""
+
+from __future__ import annotations
+
+import contextlib
+import subprocess
+from typing import Annotated
+
+import typer
+
+from intima.cli._common import app, console, for_terminal, out
+
+
+def serve_cmd(
+    model: Annotated[
+        str, typer.Option(help="GGUF file to serve [default: the bundled SmolLM2-135M]")
+    ] = "",
+    alias: Annotated[str, typer.Option(help="Model name the server answers to.")] = "smollm2",
+    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=1, max=65535, help="Port to listen on.")] = 8080,
+    n_ctx: Annotated[int, typer.Option(min=256, help="Context window in tokens.")] = 4096,
+) -> None:
+    """Serve a local GGUF model with llama-cpp-python's OpenAI-compatible server (Ctrl-C stops).
+
+    Example: intima serve --port 8080, then in another shell
+    intima run --model openai-compat:smollm2@http://127.0.0.1:8080/v1 --dataset demo
+    """
+    from intima.service.llama_server import spec_for, start, wait_ready
+
+    base = f"http://{host}:{port}/v1"
+    proc = start(model, alias=alias, host=host, port=port, n_ctx=n_ctx)
+    try:
+        wait_ready(base, proc)
+        spec = for_terminal(spec_for(alias, base))
+        out.print(f"serving {for_terminal(alias)} at {for_terminal(base)}", highlight=False)
+        out.print(f"  intima run --model {spec} --dataset demo", highlight=False)
+        out.print(f"  intima judge -j {spec}", highlight=False)
+        console.print("Ctrl-C stops the server.")
+        proc.wait()
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=10)
+            if proc.poll() is None:
+                proc.kill()
+
+
+app.command("serve")(serve_cmd)

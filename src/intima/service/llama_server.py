@@ -1,0 +1,66 @@
+"""llama-cpp-python's own OpenAI-compatible server on a local GGUF (the bundled SmolLM2 by
+default): the quickest real endpoint for trying intima, and the one its tests use."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+from intima.core.errors import ConfigError, ProviderError
+from intima.providers.llamacpp import resolve_model_path
+
+DEFAULT_ALIAS = "smollm2"
+
+
+def start(
+    model: str = "",
+    *,
+    alias: str = DEFAULT_ALIAS,
+    host: str = "127.0.0.1",
+    port: int = 8080,
+    n_ctx: int = 4096,
+    log: Path | None = None,
+) -> subprocess.Popen[bytes]:
+    """Start the server in a child process (``python -m llama_cpp.server``); it serves
+    ``model`` (a GGUF path; empty for the bundled SmolLM2) under the name ``alias``."""
+    try:
+        import llama_cpp.server  # noqa: F401  (fail here, in one line, if the extra is missing)
+    except ImportError as exc:
+        raise ConfigError(
+            "serving needs llama-cpp-python's server: pip install 'intima[local]'"
+        ) from exc
+    path = resolve_model_path(model)
+    sink = log.open("wb") if log is not None else subprocess.DEVNULL
+    # An argument list (no shell) of this Python, a checked file path and typed options.
+    return subprocess.Popen(  # noqa: S603
+        [sys.executable, "-m", "llama_cpp.server", "--model", str(path),
+         "--model_alias", alias, "--host", host, "--port", str(port), "--n_ctx", str(n_ctx),
+         "--verbose", "False"],
+        stdout=sink, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+
+
+def wait_ready(base_url: str, proc: subprocess.Popen[bytes], timeout: float = 120.0) -> None:
+    """Return once ``base_url``/models answers; raise if the server exits or never answers."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise ProviderError(
+                f"the model server exited with code {proc.returncode} before answering "
+                "(is the port free? is the GGUF file readable?)"
+            )
+        try:
+            if httpx.get(f"{base_url}/models", timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.3)
+    raise ProviderError(f"the model server at {base_url} did not answer within {timeout:g} s")
+
+
+def spec_for(alias: str, base_url: str) -> str:
+    return f"openai-compat:{alias}@{base_url}"
