@@ -82,3 +82,31 @@ def test_build_errors_are_one_line_and_name_the_fix(tmp_path: Path) -> None:
     res = run_cli("board", "build", "--store", str(tmp_path / "empty.db"), "--bootstrap", "0")
     assert res.returncode == 2 and "--bootstrap" in res.stderr
     assert not (tmp_path / "o").exists()
+
+
+def test_a_run_without_a_single_answer_is_not_on_the_board(tmp_path: Path, fake_server) -> None:
+    from intima.core.config import ModelConfig
+    from intima.dataset import load_prompts
+    from intima.generate import generate
+    from intima.results.data import load_board
+
+    good, down = fake_server(), fake_server(rates={"500": 1.0})
+    prompts = load_prompts("demo").first(3)
+    with Store.open(tmp_path / "s.db") as store:
+        [ok] = generate(store, prompts, [ModelConfig(spec=f"openai-compat:fake@{good.base_url}")])
+        [bad] = generate(
+            store, prompts, [ModelConfig(spec=f"openai-compat:typo@{down.base_url}", max_retries=0)]
+        )
+        assert bad.generated == 0 and bad.failed == 3
+        board = load_board(store)
+    assert [r.run_id for r in board.runs] == [ok.run_id]
+    assert {r.run_id for r in board.responses} == {ok.run_id}
+
+
+def test_reading_commands_refuse_a_missing_store(tmp_path: Path) -> None:
+    typo = tmp_path / "typo.db"
+    for args in (["board", "build", "--out", str(tmp_path / "site")], ["explain", "abc"],
+                 ["score"]):  # fmt: skip
+        res = run_cli(*args, "--store", str(typo))
+        assert res.returncode == 2 and "no store at" in res.stderr, (args, res.stderr)
+        assert not typo.exists()

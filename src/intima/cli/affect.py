@@ -49,7 +49,7 @@ def score_cmd(
     from intima.affect.store_io import score_store
 
     config = _config(w)
-    with Store.open(store) as db, progress_display() as on_progress:
+    with Store.open(store, create=False) as db, progress_display() as on_progress:
         summary = score_store(db, run, config, on_progress=on_progress)
     console.print(
         f"affect {summary.scorer_version} config {summary.config_key}: {summary.n_responses} "
@@ -99,7 +99,7 @@ def calibrate_cmd(
     else:
         from intima.affect.store_io import calibrate_store
 
-        with Store.open(store) as db:
+        with Store.open(store, create=False) as db:
             report = calibrate_store(
                 db, against, config, run, train_fraction, split_seed, granularity
             )
@@ -169,7 +169,7 @@ def explain_cmd(
         from intima.affect.store_io import score_for
 
         assert response_id is not None
-        with Store.open(store) as db:
+        with Store.open(store, create=False) as db:
             score, stored = score_for(db, response_id, config)
         note = "from the store" if stored else "computed now (not in the store yet)"
     out.print(for_terminal(render(explain(score, category))), highlight=False)

@@ -46,7 +46,7 @@ def build_cmd(
     from intima.store import Store
 
     _check(bootstrap, store)
-    with Store.open(store) as db:
+    with Store.open(store, create=False) as db:
         data = load_board(db)
     if not data.responses:
         raise BoardError(f"{store} has no responses yet; run `intima run` first")

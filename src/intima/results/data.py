@@ -95,9 +95,13 @@ def _runs_and_responses(
     store: Store, run_ids: Sequence[str] | None
 ) -> tuple[list[BoardRun], list[StoredResponse]]:
     ids = store.resolve_runs(run_ids)
+    # Only successful generations: a failed or missing one has nothing to rate. A response
+    # shared with another run of the same configuration is listed under both runs. A run with
+    # no answer at all (an unreachable server, a typo) is not a configuration on the board.
+    responses = store.responses(ids, distinct=False)
+    answered = {r.run_id for r in responses}
     runs: list[BoardRun] = []
-    responses: list[StoredResponse] = []
-    for run_id in ids:
+    for run_id in (i for i in ids if i in answered):
         meta = store.run(run_id)
         config = json.loads(meta["config_json"])
         runs.append(
@@ -113,9 +117,6 @@ def _runs_and_responses(
                 generation=dict(config.get("generation") or {}),
             )
         )
-    # Only successful generations: a failed or missing one has nothing to rate. A response
-    # shared with another run of the same configuration is listed under both runs.
-    responses += store.responses(ids, distinct=False)
     return runs, responses
 
 

@@ -46,14 +46,21 @@ class Store:
         self._conn = conn
 
     @classmethod
-    def open(cls, path: Path | str = DEFAULT_STORE) -> Store:
-        """Open (creating and migrating if needed) the store at ``path``.
+    def open(cls, path: Path | str = DEFAULT_STORE, *, create: bool = True) -> Store:
+        """Open (creating and migrating if needed) the store at ``path``. ``create=False`` is
+        for commands that only read: a mistyped path is refused instead of becoming a new,
+        empty store.
 
         Several processes may open one new store at once: every step waits for SQLite's lock
         (a busy timeout, and a retry for the steps SQLite will not wait on), so a locked store
         is waited for and reported as busy, never as "not an intima store".
         """
         path = Path(path)
+        if not create and not path.is_file():
+            raise StoreError(
+                f"no store at {path}: check the path (--store or INTIMA_STORE), or create one "
+                "with `intima run`"
+            )
         if path.parent and not path.parent.exists():
             raise StoreError(f"store folder {path.parent} does not exist")
         deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
