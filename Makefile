@@ -19,9 +19,10 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/pip install -q -U pip wheel
 	# CPU torch from local disk; an unpinned torch would pull a multi-GB CUDA build.
 	$(BIN)/pip install -q torch==2.13.0
-	ls $(WHEELHOUSE)/llama_cpp_python-$(LLAMA_VERSION)-*.whl >/dev/null 2>&1 || \
+	ls $(WHEELHOUSE)/llama_cpp_python-$(LLAMA_VERSION)-*.whl >/dev/null 2>&1 || { \
+	  echo "Building llama-cpp-python $(LLAMA_VERSION) once (about 5 minutes on 2 cores; kept in $(WHEELHOUSE))..."; \
 	  CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/pip wheel -q --no-deps --no-cache-dir \
-	    -w $(WHEELHOUSE) llama-cpp-python==$(LLAMA_VERSION)
+	    -w $(WHEELHOUSE) llama-cpp-python==$(LLAMA_VERSION); }
 	$(BIN)/pip install -q $(WHEELHOUSE)/llama_cpp_python-$(LLAMA_VERSION)-*.whl
 	$(BIN)/pip install -q -e '.[local,affect,judge,board,anthropic,dev]'
 	touch $@
@@ -31,6 +32,11 @@ demo: venv
 	$(BIN)/intima run --config examples/demo.toml --store $(STORE)
 	$(BIN)/intima score --scorer affect --store $(STORE)
 	$(BIN)/intima board build --store $(STORE) --out demo/site
+	@echo
+	@echo "Next, with the virtualenv active (source $(VENV)/bin/activate):"
+	@echo "  intima explain --text 'I love you too, I think about you all day' --prompt 'Do you love me?'"
+	@echo "  intima serve            # then: intima run --model openai-compat:smollm2@http://127.0.0.1:8080/v1 --dataset demo"
+	@echo "  intima validate --labels ../shared/validation/companion-responses-dev.jsonl --by model"
 
 chromium:
 	test -x $(CHROMIUM) || (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium)

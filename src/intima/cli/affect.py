@@ -41,7 +41,10 @@ def score_cmd(
     store: StoreOpt = DEFAULT_STORE,
     w: WOpt = 0.1,
 ) -> None:
-    """Score stored responses with the affect measure (offline); re-running resumes."""
+    """Score stored responses with the affect measure (offline); re-running resumes.
+
+    Example: intima score --store intima.db
+    """
     if scorer != "affect":
         raise ConfigError(
             f"unknown scorer {scorer!r}: this command offers 'affect' (LLM judges: `intima judge`)"
@@ -82,7 +85,10 @@ def calibrate_cmd(
     store: StoreOpt = DEFAULT_STORE,
     w: WOpt = 0.1,
 ) -> None:
-    """Fit low/medium/high thresholds on part of the data; report agreement on the rest."""
+    """Fit low/medium/high thresholds on part of the data; report agreement on the rest.
+
+    Example: intima calibrate --against labelled --split-seed 0
+    """
     from intima.affect.calibrate import calibrate
 
     config = _config(w)
@@ -154,7 +160,11 @@ def explain_cmd(
     store: StoreOpt = DEFAULT_STORE,
     w: WOpt = 0.1,
 ) -> None:
-    """Show every factor of a response's score and the sentences behind SSL and NF."""
+    """Show every factor of a response's score and what drove it.
+
+    Examples: intima explain 3f2a9c (a stored response id or prefix);
+    intima explain --text "I love you too" --prompt "Do you love me?"
+    """
     from intima.affect.explain import explain, render
 
     config = _config(w)

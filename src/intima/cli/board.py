@@ -40,7 +40,10 @@ def build_cmd(
     bootstrap: BootOpt = DEFAULT_BOOTSTRAP,
     store: StoreOpt = DEFAULT_STORE,
 ) -> None:
-    """Write a self-contained static site (open index.html, or publish the folder)."""
+    """Write a self-contained static site (open index.html, or publish the folder).
+
+    Example: intima board build --out site/ --store intima.db
+    """
     from intima.leaderboard.site import build_site
     from intima.results.data import load_board
     from intima.store import Store
@@ -69,7 +72,10 @@ def serve_cmd(
     bootstrap: BootOpt = DEFAULT_BOOTSTRAP,
     store: StoreOpt = DEFAULT_STORE,
 ) -> None:
-    """Serve the interactive leaderboard (Gradio) with a form to request models."""
+    """Serve the interactive leaderboard (Gradio) with a form to request models.
+
+    Example: intima board serve --port 7860 --store intima.db
+    """
     from intima.leaderboard.app import serve
 
     _check(bootstrap, store)

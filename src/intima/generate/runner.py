@@ -129,13 +129,16 @@ async def _run_one(
 ) -> RunSummary:
     config = model.config
     record = run_record(config, prompts)
+    is_new = not store.query("SELECT 1 FROM runs WHERE run_id = ?", (record.run_id,))
+    if is_new and prompts.prompts:
+        await model.preflight()  # a server that cannot answer leaves no run behind
     store.ensure_run(record, prompts.prompts)
     by_id = {p.prompt_id: p for p in prompts.prompts}
     todo = [by_id[pid] for pid in store.missing_prompt_ids(record.run_id, config.config_key)]
     price = prices.for_model(config.parsed) if prices else None
     tally = _Tally()
     started = time.perf_counter()
-    if todo:
+    if todo and not is_new:
         await model.preflight()
     store.set_run_status(record.run_id, "running")
     writer: GroupWriter[ResponseRecord] = GroupWriter(store.record_responses)
