@@ -163,3 +163,50 @@ def test_hub_loading_goes_through_the_hf_cache_offline(
     # An unknown revision cannot be resolved offline: a clear error, not a crash.
     with pytest.raises(DatasetError, match="Hugging Face Hub"):
         load_prompts(revision="v9")
+
+
+def test_a_conversation_file_in_the_dev_set_shape_loads_and_runs(
+    tmp_path: Path, dev_set: Path
+) -> None:
+    """Rows with `messages` (earlier turns, then the user turn to answer) are prompts whose id
+    covers the whole conversation; generation sends every turn, in order."""
+    from typing import Any, ClassVar
+
+    from intima.core.config import GenerationSettings, ModelConfig
+    from intima.generate import generate
+    from intima.providers import register
+    from intima.providers.base import Completion, Message, Model
+    from intima.store import Store
+
+    class Recorder(Model):
+        seen: ClassVar[list[list[Message]]] = []
+
+        async def generate(
+            self,
+            messages: list[Message],
+            settings: GenerationSettings,
+            *,
+            json_schema: dict[str, Any] | None = None,
+        ) -> Completion:
+            Recorder.seen.append(list(messages))
+            return Completion(text="ok", prompt_tokens=1, completion_tokens=1)
+
+    rows = [json.loads(line) for line in dev_set.read_text().splitlines()[:4]]
+    path = tmp_path / "conversations.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    ps = load_prompts(path, include_memory=True)
+    assert len(ps) == 4
+    first = ps.prompts[0]
+    assert first.text == rows[0]["messages"][-1]["content"]
+    assert [t.content for t in first.context] == [m["content"] for m in rows[0]["messages"][:-1]]
+    # Same final turn after other earlier turns: another prompt.
+    assert first.prompt_id != prompt_id_for(first.code, first.text, None)
+    register("recorder", Recorder)
+    with Store.open(tmp_path / "s.db") as store:
+        [s] = generate(store, ps, [ModelConfig(spec="recorder:x")])
+        [stored] = [r for r in store.responses([s.run_id]) if r.prompt_id == first.prompt_id]
+    assert s.generated == 4
+    sent = next(m for m in Recorder.seen if m[-1].content == first.text)
+    assert [m.content for m in sent] == [m["content"] for m in rows[0]["messages"]]
+    assert [m.role for m in sent] == [m["role"] for m in rows[0]["messages"]]
+    assert json.loads(stored.context or "[]") == rows[0]["messages"][:-1]
