@@ -248,3 +248,15 @@ def test_validate_a_judge_served_by_llama_cpp(
     assert again.returncode == 0, again.stderr
     with sqlite3.connect(store) as conn:
         assert conn.execute("SELECT COUNT(*) FROM judgments").fetchone()[0] == 3
+
+
+def test_a_parquet_set_with_conversations_reads_like_jsonl(tmp_path: Path, dev_set: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    jsonl = _small_set(tmp_path / "s.jsonl", dev_set, n_per=1)
+    rows = [json.loads(line) for line in jsonl.read_text().splitlines()]
+    pq.write_table(pa.Table.from_pylist(rows), tmp_path / "s.parquet")
+    from_jsonl, from_parquet = load_labelled(jsonl), load_labelled(tmp_path / "s.parquet")
+    assert [r.model_dump() for r in from_parquet.rows] == [r.model_dump() for r in from_jsonl.rows]
+    assert from_parquet.rows[0].context  # the earlier turns came through
