@@ -363,3 +363,100 @@ def test_no_operational_table_is_published_or_imported(source: Path, tmp_path: P
     assert OPERATIONAL <= tables
     assert not (published | files) & OPERATIONAL
     assert published == tables - OPERATIONAL
+
+
+def _rewrite(bundle: Path, table: str, edit: Callable[[list[dict]], list[dict]]) -> None:
+    """Change a table's rows and re-declare its hash: a bundle crafted by someone who controls
+    the manifest, which hashes alone cannot catch."""
+    from intima.service.export import sha256_file
+
+    path = bundle / f"{table}.jsonl"
+    rows = edit([json.loads(line) for line in path.read_text().splitlines()])
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (bundle / f"{table}.parquet").unlink(missing_ok=True)
+
+    def fix(d: dict) -> None:
+        entry = next(t for t in d["tables"] if t["name"] == table)
+        entry["rows"] = len(rows)
+        entry["files"] = [
+            {**f, "sha256": sha256_file(path)} for f in entry["files"] if f["name"] == path.name
+        ]
+
+    _edit_manifest(bundle, fix)
+
+
+def _set(table: str, **values: object) -> Callable[[list[dict]], list[dict]]:
+    def edit(rows: list[dict]) -> list[dict]:
+        rows[0].update(values)
+        return rows
+
+    return edit
+
+
+@pytest.mark.parametrize(
+    ("table", "values", "match"),
+    [
+        ("runs", {"config_json": "{not json"}, r"runs.jsonl line 1: config_json is not JSON"),
+        ("responses", {"prompt_tokens": "lots"}, r"prompt_tokens must be an integer, not 'lots'"),
+        ("responses", {"latency_s": "inf"}, r"latency_s must be a finite number"),
+        ("prompts", {"text": None}, r"prompts.jsonl line 1: text is missing"),
+        ("responses", {"config_key": "nobody"}, r"belongs to no run"),
+        ("runs", {"status": "weird"}, r"breaks a constraint of the store"),
+    ],
+)
+def test_crafted_rows_are_refused_naming_the_row(
+    source: Path, tmp_path: Path, table: str, values: dict, match: str
+) -> None:
+    bundle = _published(source, tmp_path)
+    _rewrite(bundle, table, _set(table, **values))
+    _refused(bundle, tmp_path, match)
+
+
+def test_a_row_that_contradicts_the_store_or_itself_is_refused(
+    source: Path, tmp_path: Path
+) -> None:
+    bundle = _published(source, tmp_path)
+    target = tmp_path / "target.db"
+    with Store.open(target) as store:
+        import_bundle(store, str(bundle))
+    # The same response key with other text: refused, not "first wins".
+    _rewrite(bundle, "responses", _set("responses", text="something else entirely"))
+    _refused(bundle, tmp_path, r"responses.jsonl line 1 contradicts a row already in the store")
+    # Two rows of one bundle with one key and different text.
+    other = tmp_path / "b2"
+    with Store.open(source) as store:
+        publish(store, str(other))
+
+    def twice(rows: list[dict]) -> list[dict]:
+        return [*rows, {**rows[0], "text": "a second, different answer"}]
+
+    _rewrite(other, "responses", twice)
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    _refused(other, fresh, r"contradicts an earlier row of the bundle")
+
+
+def test_a_manifest_without_protocol_versions_and_a_deep_line_are_refused(
+    source: Path, tmp_path: Path
+) -> None:
+    bundle = _published(source, tmp_path)
+    _edit_manifest(bundle, lambda d: d.update(protocol={}))
+    _refused(bundle, tmp_path, r"states no .* protocol version")
+    deep = tmp_path / "deep"
+    with Store.open(source) as store:
+        publish(store, str(deep))
+    _rewrite(deep, "prompts", lambda rows: rows)
+    path = deep / "prompts.jsonl"
+    path.write_text(path.read_text() + "[" * 200_000 + "]" * 200_000 + "\n")
+
+    def declare(d: dict) -> None:
+        from intima.service.export import sha256_file
+
+        entry = next(t for t in d["tables"] if t["name"] == "prompts")
+        entry["rows"] += 1
+        entry["files"][0]["sha256"] = sha256_file(path)
+
+    _edit_manifest(deep, declare)
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    _refused(deep, fresh, r"(nests too deep|does not match the manifest's columns)")

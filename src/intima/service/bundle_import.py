@@ -28,6 +28,7 @@ from intima.service.bundle import (
     protocol_versions,
     table_columns,
 )
+from intima.service.bundle_checks import check_protocol, check_rows, integrity_error
 from intima.service.export import FileEntry, sha256_file
 from intima.store import Store
 from intima.store.schema import operational_tables
@@ -50,8 +51,10 @@ def import_bundle(
                             partial=src.startswith(HF_PREFIX))
             for b in bundles
         ]  # fmt: skip
-        # Read every row before writing any, so a bad line anywhere refuses the whole import.
+        # Read and check every row before writing any: a bad row anywhere refuses the import.
         loaded = [(b, m, _bundle_rows(b, m)) for b, m in checked]
+        for b, _m, data in loaded:
+            check_rows(store, b, data)
         return [_merge(store, b, m, data, src) for b, m, data in loaded]
 
 
@@ -139,6 +142,7 @@ def _checked_bundle(
 
 def _check_protocol(folder: Path, manifest: BundleManifest, allow: bool) -> None:
     ours = protocol_versions()
+    check_protocol(folder, manifest.protocol, ours)
     differ = {
         k: (manifest.protocol.get(k), ours.get(k))
         for k in sorted(set(ours) | set(manifest.protocol))
@@ -190,6 +194,8 @@ def _read_rows(path: Path, table: TableEntry) -> list[dict[str, Any]]:
                 row = json.loads(line)
             except json.JSONDecodeError as exc:
                 raise BundleError(f"{path}: line {n} is not JSON ({exc.msg})") from exc
+            except RecursionError as exc:  # a line nested thousands of levels deep
+                raise BundleError(f"{path}: line {n} nests too deep to be a row") from exc
             if not isinstance(row, dict) or not set(row) <= allowed:
                 raise BundleError(f"{path}: line {n} does not match the manifest's columns")
             rows.append(row)
@@ -215,6 +221,20 @@ def _merge(
     src: str,
 ) -> ImportReport:
     added: dict[str, int] = {}
+    try:
+        return _write(store, folder, manifest, data, src, added)
+    except sqlite3.IntegrityError as exc:
+        raise integrity_error(folder, exc) from exc
+
+
+def _write(
+    store: Store,
+    folder: Path,
+    manifest: BundleManifest,
+    data: dict[str, list[dict[str, Any]]],
+    src: str,
+    added: dict[str, int],
+) -> ImportReport:
     with store.transaction() as conn:
         # Rows may refer to tables later in the bundle; check all references once at the end.
         conn.execute("PRAGMA defer_foreign_keys = ON")

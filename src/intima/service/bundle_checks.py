@@ -1,0 +1,200 @@
+"""Every row of a bundle checked before the import transaction: a bundle's hashes prove only
+that its files are the ones it declares, not that its rows are sound.
+
+Refused, with the table and row named: a value of the wrong type for its column (the store's
+own declared types), a missing required value, a ``*_json`` column that is not JSON (or nests
+deeper than :data:`MAX_JSON_DEPTH`), a row that contradicts a row with the same key (in the
+store or earlier in the bundle), a response whose configuration belongs to no run, and a
+manifest that does not state every protocol version.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Final
+
+from intima.service.bundle import BundleError
+from intima.store import Store
+
+MAX_JSON_DEPTH: Final = 64
+#: What a row says, per table: two rows with the same key must agree on these columns.
+#: (Progress columns, such as a run's status or a response's attempts, may differ.)
+IDENTITY: Final[Mapping[str, tuple[str, ...]]] = {
+    "prompts": ("text", "code"),
+    "runs": ("config_key", "config_json", "dataset_sha256", "dataset_fingerprint"),
+    "responses": ("config_key", "prompt_id", "text"),
+    "judgments": ("ratings_json", "primary_label"),
+    "affect_scores": ("measure", "level"),
+}
+#: Rows whose identity is settled only once they succeed: an error or an unscored judgment
+#: may be replaced by a later success.
+_SETTLED: Final = {"responses": ("status", "ok"), "judgments": ("status", "scored")}
+
+
+def check_protocol(folder: Path, stated: Mapping[str, str], ours: Mapping[str, str]) -> None:
+    missing = sorted(set(ours) - set(stated))
+    if missing:
+        raise BundleError(
+            f"{folder}: the manifest states no {', '.join(missing)} protocol version; "
+            "a bundle must say what produced its results"
+        )
+
+
+def check_rows(store: Store, folder: Path, data: Mapping[str, Sequence[dict[str, Any]]]) -> None:
+    """Raise BundleError on the first unsound row; read-only."""
+    for table, rows in data.items():
+        columns = _columns(store, table)
+        for n, row in enumerate(rows, 1):
+            _check_types(folder, table, n, row, columns)
+        _check_conflicts(store, folder, table, rows)
+    _check_orphan_responses(store, folder, data)
+
+
+def json_depth_ok(value: Any, limit: int = MAX_JSON_DEPTH) -> bool:
+    """Whether ``value`` nests at most ``limit`` levels (iterative: no recursion to exhaust)."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > limit:
+            return False
+        if isinstance(item, dict):
+            stack.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, list):
+            stack.extend((v, depth + 1) for v in item)
+    return True
+
+
+def _columns(store: Store, table: str) -> dict[str, tuple[str, bool]]:
+    """column -> (declared type, required)."""
+    out = {}
+    for r in store.query(f'PRAGMA table_info("{table}")'):
+        required = bool(r["notnull"]) and r["dflt_value"] is None
+        out[r["name"]] = (str(r["type"]).upper(), required or bool(r["pk"]))
+    return out
+
+
+def _check_types(
+    folder: Path,
+    table: str,
+    n: int,
+    row: Mapping[str, Any],
+    columns: Mapping[str, tuple[str, bool]],
+) -> None:
+    where = f"{folder}: {table}.jsonl line {n}"
+    for col, (_kind, required) in columns.items():
+        if required and row.get(col) is None:
+            raise BundleError(f"{where}: {col} is missing")
+    for col, value in row.items():
+        if value is None:
+            continue
+        kind = columns[col][0]
+        if not _fits(kind, value):
+            raise BundleError(f"{where}: {col} must be {_describe(kind)}, not {_show(value)}")
+        if col.endswith("_json") and isinstance(value, str):
+            _check_json(where, col, value)
+
+
+def _fits(kind: str, value: Any) -> bool:
+    if "INT" in kind:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if "REAL" in kind or "FLOA" in kind or "DOUB" in kind:
+        ok = isinstance(value, int | float) and not isinstance(value, bool)
+        return ok and math.isfinite(value)
+    if "TEXT" in kind or "CHAR" in kind:
+        return isinstance(value, str) or (isinstance(value, dict | list) and json_depth_ok(value))
+    return isinstance(value, str | int | float)
+
+
+def _check_json(where: str, col: str, text: str) -> None:
+    try:
+        parsed = json.loads(text)
+    except (json.JSONDecodeError, RecursionError) as exc:
+        raise BundleError(f"{where}: {col} is not JSON") from exc
+    if not json_depth_ok(parsed):
+        raise BundleError(f"{where}: {col} nests deeper than {MAX_JSON_DEPTH} levels")
+    if col == "config_json" and not isinstance(parsed, dict):
+        raise BundleError(f"{where}: {col} must be a JSON object")
+
+
+def _describe(kind: str) -> str:
+    if "INT" in kind:
+        return "an integer"
+    if "REAL" in kind or "FLOA" in kind or "DOUB" in kind:
+        return "a finite number"
+    return "text"
+
+
+def _show(value: Any) -> str:
+    return repr(value)[:40]
+
+
+def _key_columns(store: Store, table: str) -> list[str]:
+    pk = [(r["pk"], r["name"]) for r in store.query(f'PRAGMA table_info("{table}")') if r["pk"]]
+    return [name for _, name in sorted(pk)]
+
+
+def _check_conflicts(
+    store: Store, folder: Path, table: str, rows: Sequence[dict[str, Any]]
+) -> None:
+    identity = IDENTITY.get(table)
+    keys = _key_columns(store, table)
+    if identity is None or not keys:
+        return
+    seen: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for n, row in enumerate(rows, 1):
+        key = tuple(row.get(k) for k in keys)
+        for other, origin in _same_key(store, table, keys, key, seen):
+            if _settled(table, row) and _settled(table, other):
+                differs = [c for c in identity if c in row and c in other and row[c] != other[c]]
+                if differs:
+                    raise BundleError(
+                        f"{folder}: {table}.jsonl line {n} contradicts {origin} with the same "
+                        f"{'/'.join(keys)} ({', '.join(differs)} differ); nothing was imported"
+                    )
+        seen.setdefault(key, row)
+
+
+def _same_key(
+    store: Store,
+    table: str,
+    keys: list[str],
+    key: tuple[Any, ...],
+    seen: Mapping[tuple[Any, ...], dict[str, Any]],
+) -> Iterator[tuple[Mapping[str, Any], str]]:
+    if key in seen:
+        yield seen[key], "an earlier row of the bundle"
+    where = " AND ".join(f'"{k}" = ?' for k in keys)
+    for r in store.query(f'SELECT * FROM "{table}" WHERE {where}', list(key)):
+        yield dict(r), "a row already in the store"
+
+
+def _settled(table: str, row: Mapping[str, Any]) -> bool:
+    rule = _SETTLED.get(table)
+    return rule is None or row.get(rule[0]) == rule[1]
+
+
+def _check_orphan_responses(
+    store: Store, folder: Path, data: Mapping[str, Sequence[dict[str, Any]]]
+) -> None:
+    responses = data.get("responses", ())
+    if not responses:
+        return
+    known = {r.get("config_key") for r in data.get("runs", ())}
+    known |= {r[0] for r in store.query("SELECT DISTINCT config_key FROM runs")}
+    for n, row in enumerate(responses, 1):
+        if row.get("config_key") not in known:
+            raise BundleError(
+                f"{folder}: responses.jsonl line {n} belongs to no run (config_key "
+                f"{str(row.get('config_key'))[:40]!r}); nothing was imported"
+            )
+
+
+def integrity_error(folder: Path, exc: sqlite3.IntegrityError) -> BundleError:
+    """A constraint the checks above did not foresee, as one line."""
+    return BundleError(
+        f"{folder}: a row breaks a constraint of the store ({exc}); nothing was imported"
+    )
