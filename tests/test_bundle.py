@@ -460,3 +460,46 @@ def test_a_manifest_without_protocol_versions_and_a_deep_line_are_refused(
     fresh = tmp_path / "fresh"
     fresh.mkdir()
     _refused(deep, fresh, r"(nests too deep|does not match the manifest's columns)")
+
+
+def test_a_bundle_downloaded_by_snapshot_download_imports(
+    source: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """huggingface_hub's real cache (files are links into blobs/) is accepted; a link that
+    leaves the cache's repo folder is still refused."""
+    from huggingface_hub import close_session
+
+    from test_dataset_hub import COMMIT_A, FakeHub, point_hf_at
+
+    bundle = _published(source, tmp_path)
+    files = {p.name: p.read_bytes() for p in bundle.iterdir() if p.suffix == ".jsonl"}
+    files["manifest.json"] = (bundle / "manifest.json").read_bytes()
+    server = FakeHub("me/results", files=files, refs={"main": COMMIT_A}).start()
+    cache = tmp_path / "hf-cache"
+    try:
+        point_hf_at(server, cache, tmp_path, monkeypatch)
+        close_session()
+        with Store.open(tmp_path / "hub.db") as store:
+            [report] = import_bundle(store, "hf://datasets/me/results")
+        assert report.rows_added["responses"] == 7
+        snap = cache / "datasets--me--results" / "snapshots" / COMMIT_A
+        assert (snap / "responses.jsonl").is_symlink()  # the real cache layout was used
+        # Point one snapshot file outside the repo folder: refused, store unchanged.
+        outside = tmp_path / "elsewhere.jsonl"
+        outside.write_bytes((snap / "runs.jsonl").read_bytes())
+        (snap / "runs.jsonl").unlink()
+        (snap / "runs.jsonl").symlink_to(outside)
+        monkeypatch.setattr("huggingface_hub.constants.HF_HUB_OFFLINE", True)
+        _refused_src("hf://datasets/me/results", tmp_path, "link to a file outside the bundle")
+    finally:
+        close_session()
+        server.stop()
+
+
+def _refused_src(src: str, tmp_path: Path, match: str) -> None:
+    target = tmp_path / "target2.db"
+    with Store.open(target) as store:
+        before = _dump(target)
+        with pytest.raises(BundleError, match=match):
+            import_bundle(store, src)
+    assert _dump(target) == before

@@ -256,25 +256,11 @@ class _HubHandler(BaseHTTPRequestHandler):
             self.wfile.write(body)
 
 
-@pytest.fixture
-def cache(tmp_path: Path) -> Path:
-    return tmp_path / "hf-cache"
-
-
-@pytest.fixture
-def hub(
-    cache: Path, tmp_path: Path, intima_jsonl: Path, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[FakeHub]:
-    """The fake Hub, with huggingface_hub pointed at it (and only at it) for this test."""
-    server = FakeHub(
-        REPO_ID,
-        files={
-            DATA_FILE: intima_jsonl.read_bytes(),
-            "README.md": README,
-            ".gitattributes": GITATTRIBUTES,
-        },
-        refs={"main": COMMIT_A, "v1": COMMIT_A},
-    ).start()
+def point_hf_at(
+    server: FakeHub, cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Point huggingface_hub at ``server`` (and only at it) for this test, with ``cache`` as the
+    snapshot cache and no token."""
     env = {
         "HF_ENDPOINT": server.url,
         "HF_HUB_CACHE": str(cache),
@@ -305,6 +291,28 @@ def hub(
     # No token: neither HF_TOKEN nor a token file in the real home may be sent anywhere.
     monkeypatch.setattr(hf_constants, "HF_HUB_DISABLE_IMPLICIT_TOKEN", True)
     monkeypatch.setattr(hf_constants, "HF_HUB_DISABLE_XET", True)
+
+
+@pytest.fixture
+def cache(tmp_path: Path) -> Path:
+    return tmp_path / "hf-cache"
+
+
+@pytest.fixture
+def hub(
+    cache: Path, tmp_path: Path, intima_jsonl: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[FakeHub]:
+    """The fake Hub, with huggingface_hub pointed at it (and only at it) for this test."""
+    server = FakeHub(
+        REPO_ID,
+        files={
+            DATA_FILE: intima_jsonl.read_bytes(),
+            "README.md": README,
+            ".gitattributes": GITATTRIBUTES,
+        },
+        refs={"main": COMMIT_A, "v1": COMMIT_A},
+    ).start()
+    point_hf_at(server, cache, tmp_path, monkeypatch)
     # The HTTP client is shared process-wide: start from a fresh one, and drop its pooled
     # keep-alive connections to this server afterwards.
     close_session()

@@ -44,11 +44,11 @@ def import_bundle(
     anything is written; all rows go in one transaction, so a refused bundle changes nothing.
     Importing the same bundle again adds nothing.
     """
-    with _source_folder(src) as folder:
+    with _source_folder(src) as (folder, links_within):
         bundles = _bundle_folders(folder)
         checked = [
             _checked_bundle(store, b, allow_protocol_mismatch=allow_protocol_mismatch,
-                            partial=src.startswith(HF_PREFIX))
+                            partial=src.startswith(HF_PREFIX), links_within=links_within)
             for b in bundles
         ]  # fmt: skip
         # Read and check every row before writing any: a bad row anywhere refuses the import.
@@ -59,16 +59,20 @@ def import_bundle(
 
 
 @contextmanager
-def _source_folder(src: str) -> Iterator[Path]:
+def _source_folder(src: str) -> Iterator[tuple[Path, Path | None]]:
+    """The folder to read, and where its files may link to: nowhere for a local folder (None:
+    each bundle's own folder), the cache's repo folder for a Hub snapshot, whose files are
+    links into ``blobs/`` beside ``snapshots/``."""
     if not src.startswith(HF_PREFIX):
         path = Path(src)
         if not path.is_dir():
             raise BundleError(f"{src[:200]} is not a folder holding a bundle (manifest.json)")
-        yield path
+        yield path, None
         return
     repo_id, kind = hub_repo(src.split("@", 1)[0], "dataset")
     revision = src.split("@", 1)[1] if "@" in src else None
-    yield _hf_snapshot(repo_id, kind, revision)
+    snapshot_dir = _hf_snapshot(repo_id, kind, revision)
+    yield snapshot_dir, snapshot_dir.parent.parent  # <repo folder>/snapshots/<commit>
 
 
 def _hf_snapshot(repo_id: str, repo_type: str, revision: str | None) -> Path:
@@ -112,7 +116,12 @@ def _read_manifest(folder: Path) -> BundleManifest:
 
 
 def _checked_bundle(
-    store: Store, folder: Path, *, allow_protocol_mismatch: bool, partial: bool
+    store: Store,
+    folder: Path,
+    *,
+    allow_protocol_mismatch: bool,
+    partial: bool,
+    links_within: Path | None = None,
 ) -> tuple[Path, BundleManifest]:
     manifest = _read_manifest(folder)
     _check_protocol(folder, manifest, allow_protocol_mismatch)
@@ -134,7 +143,7 @@ def _checked_bundle(
                 f"({', '.join(sorted(c[:40] for c in unknown))}); upgrade intima"
             )
         for entry in table.files:
-            _check_file(folder, table, entry, partial=partial)
+            _check_file(folder, table, entry, partial=partial, root=links_within or folder)
         if table.rows and f"{table.name}.jsonl" not in {f.name for f in table.files}:
             raise BundleError(f"{folder}: table {table.name!r} has rows but no hashed JSONL file")
     return folder, manifest
@@ -156,7 +165,9 @@ def _check_protocol(folder: Path, manifest: BundleManifest, allow: bool) -> None
         )
 
 
-def _check_file(folder: Path, table: TableEntry, entry: FileEntry, *, partial: bool) -> None:
+def _check_file(
+    folder: Path, table: TableEntry, entry: FileEntry, *, partial: bool, root: Path
+) -> None:
     name = entry.name
     if (
         not SAFE_NAME.match(name)
@@ -172,7 +183,7 @@ def _check_file(folder: Path, table: TableEntry, entry: FileEntry, *, partial: b
         return  # Hub imports fetch only the JSONL; the Parquet twin is for other readers
     if not path.is_file():
         raise BundleError(f"{folder}: {name} is listed in the manifest but missing")
-    if not _inside(path, folder):
+    if not _inside(path, root):
         raise BundleError(f"{folder}: {name} is a link to a file outside the bundle; refused")
     if sha256_file(path) != entry.sha256:
         raise BundleError(
