@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel
 
-from intima.core.config import ModelConfig, Price, PriceTable
+from intima.core.config import GenerationSettings, ModelConfig, Price, PriceTable
 from intima.core.ids import content_id
 from intima.core.progress import OnProgress, Ticker
 from intima.dataset import Prompt, PromptSet
@@ -62,11 +62,28 @@ def messages_for(config: ModelConfig, prompt: Prompt) -> list[Message]:
     return [*system, *earlier, Message(role="user", content=prompt.text)]
 
 
+def default_label(config: ModelConfig) -> str:
+    """A readable label that tells configurations of one model apart: the model, then every
+    generation setting that differs from the default and a short hash of the system prompt,
+    e.g. ``openai-compat:smollm2 [system 3f2a9c, max_tokens=64, seed=1]``."""
+    if config.label:
+        return config.label
+    defaults = GenerationSettings().model_dump()
+    parts = [
+        f"{name}={value}"
+        for name, value in config.generation.model_dump().items()
+        if value != defaults[name]
+    ]
+    if config.system_prompt:
+        parts.insert(0, f"system {content_id(config.system_prompt, length=6)}")
+    return config.display_name + (f" [{', '.join(parts)}]" if parts else "")
+
+
 def run_record(config: ModelConfig, prompts: PromptSet) -> RunRecord:
     spec = config.parsed
     return RunRecord(
         run_id=run_id_for(config, prompts),
-        label=config.display_name,
+        label=default_label(config),
         model_spec=config.spec,
         provider=spec.provider,
         model_name=spec.model,
