@@ -198,3 +198,16 @@ def test_side_by_side_shows_hostile_text_as_text(page) -> None:
     assert page.locator("#cmp-a-detail img, #cmp-a-detail script").count() == 0
     assert page.evaluate("window.__pwned") is None
     assert page.errors == []
+
+
+def test_small_scopes_are_shown_unranked_and_the_method_is_stated(page, site: Path) -> None:
+    """A dimension holds about 15 of the 62 prompts: under the minimum n, so its rows show '–'
+    instead of a rank; overall (62 responses, every prompt) is ranked."""
+    page.click("th[data-sort='User Vulnerabilities']")
+    ranks = page.locator("#scores tbody tr td.rank").all_text_contents()
+    assert ranks == ["–"] * 4
+    page.click("th[data-sort='overall']")
+    ranks = page.locator("#scores tbody tr td.rank").all_text_contents()
+    assert "–" not in ranks and len(ranks) == 4
+    method = page.locator("#method").inner_text()
+    assert "Wilson" in method and "not ranked" in method and "Validation" in method
