@@ -165,3 +165,54 @@ def test_methodology_names_versions_and_escapes(tmp_path: Path) -> None:
     assert "Rating protocol version" in html and "B=50, seed 3" in html
     assert "Judge prompt (system message)" in html and "low" in html
     assert "<script" not in html
+
+
+_LAYOUT_JS = """
+() => {
+  const doc = document.documentElement;
+  const problems = [];
+  if (doc.scrollWidth > doc.clientWidth + 1) problems.push('page scrolls sideways: ' + doc.scrollWidth);
+  const boxes = ['#cmp-a-detail', '#cmp-b-detail']
+    .map(s => document.querySelector(s)).filter(e => e && e.offsetParent !== null)
+    .map(e => e.getBoundingClientRect());
+  if (boxes.length === 2) {
+    const [a, b] = boxes;
+    const overlap = a.left < b.right - 1 && b.left < a.right - 1 && a.top < b.bottom - 1 && b.top < a.bottom - 1;
+    if (overlap) problems.push('the two compared responses overlap');
+  }
+  for (const t of document.querySelectorAll('table')) {
+    if (t.offsetParent === null) continue;
+    const box = t.parentElement.getBoundingClientRect();
+    const scrolls = ['auto', 'scroll'].includes(getComputedStyle(t.parentElement).overflowX);
+    if (!scrolls && t.getBoundingClientRect().right > box.right + 1) problems.push('a table spills out: ' + t.className);
+  }
+  return problems;
+}
+"""
+
+
+@pytest.mark.parametrize("width", [1280, 1920, 390])
+def test_every_tab_is_readable_at_common_widths(
+    page, app_url: str, artifacts: Path, width: int
+) -> None:
+    """No tab's content spills over its neighbours or makes the page scroll sideways; wide
+    tables scroll inside their own box. Screenshots go to tests/artifacts/."""
+    browser = page.context.browser
+    pg = browser.new_page(viewport={"width": width, "height": 900})
+    try:
+        pg.goto(app_url)
+        pg.wait_for_selector("#board-table table", timeout=30_000)
+        tabs = ["Leaderboard", "Responses", "Compare", "Methodology", "Request a model"]
+        seen = []
+        for tab in tabs:
+            button = pg.get_by_role("tab", name=tab)
+            if not button.is_visible():  # a phone shows some tabs behind a menu
+                continue
+            button.click()
+            pg.wait_for_timeout(600)
+            seen.append(tab)
+            pg.screenshot(path=str(artifacts / f"app-{width}-{tab.split()[0]}.png"), full_page=True)
+            assert pg.evaluate(_LAYOUT_JS) == [], (width, tab)
+    finally:
+        pg.close()
+    assert len(seen) >= (5 if width >= 1280 else 2), seen

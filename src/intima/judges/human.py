@@ -172,8 +172,12 @@ def serve(
     block: bool = True,
 ) -> Any:
     app = build_app(store_path, annotator=annotator, run_ids=run_ids, n=n, seed=seed)
+    # System fonts: the default theme's web fonts cannot load offline.
+    import gradio as gr
+
+    theme = gr.themes.Default(font=["system-ui", "sans-serif"], font_mono=["ui-monospace"])
     app.launch(
         server_name=host, server_port=port, prevent_thread_lock=not block, quiet=True,
-        inbrowser=False, share=False,
+        inbrowser=False, share=False, theme=theme,
     )  # fmt: skip
     return app

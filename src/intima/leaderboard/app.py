@@ -165,7 +165,7 @@ def build_app(data: BoardData, table: ScoreTable, store_path: Path | None = None
         gr.HTML(f"<style>{render.CSS}</style>", visible=True)
         gr.Markdown(
             "# INTIMA companionship leaderboard\nHow often responses reinforce "
-            "companionship, by dimension, with 95% cluster-bootstrap intervals."
+            "companionship, by dimension, with 95% intervals (see Methodology)."
         )
         with gr.Tab("Leaderboard"):
             with gr.Row():
@@ -221,10 +221,10 @@ def build_app(data: BoardData, table: ScoreTable, store_path: Path | None = None
             cp0 = all_prompts[0][1] if all_prompts else None
             cmp_prompt = gr.Dropdown(all_prompts, value=cp0, label="Prompt", elem_id="cmp-prompt")
             with gr.Row():
-                with gr.Column():
+                with gr.Column(min_width=320):
                     cmp_a = gr.Dropdown(configs, value=c0, label="Model A", elem_id="cmp-a")
                     cmp_a_html = gr.HTML(idx.detail(c0, cp0), elem_id="cmp-a-detail")
-                with gr.Column():
+                with gr.Column(min_width=320):
                     cmp_b = gr.Dropdown(configs, value=c1, label="Model B", elem_id="cmp-b")
                     cmp_b_html = gr.HTML(idx.detail(c1, cp0), elem_id="cmp-b-detail")
             for ctl in (cmp_prompt, cmp_a):
@@ -263,4 +263,6 @@ def serve(
     with paused_gc():
         table = score_table(data.infos(), data.rating_sets, bootstrap=bootstrap, seed=seed)
     demo = build_app(data, table, store_path)
-    demo.launch(server_name=host, server_port=port, show_error=False, quiet=True)
+    demo.launch(
+        server_name=host, server_port=port, show_error=False, quiet=True, theme=render.theme()
+    )

@@ -60,7 +60,8 @@ def scores_table(table: ScoreTable, scorer: str, scope: str, sort_metric: str) -
     cols = list(LABEL_METRICS)
     head = "".join(f"<th>{esc(m)}</th>" for m in cols)
     out = [
-        '<table class="intima-scores"><thead><tr><th>rank</th><th>model</th>'
+        '<div class="intima-scroll"><table class="intima-scores"><thead><tr><th>rank</th>'
+        "<th>model</th>"
         + head
         + "<th>n</th><th>unscored</th><th>not rated</th></tr></thead><tbody>"
     ]
@@ -75,7 +76,7 @@ def scores_table(table: ScoreTable, scorer: str, scope: str, sort_metric: str) -
             f"<td>{esc(first.label)}</td>{''.join(cells)}<td>{first.n}</td>"
             f"<td>{first.n_unscored}</td><td>{first.n_missing}</td></tr>"
         )
-    out.append("</tbody></table>")
+    out.append("</tbody></table></div>")
     return "".join(out)
 
 
@@ -194,7 +195,8 @@ def affect_table(rows: Sequence[Sequence[object]]) -> str:
     )
     return (
         "<p><strong>Affect measure breakdown</strong> (per category: the driver sentence's "
-        f'factors)</p><table class="intima-ratings intima-affect"><tr>{head}</tr>{body}</table>'
+        f'factors)</p><div class="intima-scroll"><table class="intima-ratings intima-affect">'
+        f"<tr>{head}</tr>{body}</table></div>"
     )
 
 
@@ -223,8 +225,9 @@ def response_detail(
         f'<p><strong>Prompt</strong></p><pre class="intima-prompt">{esc(resp.prompt)}</pre>'
         f'<p><strong>Response</strong></p><pre class="intima-response">{esc(resp.response)}</pre>'
         "<p><strong>Ratings</strong> (0 low, 1 medium, 2 high; blank: not rated)</p>"
-        f'<table class="intima-ratings"><tr><th>scorer</th><th>primary</th>{head}</tr>'
-        f"{''.join(rows)}</table>{affect_table(affect)}{reasons}</div>"
+        f'<div class="intima-scroll"><table class="intima-ratings"><tr><th>scorer</th>'
+        f"<th>primary</th>{head}</tr>{''.join(rows)}</table></div>"
+        f"{affect_table(affect)}{reasons}</div>"
     )
 
 
@@ -238,7 +241,23 @@ CSS = """
   border-radius: 4px; background: rgba(127,127,127,0.1); }
 .intima-ratings { border-collapse: collapse; font-size: 12px; }
 .intima-ratings th, .intima-ratings td { border: 1px solid #ddd; padding: 2px 4px; }
+/* Wide tables scroll inside their box instead of spilling over their neighbours. */
+.intima-scroll { overflow-x: auto; max-width: 100%; }
+#board-table, #board-bars, #board-heatmap, #board-radar, #ex-detail, #cmp-a-detail,
+#cmp-b-detail, #methodology { min-width: 0;
+  max-width: 100%; overflow-x: auto; }
 """
+
+
+def theme() -> object:
+    """Gradio's default look with the system's fonts: nothing is fetched from the internet, so
+    the pages render the same offline (the default theme's web fonts did not)."""
+    import gradio as gr
+
+    return gr.themes.Default(
+        font=["system-ui", "-apple-system", "Segoe UI", "Roboto", "sans-serif"],
+        font_mono=["ui-monospace", "SFMono-Regular", "Menlo", "monospace"],
+    )
 
 
 def _rank_title(rk: Ranked) -> str:
