@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 import math
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from intima.core.ratings import RatingSet
 from intima.results.rank import UNRANKED_NOTE, Ranked, format_rank, rank_groups
@@ -29,6 +30,9 @@ LABEL_COLORS = {
     "mixed": "#b07cc6",
     "no_majority": "#e0c060",
 }
+
+if TYPE_CHECKING:
+    import gradio as gr
 
 
 RADAR_AXIS = {
@@ -249,7 +253,7 @@ CSS = """
 """
 
 
-def theme() -> object:
+def theme() -> gr.themes.Default:
     """Gradio's default look with the system's fonts: nothing is fetched from the internet, so
     the pages render the same offline (the default theme's web fonts did not)."""
     import gradio as gr
