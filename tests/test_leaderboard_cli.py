@@ -110,3 +110,30 @@ def test_reading_commands_refuse_a_missing_store(tmp_path: Path) -> None:
         res = run_cli(*args, "--store", str(typo))
         assert res.returncode == 2 and "no store at" in res.stderr, (args, res.stderr)
         assert not typo.exists()
+
+
+def test_a_truncated_store_gives_one_line_never_a_traceback(tmp_path: Path, fake_server) -> None:
+    import sqlite3 as sq
+
+    from intima.core.config import ModelConfig
+    from intima.dataset import load_prompts
+    from intima.generate import generate
+
+    server = fake_server()
+    db = tmp_path / "s.db"
+    with Store.open(db) as store:
+        generate(
+            store, load_prompts("demo"), [ModelConfig(spec=f"openai-compat:f@{server.base_url}")]
+        )
+    with sq.connect(db) as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    size = db.stat().st_size
+    with db.open("r+b") as f:
+        f.truncate(size - 2048)
+    for args in (["board", "build", "--out", str(tmp_path / "site")], ["runs"],
+                 ["export", str(tmp_path / "out")]):  # fmt: skip
+        res = run_cli(*args, "--store", str(db))
+        assert "Traceback" not in res.stderr, (args, res.stderr)
+        assert res.returncode in (0, 2), (args, res.stderr)
+        if res.returncode == 2:
+            assert len(res.stderr.strip().splitlines()) == 1, res.stderr

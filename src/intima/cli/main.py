@@ -7,6 +7,7 @@ call directly.
 
 from __future__ import annotations
 
+import sqlite3
 import sys
 
 from pydantic import ValidationError
@@ -42,6 +43,14 @@ def main() -> None:
         # One line, however long: a wrapped message reads as two errors in a log.
         console.print(
             f"[bold red]error:[/] {for_terminal(str(exc))}", highlight=False, soft_wrap=True
+        )
+        sys.exit(2)
+    except sqlite3.DatabaseError as exc:  # a damaged, truncated or foreign file
+        console.print(
+            f"[bold red]error:[/] the store cannot be read ({for_terminal(str(exc))}); check "
+            "--store, or restore it from a copy (`sqlite3 FILE 'PRAGMA integrity_check'`)",
+            highlight=False,
+            soft_wrap=True,
         )
         sys.exit(2)
     except ValidationError as exc:  # a value the configuration models refuse

@@ -136,7 +136,10 @@ def stored_reports(store: Store) -> list[dict[str, object]]:
     )
     out = []
     for r in rows:
-        report = json.loads(r["report_json"])
+        try:
+            report = json.loads(r["report_json"])
+        except ValueError:  # a damaged row is left out of the headline, not a crash
+            continue
         overall = report.get("groups", {}).get("overall", {})
         out.append(
             {
