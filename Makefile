@@ -41,7 +41,7 @@ demo: venv
 chromium:
 	test -x $(CHROMIUM) || (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium)
 
-test: venv chromium
+test: venv chromium lint
 	$(BIN)/pytest -q -p no:cacheprovider
 
 bench: venv
