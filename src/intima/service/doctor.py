@@ -1,0 +1,107 @@
+"""Finding (and, when asked, removing) rows a store should not hold: values of the wrong type
+for their column, JSON columns that do not parse, responses of no run, and claims left by other
+machines. Rows like these came in through imports from before every row was checked
+(:mod:`intima.service.bundle_checks`); this is how a damaged store is repaired.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from pydantic import BaseModel
+
+from intima.service.bundle import exported_tables
+from intima.store import Store
+from intima.store.claims import HOST
+
+#: Values SQLite stores for each declared type (``typeof``), NULL always allowed.
+_ALLOWED: Final = {"INTEGER": ("integer",), "REAL": ("real", "integer"), "TEXT": ("text",)}
+_CLAIMS: Final = ("response_claims", "judgment_claims")
+
+
+class Problem(BaseModel):
+    table: str
+    rowid: int
+    what: str
+
+
+class Checkup(BaseModel):
+    integrity: str  # "ok", or what SQLite's integrity check reported
+    problems: list[Problem]
+    removed: int = 0
+
+
+def examine(store: Store) -> Checkup:
+    """Every problem found; changes nothing."""
+    integrity = "; ".join(r[0] for r in store.query("PRAGMA integrity_check"))
+    problems: list[Problem] = []
+    for table in exported_tables(store):
+        problems += _typed(store, table)
+    problems += _orphans(store)
+    problems += _foreign_claims(store)
+    return Checkup(integrity=integrity, problems=problems)
+
+
+def repair(store: Store) -> Checkup:
+    """Remove every row :func:`examine` finds, and the rows that only hang off them (a removed
+    run's prompt list, a removed response's scores), in one transaction."""
+    found = examine(store)
+    removed, problems = 0, found.problems
+    # Removing a run can leave its responses with no run: repeat until nothing is left.
+    while problems:
+        with store.transaction() as conn:
+            conn.execute("PRAGMA defer_foreign_keys = ON")
+            for p in problems:
+                sql = f'DELETE FROM "{p.table}" WHERE rowid = ?'
+                removed += conn.execute(sql, (p.rowid,)).rowcount
+            while dangling := conn.execute("PRAGMA foreign_key_check").fetchall():
+                for table, rowid, _parent, _fk in dangling:
+                    sql = f'DELETE FROM "{table}" WHERE rowid = ?'
+                    removed += conn.execute(sql, (rowid,)).rowcount
+        problems = examine(store).problems
+    return found.model_copy(update={"removed": removed})
+
+
+def _typed(store: Store, table: str) -> list[Problem]:
+    out = []
+    for col in store.query(f'PRAGMA table_info("{table}")'):
+        name, kind = col["name"], str(col["type"]).upper()
+        allowed = next((v for k, v in _ALLOWED.items() if k in kind), None)
+        if allowed is None:
+            continue
+        marks = ",".join("?" * len(allowed))
+        sql = (
+            f'SELECT rowid, typeof("{name}") FROM "{table}" '
+            f"WHERE typeof(\"{name}\") NOT IN ({marks}, 'null')"
+        )
+        for r in store.query(sql, allowed):
+            out.append(Problem(table=table, rowid=r[0], what=f"{name} holds {r[1]}, not {kind}"))
+        if kind == "REAL":
+            for r in store.query(
+                f'SELECT rowid FROM "{table}" WHERE abs("{name}") > 1.7976931348623157e308'
+            ):
+                out.append(Problem(table=table, rowid=r[0], what=f"{name} is infinite"))
+        if name.endswith("_json"):
+            for r in store.query(
+                f'SELECT rowid FROM "{table}" WHERE "{name}" IS NOT NULL AND typeof("{name}") = '
+                f"'text' AND NOT json_valid(\"{name}\")"
+            ):
+                out.append(Problem(table=table, rowid=r[0], what=f"{name} is not JSON"))
+    return out
+
+
+def _orphans(store: Store) -> list[Problem]:
+    rows = store.query(
+        "SELECT rowid FROM responses WHERE config_key NOT IN (SELECT config_key FROM runs)"
+    )
+    return [Problem(table="responses", rowid=r[0], what="belongs to no run") for r in rows]
+
+
+def _foreign_claims(store: Store) -> list[Problem]:
+    """Claims are this machine's working state: one from another host came in by mistake, and
+    its lease (however far it says) must not make this machine wait."""
+    out = []
+    for table in _CLAIMS:
+        for r in store.query(f'SELECT rowid, host FROM "{table}" WHERE host != ?', (HOST,)):
+            out.append(Problem(table=table, rowid=r[0], what=f"a claim of another host ({r[1]})"))
+    return out

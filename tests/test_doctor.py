@@ -1,0 +1,67 @@
+"""`intima doctor`: a store damaged by an old, unchecked import is found and repaired."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from conftest import run_cli
+from intima.core.config import ModelConfig
+from intima.dataset import load_prompts
+from intima.generate import generate
+from intima.store import Store
+
+
+def _damaged(tmp_path: Path, fake_server: Any) -> Path:
+    server = fake_server()
+    db = tmp_path / "s.db"
+    with Store.open(db) as store:
+        generate(
+            store,
+            load_prompts("demo").first(4),
+            [ModelConfig(spec=f"openai-compat:f@{server.base_url}")],
+        )
+    with sqlite3.connect(db) as conn:  # what an unchecked import could write
+        conn.execute("UPDATE responses SET prompt_tokens = 'lots' WHERE rowid = 1")
+        conn.execute("UPDATE runs SET config_json = '{not json'")
+        conn.execute(
+            "INSERT INTO responses (response_id, config_key, prompt_id, status, text, attempts, "
+            "package_version, created_at) SELECT 'orphan', 'no-such-config', prompt_id, 'ok', "
+            "'x', 1, '0', '2026' FROM prompts LIMIT 1"
+        )
+        conn.execute(
+            "INSERT INTO judgment_claims (judgment_id, owner, host, pid, expires) "
+            "VALUES ('j', 'elsewhere:1:x', 'elsewhere', 1, 9e12)"
+        )
+    return db
+
+
+def test_doctor_lists_then_fixes_and_the_board_builds(tmp_path: Path, fake_server: Any) -> None:
+    db = _damaged(tmp_path, fake_server)
+    res = run_cli("doctor", "--store", str(db))
+    assert res.returncode == 1, res.stderr
+    for expected in ("prompt_tokens holds text", "config_json is not JSON", "belongs to no run",
+                     "a claim of another host"):  # fmt: skip
+        assert expected in res.stdout, res.stdout
+    assert "--fix" in res.stderr
+    with sqlite3.connect(db) as conn:  # listing changed nothing
+        assert conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0] == 5
+    fixed = run_cli("doctor", "--fix", "--store", str(db))
+    assert fixed.returncode == 0, fixed.stderr
+    # The 4 rows listed, the bad run's 4 prompt-list rows, then its 3 responses left with no run.
+    assert "removed 11 row(s)" in fixed.stderr
+    again = run_cli("doctor", "--store", str(db))
+    assert again.returncode == 0 and "no problems found" in again.stdout
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM judgment_claims").fetchone()[0] == 0
+        assert (
+            conn.execute("SELECT COUNT(*) FROM responses WHERE response_id='orphan'").fetchone()[0]
+            == 0
+        )
+
+
+def test_doctor_refuses_a_missing_store(tmp_path: Path) -> None:
+    res = run_cli("doctor", "--store", str(tmp_path / "typo.db"))
+    assert res.returncode == 2 and "no store at" in res.stderr
+    assert not (tmp_path / "typo.db").exists()
