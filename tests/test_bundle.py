@@ -503,3 +503,16 @@ def _refused_src(src: str, tmp_path: Path, match: str) -> None:
         with pytest.raises(BundleError, match=match):
             import_bundle(store, src)
     assert _dump(target) == before
+
+
+def test_a_dry_run_reports_what_would_change_and_changes_nothing(
+    source: Path, tmp_path: Path
+) -> None:
+    bundle = _published(source, tmp_path)
+    target = tmp_path / "target.db"
+    with Store.open(target) as store:
+        before = _dump(target)
+        [dry] = import_bundle(store, str(bundle), dry_run=True)
+        assert _dump(target) == before
+        [real] = import_bundle(store, str(bundle))
+    assert dry.rows_added == real.rows_added and dry.rows_added["responses"] == 7

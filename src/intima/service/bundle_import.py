@@ -36,13 +36,14 @@ from intima.store.schema import operational_tables
 
 # -- import -------------------------------------------------------------------------------------
 def import_bundle(
-    store: Store, src: str, *, allow_protocol_mismatch: bool = False
+    store: Store, src: str, *, allow_protocol_mismatch: bool = False, dry_run: bool = False
 ) -> list[ImportReport]:
     """Merge one bundle folder, a folder of bundles, or a Hub repo of bundles into the store.
 
-    Every bundle is checked (hashes, file names, protocol versions, tables and columns) before
-    anything is written; all rows go in one transaction, so a refused bundle changes nothing.
-    Importing the same bundle again adds nothing.
+    Every bundle is checked (hashes, file names, protocol versions, tables, columns and every
+    row) before anything is written; all rows go in one transaction, so a refused bundle changes
+    nothing. Importing the same bundle again adds nothing. ``dry_run`` reports what each bundle
+    would add (as if imported alone) and rolls back.
     """
     with _source_folder(src) as (folder, links_within):
         bundles = _bundle_folders(folder)
@@ -55,7 +56,7 @@ def import_bundle(
         loaded = [(b, m, _bundle_rows(b, m)) for b, m in checked]
         for b, _m, data in loaded:
             check_rows(store, b, data)
-        return [_merge(store, b, m, data, src) for b, m, data in loaded]
+        return [_merge(store, b, m, data, src, dry_run=dry_run) for b, m, data in loaded]
 
 
 @contextmanager
@@ -230,12 +231,23 @@ def _merge(
     manifest: BundleManifest,
     data: dict[str, list[dict[str, Any]]],
     src: str,
+    *,
+    dry_run: bool = False,
 ) -> ImportReport:
     added: dict[str, int] = {}
     try:
-        return _write(store, folder, manifest, data, src, added)
+        return _write(store, folder, manifest, data, src, added, dry_run)
+    except _RolledBack as done:
+        return done.report
     except sqlite3.IntegrityError as exc:
         raise integrity_error(folder, exc) from exc
+
+
+class _RolledBack(Exception):
+    """Leaves a dry run's transaction by rolling it back, carrying what it would have done."""
+
+    def __init__(self, report: ImportReport) -> None:
+        self.report = report
 
 
 def _write(
@@ -245,6 +257,7 @@ def _write(
     data: dict[str, list[dict[str, Any]]],
     src: str,
     added: dict[str, int],
+    dry_run: bool,
 ) -> ImportReport:
     with store.transaction() as conn:
         # Rows may refer to tables later in the bundle; check all references once at the end.
@@ -260,10 +273,13 @@ def _write(
                 f"{folder}: {len(broken)} rows refer to rows missing from the bundle and the store "
                 f"(first in table {broken[0][0]!r}); nothing was imported"
             )
-    return ImportReport(
-        bundle_id=manifest.bundle_id, source=f"{src}:{folder.name}",
-        rows_in_bundle={t.name: t.rows for t in manifest.tables}, rows_added=added,
-    )  # fmt: skip
+        report = ImportReport(
+            bundle_id=manifest.bundle_id, source=f"{src}:{folder.name}",
+            rows_in_bundle={t.name: t.rows for t in manifest.tables}, rows_added=added,
+        )  # fmt: skip
+        if dry_run:
+            raise _RolledBack(report)
+    return report
 
 
 def _insert(conn: sqlite3.Connection, table: str, row: dict[str, Any]) -> None:
