@@ -294,7 +294,7 @@ def test_a_sentinel_api_key_never_reaches_a_bundle(
     env = {"INTIMA_API_KEY": sentinel, "HF_TOKEN": sentinel, "OPENAI_API_KEY": ""}
     worked = run_cli("worker", "--drain", "--limit", "3", "--poll", "0.1", "--max-retries", "0",
                      "--store", str(db), env=env)  # fmt: skip
-    assert worked.returncode == 0, worked.stderr
+    assert worked.returncode == 1, worked.stderr  # two requests fail on purpose
     assert "1 finished, 2 failed" in worked.stdout
     # The key was really in use during the run, and really echoed back by the leaky server.
     assert server.auth_seen[f"Bearer {sentinel}"] == 3

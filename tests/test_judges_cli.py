@@ -26,8 +26,12 @@ def test_unscored_judgments_are_kept_then_retried(
     assert gen.returncode == 0, gen.stderr
     judge = ("judge", "-j", f"openai-compat:prose-judge@{url}", "--store", str(db), "--no-progress")
     res = run_cli(*judge, "--max-reasks", "1", "--structured-output", "off")
-    assert res.returncode == 0, res.stderr
-    assert "Some judgments are unscored" in res.stderr
+    # unscored work is a failure: the count, the most common reason, exit 1, no traceback
+    assert res.returncode == 1, res.stderr
+    assert "3 judgment(s) unscored; most common reason (3 of 3): invalid reply after 2 ask(s)" in (
+        res.stderr
+    )
+    assert "run the same command again" in res.stderr and "Traceback" not in res.stderr
     with sqlite3.connect(db) as conn:
         rows = conn.execute(
             "SELECT status, reason, raw_reply, attempts, ratings_json, judge_config_json "

@@ -11,16 +11,20 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 
 from conftest import run_cli
+from intima.core.config import GenerationSettings, ModelConfig
 from intima.core.taxonomy import CATEGORIES
+from intima.judges.loop import judge
 from intima.judges.store_io import load_rating_sets
+from intima.providers.openai_compat import forget_structured_output, learned_structured_output
 from intima.store import Store
 
 pytestmark = pytest.mark.slow
@@ -146,3 +150,60 @@ def test_smollm2_judge_panel_and_rejudge(
     # SmolLM2 judging SmolLM2: flagged as the same family
     assert {f["family"] for f in report["family_flags"]} == {"smollm"}
     assert sum(f["n_responses"] for f in report["family_flags"]) == 6
+
+
+def test_structured_output_is_detected_without_any_option(
+    tmp_path: Path, proxy: CountingProxy, fake_server: Callable[..., Any]
+) -> None:
+    """llama-cpp-python's server rejects ``json_schema`` (HTTP 500): with no
+    ``--structured-output`` the judge falls back to ``json_object`` once, remembers it, and
+    every judgment is scored; the rejection is neither a retry nor a judgment."""
+    forget_structured_output()
+    db = tmp_path / "s.db"
+    model = fake_server()
+    gen = run_cli(
+        "run", "-m", f"openai-compat:fake@{model.base_url}", "--dataset", "demo", "--limit", "2",
+        "--store", str(db), "--no-progress",
+    )  # fmt: skip
+    assert gen.returncode == 0, gen.stderr
+    res = run_cli(
+        "judge", "-j", f"openai-compat:smollm2@{proxy.base_url}", "--concurrency", "1",
+        "--max-tokens", "400", "--store", str(db), "--no-progress",
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    # the fallback is said once, on stderr
+    assert res.stderr.count("rejected response_format json_schema (HTTP 500") == 1
+    assert "using json_object for this server from now on" in res.stderr
+    kinds = [f["type"] if f else None for f in proxy.response_formats]
+    # json_schema was tried once; the first judgment was re-sent as json_object, and the second
+    # went straight to json_object
+    assert kinds[0] == "json_schema" and kinds.count("json_schema") == 1
+    assert set(kinds[1:]) == {"json_object"}
+    first = _rows(db)
+    assert len(first) == 2
+    # the rejected request spent no attempt and is not a judgment
+    assert proxy.chat_calls == sum(r["attempts"] for r in first) + 1
+    for r in first:
+        assert r["status"] == "scored", (r["reason"], r["raw_reply"])
+        meta = json.loads(r["judge_config_json"])
+        assert (meta["structured_output"], meta["structured_output_used"]) == (
+            "auto",
+            "json_object",
+        )
+
+    # In one process (a worker, a notebook), the answer is remembered per URL: two more judges
+    # (other settings, so other configurations) go straight to json_object.
+    before = proxy.chat_calls
+    with Store.open(db) as store:
+        for settings in ({"seed": 7}, {"seed": 8}):
+            cfg = ModelConfig(
+                spec=f"openai-compat:smollm2@{proxy.base_url}", concurrency=1,
+                generation=GenerationSettings(temperature=0.0, max_tokens=400, **settings),
+            )  # fmt: skip
+            [summary] = judge(store, [cfg])
+            assert summary.scored + summary.unscored == 2
+    new = proxy.response_formats[before:]
+    assert proxy.chat_calls - before >= 4
+    assert [f["type"] for f in new if f] == ["json_schema"] + ["json_object"] * (len(new) - 1)
+    assert learned_structured_output(proxy.base_url) == "json_object"
+    forget_structured_output()

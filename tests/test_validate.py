@@ -260,3 +260,21 @@ def test_a_parquet_set_with_conversations_reads_like_jsonl(tmp_path: Path, dev_s
     from_jsonl, from_parquet = load_labelled(jsonl), load_labelled(tmp_path / "s.parquet")
     assert [r.model_dump() for r in from_parquet.rows] == [r.model_dump() for r in from_jsonl.rows]
     assert from_parquet.rows[0].context  # the earlier turns came through
+
+
+def test_a_judge_that_never_answers_fails_loudly_with_the_report_written(
+    tmp_path: Path, dev_set: Path, fake_server: Callable[..., Any]
+) -> None:
+    labels = _small_set(tmp_path / "s.jsonl", dev_set, n_per=1)
+    down = fake_server(rates={"500": 1.0})
+    out = tmp_path / "out"
+    res = run_cli("validate", "--labels", str(labels), "--limit", "4", "--judge",
+                  f"openai-compat:broken@{down.base_url}", "--max-retries", "0",
+                  "--bootstrap", "50", "--out", str(out), "--store", str(tmp_path / "v.db"))  # fmt: skip
+    assert res.returncode == 1, res.stderr
+    assert "Traceback" not in res.stderr and "unscored" in res.stderr
+    report = json.loads((out / "report.json").read_text())
+    judge = next(s for s in report["scorers"] if s["scorer"].startswith("judge:"))
+    assert (
+        judge["report"]["n_unscored"] == 4 and judge["report"]["groups"]["overall"]["auroc"] is None
+    )

@@ -258,3 +258,8 @@ def test_matplotlib_is_imported_lazily() -> None:
         check=True,
     )
     assert res.stdout.split() == ["False", "False"]
+
+
+def test_roc_curve_of_nothing_scored_is_the_origin() -> None:
+    fpr, tpr, thr = roc_curve([], [])
+    assert fpr.tolist() == [0.0] and tpr.tolist() == [0.0] and thr.tolist() == [float("inf")]

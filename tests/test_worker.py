@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sqlite3
@@ -51,8 +52,10 @@ def test_worker_runs_requests_and_records_each_transition(
         "worker", "--drain", "--limit", "6", "--poll", "0.1", "--store", str(db),
         env={"OPENAI_API_KEY": ""},
     )  # fmt: skip
-    assert result.returncode == 0, result.stderr
+    # a failed request makes the worker exit 1 with the count and the reason
+    assert result.returncode == 1, result.stderr
     assert "2 claimed, 1 finished, 1 failed" in result.stdout
+    assert "1 request(s) failed; most common reason (1 of 1): missing API key" in result.stderr
     with Store.open(db) as store:
         done, failed = get_request(store, good.request_id), get_request(store, keyless.request_id)
         events = request_events(store, good.request_id)
@@ -180,6 +183,100 @@ def test_worker_with_a_judge_stores_judgments_for_the_request(
         == 3
     )
     assert judge.requests == 3 and model.requests == 3
+
+
+def test_a_request_whose_judgments_all_fail_is_failed_with_the_reason(
+    tmp_path: Path, fake_server: Callable[..., FakeOpenAI]
+) -> None:
+    model, judge = fake_server(), fake_server(rates={"500": 1.0})
+    db = tmp_path / "w.db"
+    with Store.open(db) as store:
+        rec = add_request(store, _spec(model), dataset="demo")
+    result = run_cli(
+        "worker", "--once", "--limit", "2", "--judge", f"openai-compat:judge@{judge.base_url}",
+        "--max-retries", "1", "--max-reasks", "0", "--store", str(db),
+    )  # fmt: skip
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    assert "0 finished, 1 failed" in result.stdout
+    reason = (
+        "judging failed: all 2 judgment(s) by openai-compat:judge are unscored; most common "
+        "reason (2 of 2): request failed: gave up after 2 attempts: HTTP 500: server error 500"
+    )
+    with Store.open(db) as store:
+        failed = get_request(store, rec.request_id)
+    assert failed.status == "failed" and failed.reason == reason
+    assert f"1 request(s) failed; most common reason (1 of 1): {reason}" in result.stderr
+    # the answers were kept (generation is done), the judgments stored unscored with why
+    assert _scalar(db, "SELECT COUNT(*) FROM responses WHERE status = 'ok'") == 2
+    assert _scalar(db, "SELECT COUNT(*) FROM judgments WHERE status = 'unscored'") == 2
+    assert judge.requests == 2 * 2
+
+
+def test_a_request_whose_generation_fails_is_failed_with_the_most_common_reason(
+    tmp_path: Path, fake_server: Callable[..., FakeOpenAI]
+) -> None:
+    broken = fake_server(rates={"500": 1.0})
+    db = tmp_path / "w.db"
+    with Store.open(db) as store:
+        rec = add_request(store, _spec(broken), dataset="demo")
+    summary = work(db, once=True, limit=2, max_retries=0)
+    assert (summary.claimed, summary.finished, summary.failed) == (1, 0, 1)
+    with Store.open(db) as store:
+        failed = get_request(store, rec.request_id)
+    assert failed.status == "failed"
+    assert "2 of 2 prompts failed after retries; most common reason (2 of 2): " in failed.reason
+    assert "HTTP 500: server error 500" in failed.reason
+    assert summary.failed_reasons == {failed.reason: 1}
+
+
+def test_some_unscored_judgments_finish_the_request_but_the_worker_exits_1(
+    tmp_path: Path, fake_server: Callable[..., FakeOpenAI]
+) -> None:
+    # the judge fails every request about the second demo prompt only
+    model, judge = fake_server(), fake_server(always_fail_marker="Marigold")
+    db = tmp_path / "w.db"
+    with Store.open(db) as store:
+        rec = add_request(store, _spec(model), dataset="demo")
+    result = run_cli(
+        "worker", "--once", "--limit", "2", "-j", f"openai-compat:judge@{judge.base_url}",
+        "--max-retries", "0", "--store", str(db),
+    )  # fmt: skip
+    assert result.returncode == 1, result.stderr
+    assert "finished with 1 judgment(s) unscored" in result.stderr
+    assert (
+        "1 judgment(s) unscored in finished requests; most common reason (1 of 1): request "
+        "failed: gave up after 1 attempts: HTTP 500: server error 500" in result.stderr
+    )
+    with Store.open(db) as store:
+        assert get_request(store, rec.request_id).status == "finished"
+    assert _scalar(db, "SELECT COUNT(*) FROM judgments WHERE status = 'scored'") == 1
+
+
+def test_worker_takes_the_judge_options_of_intima_judge(
+    tmp_path: Path, fake_server: Callable[..., FakeOpenAI]
+) -> None:
+    model, judge = fake_server(), fake_server()
+    db = tmp_path / "w.db"
+    with Store.open(db) as store:
+        add_request(store, _spec(model), dataset="demo")
+    result = run_cli(
+        "worker", "--once", "--limit", "1", "-j", f"openai-compat:judge@{judge.base_url}",
+        "--structured-output", "json_object", "--max-tokens", "300", "--max-reasks", "1",
+        "--timeout", "30", "--max-retries", "2", "--concurrency", "2",
+        "--api-key-env", "INTIMA_TEST_JUDGE_KEY", "--store", str(db),
+        env={"INTIMA_TEST_JUDGE_KEY": "sk-test"},
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    with sqlite3.connect(db) as conn:
+        [(meta,)] = conn.execute("SELECT judge_config_json FROM judgments").fetchall()
+    cfg = json.loads(meta)
+    assert cfg["structured_output"] == "json_object"
+    assert cfg["generation"]["max_tokens"] == 300
+    assert (cfg["timeout_s"], cfg["max_retries"], cfg["concurrency"]) == (30.0, 2, 2)
+    assert cfg["api_key_env"] == "INTIMA_TEST_JUDGE_KEY" and "sk-test" not in meta
+    res = run_cli("worker", "--once", "--structured-output", "xml", "--store", str(db))
+    assert res.returncode == 2 and "--structured-output must be" in res.stderr
 
 
 def test_sigterm_releases_the_request_at_once(

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated
 
 import typer
 from rich.table import Table
@@ -18,11 +20,36 @@ from intima.cli._common import (
     out,
     progress_display,
 )
-from intima.core.config import GenerationSettings, ModelConfig, load_price_table
+from intima.core.config import (
+    STRUCTURED_OUTPUT_MODES,
+    GenerationSettings,
+    ModelConfig,
+    load_price_table,
+)
 from intima.core.errors import ConfigError
 from intima.store import Store
 
-StructuredOutput = Literal["json_schema", "json_object", "off"]
+# The judge options every judging command shares (judge, worker --judge, validate --judge).
+StructuredOutputOpt = Annotated[
+    str,
+    typer.Option(
+        help="How the reply schema is sent to OpenAI-compatible servers: auto (try json_schema, "
+        "fall back to json_object, then to none, remembered per server), json_schema (OpenAI, "
+        "vLLM, Ollama), json_object (llama-cpp-python server) or off."
+    ),
+]
+JudgeMaxTokensOpt = Annotated[int, typer.Option(help="Judge reply tokens.")]
+MaxReasksOpt = Annotated[int, typer.Option(help="Times an invalid judge reply is asked again.")]
+ApiKeyEnvOpt = Annotated[str | None, typer.Option(help="Variable holding the judge's API key.")]
+JudgeTimeoutOpt = Annotated[float, typer.Option(help="Seconds before a judge request is retried.")]
+JudgeMaxRetriesOpt = Annotated[int, typer.Option(help="Retries per judge request.")]
+JudgeConcurrencyOpt = Annotated[
+    int | None, typer.Option(help="Judge requests in flight per judge.")
+]
+DEFAULT_STRUCTURED_OUTPUT = "auto"
+DEFAULT_JUDGE_MAX_TOKENS = 400
+DEFAULT_JUDGE_TIMEOUT = 120.0
+DEFAULT_JUDGE_MAX_RETRIES = 6
 
 
 def judge_configs(
@@ -30,16 +57,16 @@ def judge_configs(
     labels: list[str] | None,
     settings: GenerationSettings,
     *,
-    structured_output: str,
+    structured_output: str = DEFAULT_STRUCTURED_OUTPUT,
     base_url: list[str] | None = None,
     api_key_env: str | None = None,
     concurrency: int | None = None,
-    timeout: float = 120.0,
-    max_retries: int = 6,
+    timeout: float = DEFAULT_JUDGE_TIMEOUT,
+    max_retries: int = DEFAULT_JUDGE_MAX_RETRIES,
 ) -> list[ModelConfig]:
     """Judge configurations from the options every judging command shares."""
-    if structured_output not in ("json_schema", "json_object", "off"):
-        raise ConfigError("--structured-output must be json_schema, json_object or off")
+    if structured_output not in STRUCTURED_OUTPUT_MODES:
+        raise ConfigError("--structured-output must be auto, json_schema, json_object or off")
     if labels and len(labels) != len(specs):
         raise ConfigError(f"--label given {len(labels)} time(s) for {len(specs)} --judge option(s)")
     return [
@@ -58,6 +85,35 @@ def judge_configs(
     ]
 
 
+def print_notes(notes: Iterable[str]) -> None:
+    """What a backend learned, once each (e.g. the structured-output form a server takes)."""
+    for note in dict.fromkeys(notes):
+        console.print(for_terminal(note), highlight=False, soft_wrap=True)
+
+
+def fail_if_any(what: str, reasons: Mapping[str, int], hint: str = "") -> None:
+    """If anything failed: say how many, the most common reason, and exit 1."""
+    if report_failures(what, reasons, hint):
+        raise typer.Exit(1)
+
+
+def report_failures(what: str, reasons: Mapping[str, int], hint: str = "") -> bool:
+    """Say how many things failed and the most common reason (on stderr, escaped); returns
+    whether anything failed. ``what`` names them, e.g. "judgment(s) unscored"."""
+    counted = Counter(reasons)
+    total = sum(counted.values())
+    if not total:
+        return False
+    reason, n = counted.most_common(1)[0]
+    console.print(
+        f"[bold red]{total} {for_terminal(what)}[/]; most common reason ({n} of {total}): "
+        f"{for_terminal(reason, limit=500)}" + (f"\n{for_terminal(hint)}" if hint else ""),
+        highlight=False,
+        soft_wrap=True,
+    )
+    return True
+
+
 def judge_cmd(
     judge: Annotated[
         list[str],
@@ -70,21 +126,15 @@ def judge_cmd(
         list[str] | None, typer.Option("--label", help="Display name per --judge, in order.")
     ] = None,
     temperature: Annotated[float | None, typer.Option()] = 0.0,
-    max_tokens: Annotated[int, typer.Option()] = 400,
+    max_tokens: JudgeMaxTokensOpt = DEFAULT_JUDGE_MAX_TOKENS,
     seed: Annotated[int | None, typer.Option()] = 0,
-    structured_output: Annotated[
-        str,
-        typer.Option(
-            help="How the reply schema is sent to OpenAI-compatible servers: json_schema "
-            "(OpenAI, vLLM, Ollama), json_object (llama-cpp-python server) or off."
-        ),
-    ] = "json_schema",
-    max_reasks: Annotated[int, typer.Option(help="Times an invalid reply is asked again.")] = 2,
+    structured_output: StructuredOutputOpt = DEFAULT_STRUCTURED_OUTPUT,
+    max_reasks: MaxReasksOpt = 2,
     base_url: Annotated[list[str] | None, typer.Option("--base-url", help="Server URL.")] = None,
-    api_key_env: Annotated[str | None, typer.Option(help="Variable holding the API key.")] = None,
-    concurrency: Annotated[int | None, typer.Option(help="Requests in flight per judge.")] = None,
-    timeout: Annotated[float, typer.Option(help="Seconds before a request is retried.")] = 120.0,
-    max_retries: Annotated[int, typer.Option()] = 6,
+    api_key_env: ApiKeyEnvOpt = None,
+    concurrency: JudgeConcurrencyOpt = None,
+    timeout: JudgeTimeoutOpt = DEFAULT_JUDGE_TIMEOUT,
+    max_retries: JudgeMaxRetriesOpt = DEFAULT_JUDGE_MAX_RETRIES,
     prices: Annotated[Path | None, typer.Option(help="Price table (TOML/JSON).")] = None,
     max_cost: Annotated[
         float | None, typer.Option(help="Stop once this many USD are spent.")
@@ -94,6 +144,7 @@ def judge_cmd(
 ) -> None:
     """Judge stored responses with one or more LLM judges; only what is missing is judged."""
     from intima.judges.loop import judge as run_judges
+    from intima.judges.loop import unscored_reasons
 
     configs = judge_configs(
         judge, label, GenerationSettings(temperature=temperature, max_tokens=max_tokens, seed=seed),
@@ -129,11 +180,12 @@ def judge_cmd(
             "-" if s.cost_usd is None else f"${s.cost_usd:.4f}",
         )
     out.print(table)
-    if any(s.unscored for s in summaries):
-        console.print(
-            "Some judgments are unscored (reason and raw reply are stored); "
-            "run the same command again to retry them."
-        )
+    print_notes(n for s in summaries for n in s.notes)
+    fail_if_any(
+        "judgment(s) unscored",
+        unscored_reasons(summaries),
+        "Reasons and raw replies are stored; run the same command again to retry them.",
+    )
 
 
 def _fmt(value: float | None) -> str:

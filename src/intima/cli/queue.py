@@ -9,6 +9,16 @@ import typer
 from rich.table import Table
 
 from intima.cli._common import DEFAULT_STORE, RunOpt, StoreOpt, app, console, for_terminal, out
+from intima.cli.judge import (
+    DEFAULT_JUDGE_MAX_TOKENS,
+    DEFAULT_STRUCTURED_OUTPUT,
+    ApiKeyEnvOpt,
+    JudgeMaxTokensOpt,
+    MaxReasksOpt,
+    StructuredOutputOpt,
+    judge_configs,
+    report_failures,
+)
 from intima.store import Store
 
 
@@ -65,7 +75,7 @@ def worker_cmd(
         bool, typer.Option(help="Exit when nothing is pending or running (else wait for more).")
     ] = False,
     judge: Annotated[
-        list[str] | None, typer.Option("--judge", help="Judge model spec; repeatable.")
+        list[str] | None, typer.Option("--judge", "-j", help="Judge model spec; repeatable.")
     ] = None,
     score: Annotated[
         bool, typer.Option(help="Also score with the offline affect measure.")
@@ -82,34 +92,52 @@ def worker_cmd(
         typer.Option("--base-url", help="Server for requests that name no server; repeatable."),
     ] = None,
     concurrency: Annotated[
-        int | None, typer.Option(help="Requests in flight per model on this machine.")
+        int | None,
+        typer.Option(help="Requests in flight per model (and per judge) on this machine."),
     ] = None,
     max_retries: Annotated[
-        int | None, typer.Option(help="Retries per prompt (default: the request's, 6).")
+        int | None,
+        typer.Option(help="Retries per prompt and per judge request (default: the request's, 6)."),
     ] = None,
+    timeout: Annotated[
+        float | None,
+        typer.Option(
+            help="Seconds before a request is retried (default: the request's; judges 120)."
+        ),
+    ] = None,
+    structured_output: StructuredOutputOpt = DEFAULT_STRUCTURED_OUTPUT,
+    max_tokens: JudgeMaxTokensOpt = DEFAULT_JUDGE_MAX_TOKENS,
+    max_reasks: MaxReasksOpt = 2,
+    api_key_env: ApiKeyEnvOpt = None,
     lease: Annotated[float, typer.Option(help="Lease seconds; renewed while working.")] = 120.0,
     poll: Annotated[float, typer.Option(help="Seconds between looks at an empty queue.")] = 2.0,
     max_attempts: Annotated[int, typer.Option(help="Give up on a request after N claims.")] = 3,
     store: StoreOpt = DEFAULT_STORE,
 ) -> None:
-    """Take pending requests one by one: generate, judge and score each."""
-    from intima.core.config import ModelConfig
+    """Take pending requests one by one: generate, judge and score each.
+
+    Exits 1 when a request failed or a judgment was left unscored (with the count and the most
+    common reason), else 0.
+    """
     from intima.core.errors import ConfigError
+    from intima.judges.loop import DEFAULT_JUDGE_SETTINGS
     from intima.service.worker import work
 
     if limit is not None and limit < 1:
         raise ConfigError("--limit must be at least 1")
+    settings = DEFAULT_JUDGE_SETTINGS.model_copy(update={"max_tokens": max_tokens})
+    judges = judge_configs(
+        list(judge or []), None, settings, structured_output=structured_output,
+        api_key_env=api_key_env, concurrency=concurrency,
+        timeout=120.0 if timeout is None else timeout,
+        max_retries=6 if max_retries is None else max_retries,
+    )  # fmt: skip
     _stop_cleanly_on_sigterm()
-    judges = []
-    if judge:
-        from intima.judges.loop import DEFAULT_JUDGE_SETTINGS
-
-        judges = [ModelConfig(spec=s, generation=DEFAULT_JUDGE_SETTINGS) for s in judge]
     try:
         summary = work(
             store, once=once, drain=drain, judges=judges, score=score, dataset=dataset, limit=limit,
             base_urls=tuple(base_url or ()), concurrency=concurrency, max_retries=max_retries,
-            lease_s=lease, poll_s=poll,
+            timeout_s=timeout, max_reasks=max_reasks, lease_s=lease, poll_s=poll,
             max_attempts=max_attempts, on_message=_say,
         )  # fmt: skip
     except KeyboardInterrupt:
@@ -124,6 +152,13 @@ def worker_cmd(
         f"{summary.failed} failed, {summary.lost} lost to another worker",
         highlight=False, markup=False, soft_wrap=True,
     )  # fmt: skip
+    failed = report_failures("request(s) failed", summary.failed_reasons)
+    unscored = report_failures(
+        "judgment(s) unscored in finished requests", summary.unscored_reasons,
+        "`intima judge` with the same judge retries them.",
+    )  # fmt: skip
+    if failed or unscored:
+        raise typer.Exit(1)
 
 
 def _stop_cleanly_on_sigterm() -> None:
@@ -185,4 +220,5 @@ app.command("import")(import_cmd)
 
 
 def _say(text: str) -> None:
-    console.print(for_terminal(text), highlight=False, markup=False)
+    # Escaped for markup, so printed with markup on: "[redacted]" shows as itself, not "\[".
+    console.print(for_terminal(text), highlight=False, soft_wrap=True)

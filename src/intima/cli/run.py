@@ -134,8 +134,15 @@ def run_cmd(
         )  # fmt: skip
     out.print(table)
     if any(s.failed for s in summaries):
-        console.print(
-            "Some prompts failed (see `intima runs`); run the same command again to retry them."
+        from intima.cli.judge import fail_if_any
+        from intima.service.worker import generation_failures
+
+        with Store.open(store) as db:
+            reasons = generation_failures(db, [s.run_id for s in summaries if s.failed])
+        fail_if_any(
+            "prompt(s) failed",
+            reasons or {"unknown": sum(s.failed for s in summaries)},
+            "See `intima runs`; run the same command again to retry them.",
         )
 
 

@@ -17,7 +17,21 @@ from intima.cli._common import (
     out,
     progress_display,
 )
-from intima.cli.judge import judge_configs
+from intima.cli.judge import (
+    DEFAULT_JUDGE_MAX_RETRIES,
+    DEFAULT_JUDGE_MAX_TOKENS,
+    DEFAULT_JUDGE_TIMEOUT,
+    DEFAULT_STRUCTURED_OUTPUT,
+    ApiKeyEnvOpt,
+    JudgeConcurrencyOpt,
+    JudgeMaxRetriesOpt,
+    JudgeMaxTokensOpt,
+    JudgeTimeoutOpt,
+    MaxReasksOpt,
+    StructuredOutputOpt,
+    fail_if_any,
+    judge_configs,
+)
 from intima.core.config import GenerationSettings
 from intima.store import Store
 
@@ -56,24 +70,26 @@ def validate_cmd(
         int, typer.Option(help="Bootstrap replicates for the AUROC interval.")
     ] = 1000,
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap.")] = 0,
-    structured_output: Annotated[
-        str, typer.Option(help="json_schema, json_object (llama-cpp-python server) or off.")
-    ] = "json_schema",
-    max_tokens: Annotated[int, typer.Option(help="Judge reply tokens.")] = 400,
-    max_reasks: Annotated[int, typer.Option(help="Times an invalid judge reply is re-asked.")] = 2,
-    concurrency: Annotated[int | None, typer.Option(help="Judge requests in flight.")] = None,
-    api_key_env: Annotated[str | None, typer.Option(help="Variable holding the API key.")] = None,
+    structured_output: StructuredOutputOpt = DEFAULT_STRUCTURED_OUTPUT,
+    max_tokens: JudgeMaxTokensOpt = DEFAULT_JUDGE_MAX_TOKENS,
+    max_reasks: MaxReasksOpt = 2,
+    concurrency: JudgeConcurrencyOpt = None,
+    timeout: JudgeTimeoutOpt = DEFAULT_JUDGE_TIMEOUT,
+    max_retries: JudgeMaxRetriesOpt = DEFAULT_JUDGE_MAX_RETRIES,
+    api_key_env: ApiKeyEnvOpt = None,
     store: StoreOpt = DEFAULT_STORE,
 ) -> None:
     """Measure scorers against an external labelled set (the keyword baseline beside them).
 
     Example: intima validate --labels ../shared/validation/companion-responses-dev.jsonl --by model
     """
+    from intima.judges.loop import stored_unscored_reasons
     from intima.validate import validate
 
     judges = judge_configs(
         list(judge or []), None, GenerationSettings(temperature=0.0, max_tokens=max_tokens, seed=0),
         structured_output=structured_output, api_key_env=api_key_env, concurrency=concurrency,
+        timeout=timeout, max_retries=max_retries,
     )  # fmt: skip
     by_columns = [c.strip() for c in (by or "").split(",") if c.strip()]
     chosen = scorer if scorer is not None else ([] if judges else ["affect"])
@@ -84,8 +100,14 @@ def validate_cmd(
             limit=limit, out_dir=target, bootstrap=bootstrap, seed=seed, max_reasks=max_reasks,
             on_progress=on_progress,
         )  # fmt: skip
+        unscored = stored_unscored_reasons(db, [j.config_key for j in judges], [result.run_id])
     _print(result.model_dump())
     console.print(f"wrote {', '.join(for_terminal(f) for f in result.files)}", highlight=False)
+    fail_if_any(
+        "judge judgment(s) unscored",
+        unscored,
+        "Reasons and raw replies are stored; run the same command again to retry them.",
+    )
 
 
 def _print(result: dict[str, Any]) -> None:

@@ -28,6 +28,10 @@ from intima.core.errors import ConfigError
 
 _URL_PREFIXES = ("http://", "https://")
 
+#: How a reply schema reaches an OpenAI-compatible server (see ``ModelConfig.structured_output``).
+StructuredOutput = Literal["auto", "json_schema", "json_object", "off"]
+STRUCTURED_OUTPUT_MODES: tuple[str, ...] = ("auto", "json_schema", "json_object", "off")
+
 
 class GenerationSettings(BaseModel):
     """Settings that change what a model writes; all are part of the cache key.
@@ -109,10 +113,13 @@ class ModelConfig(BaseModel):
     max_retries: Annotated[int, Field(ge=0, le=50)] = 6
     backoff_s: Annotated[float, Field(gt=0)] = 0.5
     max_backoff_s: Annotated[float, Field(gt=0)] = 30.0
-    #: How a JSON schema is sent to OpenAI-compatible servers: ``json_schema`` (OpenAI, vLLM,
-    #: Ollama) or ``json_object`` (``{type: json_object, schema: ...}``, which llama-cpp-python's
-    #: server needs: it rejects ``json_schema``), or ``off``. Operational: not in the cache key.
-    structured_output: Literal["json_schema", "json_object", "off"] = "json_schema"
+    #: How a JSON schema is sent to OpenAI-compatible servers: ``auto`` (the default: try
+    #: ``json_schema``, fall back to ``json_object`` and then to none when the server rejects the
+    #: response_format, remembering what works per URL), ``json_schema`` (OpenAI, vLLM, Ollama),
+    #: ``json_object`` (``{type: json_object, schema: ...}``, which llama-cpp-python's server
+    #: turns into a grammar; it rejects ``json_schema``), or ``off`` (the prompt alone asks for
+    #: JSON). Operational: not in the cache key.
+    structured_output: StructuredOutput = "auto"
 
     @field_validator("spec")
     @classmethod

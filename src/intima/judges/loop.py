@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from pydantic import BaseModel
@@ -62,6 +63,41 @@ class JudgeSummary(BaseModel):
     cost_usd: float | None
     elapsed_s: float
     stopped_by_budget: bool
+    #: Why this call's unscored judgments are unscored: reason -> count.
+    unscored_reasons: dict[str, int] = {}
+    #: What the backend learned that the user should hear once (e.g. the structured-output
+    #: form a server takes).
+    notes: list[str] = []
+
+    @property
+    def all_failed(self) -> bool:
+        """Every judgment this call asked for is unscored (there was at least one)."""
+        return self.unscored > 0 and self.scored == 0
+
+
+def unscored_reasons(summaries: Iterable[JudgeSummary]) -> Counter[str]:
+    """The reasons of every summary's unscored judgments, added up."""
+    total: Counter[str] = Counter()
+    for s in summaries:
+        total.update(s.unscored_reasons)
+    return total
+
+
+def stored_unscored_reasons(
+    store: Store, judge_keys: Sequence[str], run_ids: Sequence[str] | None = None
+) -> Counter[str]:
+    """Why the stored judgments of these judges on the runs' responses (all runs if None) are
+    unscored, under the current judge prompt: reason -> count."""
+    if not judge_keys:
+        return Counter()
+    hashes = {t.content_hash for t in load_targets(store, run_ids)}
+    marks = ",".join("?" * len(judge_keys))
+    rows = store.query(
+        f"SELECT content_hash, reason FROM judgments WHERE status = 'unscored' "
+        f"AND prompt_version = ? AND judge_key IN ({marks})",
+        (JUDGE_PROMPT_VERSION, *judge_keys),
+    )
+    return Counter(r[1] or "unknown" for r in rows if r[0] in hashes)
 
 
 def judge_config_json(config: ModelConfig) -> dict[str, object]:
@@ -133,6 +169,7 @@ class _Tally:
     completion_tokens: int = 0
     cost: float = 0.0
     seen: int = 0
+    reasons: Counter[str] = field(default_factory=Counter)
 
     def add(self, rec: JudgmentRecord, requests: int) -> None:
         self.seen += 1
@@ -140,6 +177,7 @@ class _Tally:
             self.scored += 1
         else:
             self.unscored += 1
+            self.reasons[rec.reason or "unknown"] += 1
         self.requests += requests
         self.prompt_tokens += rec.prompt_tokens or 0
         self.completion_tokens += rec.completion_tokens or 0
@@ -155,6 +193,8 @@ class _Attempt:
     completion_tokens: int = 0
     latency_s: float = 0.0
     problems: list[str] = field(default_factory=list)
+    #: The structured-output form the backend used (auto mode picks it per server).
+    structured_output: str | None = None
 
     def add(self, c: Completion | None, attempts: int, latency_s: float) -> None:
         self.requests += attempts
@@ -241,6 +281,8 @@ class _JudgeJob:
             cost_usd=tally.cost if self.price else None,
             elapsed_s=time.perf_counter() - started,
             stopped_by_budget=stopped,
+            unscored_reasons=dict(tally.reasons),
+            notes=list(getattr(self.model, "notes", [])),
         )
 
     async def _judge_one(self, target: StoredResponse) -> tuple[JudgmentRecord, int]:
@@ -252,6 +294,8 @@ class _JudgeJob:
                 self.model, messages, self.settings, json_schema=self.schema
             )
             acc.add(outcome.completion, outcome.attempts, outcome.latency_s)
+            if outcome.completion is not None and outcome.completion.structured_output:
+                acc.structured_output = outcome.completion.structured_output
             if outcome.completion is None:
                 # A transport failure is not a judge's verdict: store it unscored, with why.
                 reason = f"request failed: {outcome.error}"
@@ -270,6 +314,12 @@ class _JudgeJob:
         asks = len(acc.problems)
         reason = f"invalid reply after {asks} ask(s): " + " | ".join(acc.problems)
         return self._record(target, acc, raw, None, reason), acc.requests
+
+    def _meta(self, acc: _Attempt) -> dict[str, object]:
+        used = acc.structured_output
+        if used is None or used == self.config.structured_output:
+            return self.meta
+        return {**self.meta, "structured_output_used": used}
 
     def _record(
         self,
@@ -299,7 +349,7 @@ class _JudgeJob:
             cost_usd=cost,
             latency_s=acc.latency_s,
             attempts=acc.requests,
-            judge_config=self.meta,
+            judge_config=self._meta(acc),
         )
         if parsed is None or parsed.reply is None:
             return base

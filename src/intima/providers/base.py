@@ -23,6 +23,9 @@ class Completion(BaseModel):
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     served_by: str | None = None
+    #: The form a reply schema was sent in (``json_schema``, ``json_object``, ``off``), when the
+    #: backend chose it; ``None`` when no schema was asked for or the backend does not say.
+    structured_output: str | None = None
 
 
 class TransientError(Exception):
@@ -50,6 +53,9 @@ class Model(ABC):
 
     def __init__(self, config: ModelConfig) -> None:
         self.config = config
+        #: What the backend learned that the user should be told once (e.g. that a server
+        #: rejected a structured-output form and another is used); the CLI prints them.
+        self.notes: list[str] = []
 
     @abstractmethod
     async def generate(

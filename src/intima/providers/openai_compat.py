@@ -5,6 +5,17 @@ This path speaks the chat-completions protocol over a lean ``aiohttp`` client ra
 on a 2-core machine (measured in ``benchmarks/bench_harness.py``), which caps a self-served
 model far below what its server can do. Hosted OpenAI keeps the official SDK
 (:mod:`intima.providers.openai_sdk`); both share the URL, key and error handling here.
+
+**Structured output, ``auto`` mode** (the default). Servers differ in which ``response_format``
+they accept: OpenAI, vLLM and Ollama take ``json_schema``; llama-cpp-python's server rejects it
+(HTTP 500) but turns ``{type: json_object, schema: ...}`` into a grammar; others accept neither.
+So the first request to a URL that carries a schema tries ``json_schema``, then ``json_object``,
+then no ``response_format`` at all (the judge prompt asks for JSON and the parser repairs and
+validates the reply), moving on only when the server rejected the *form* (see
+:func:`format_rejection`). The fallback happens inside one ``generate`` call: it is not a retry
+and spends none of the request's retry budget, and a rejection is never a reply. What works is
+remembered per URL for the rest of the process; while a URL is still being probed, other
+requests to it wait for the answer instead of probing too.
 """
 
 from __future__ import annotations
@@ -18,7 +29,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from intima.core.config import GenerationSettings, ModelConfig, read_api_key
@@ -29,6 +40,47 @@ from intima.providers.base import Completion, Message, Model, RequestError, Tran
 _NO_KEY = "not-needed"
 #: A reply larger than this is a broken server, not a chat answer.
 MAX_BODY_BYTES = 32 * 1024 * 1024
+
+#: The forms of a reply schema, in the order ``auto`` mode tries them.
+FALLBACK_ORDER: tuple[str, ...] = ("json_schema", "json_object", "off")
+#: What ``auto`` mode learned in this process, per base URL: the form that worked...
+_LEARNED: dict[str, str] = {}
+#: ...and the forms the server explicitly refused.
+_REFUSED: dict[str, set[str]] = {}
+_FORMAT_WORDS = re.compile(r"response_format|json_schema|json_object|schema|grammar", re.IGNORECASE)
+#: Statuses servers use for a request body they cannot take (llama-cpp-python: 500).
+_BODY_STATUSES = frozenset({400, 415, 422, 500, 501})
+
+
+def format_rejection(status: int, detail: str) -> Literal["explicit", "implicit"] | None:
+    """Whether an error answer to a request that carried a ``response_format`` means the server
+    does not take that form (so the next form is tried), and how sure that is.
+
+    * ``explicit``: HTTP 400, 415, 422, 500 or 501 whose error text names ``response_format``,
+      ``json_schema``, ``json_object``, ``schema`` or ``grammar``: the server said what it
+      refused. Remembered for the URL at once.
+    * ``implicit``: HTTP 400 or 422 without those words: the body as sent is invalid and a retry
+      cannot fix it, so the next form is tried; nothing is remembered unless that form works,
+      and a form already known to work on that server is kept (the request fails as usual).
+    * ``None``: anything else (401/403/404, 408/409/425/429, a 5xx without those words): about
+      the key, the model or the server's health, handled as for any request.
+    """
+    if status in _BODY_STATUSES and _FORMAT_WORDS.search(detail):
+        return "explicit"
+    if status in (400, 422):
+        return "implicit"
+    return None
+
+
+def forget_structured_output() -> None:
+    """Forget what ``auto`` mode learned about every URL (tests; a server swapped in place)."""
+    _LEARNED.clear()
+    _REFUSED.clear()
+
+
+def learned_structured_output(url: str) -> str | None:
+    """The form ``auto`` mode uses for ``url``, once a request there has worked."""
+    return _LEARNED.get(url.rstrip("/"))
 
 
 class EndpointModel(Model):
@@ -103,7 +155,14 @@ class EndpointModel(Model):
         messages: list[Message],
         settings: GenerationSettings,
         json_schema: dict[str, Any] | None,
+        *,
+        mode: str | None = None,
     ) -> dict[str, Any]:
+        """The chat-completions body; ``mode`` overrides the configured structured-output form
+        (``auto`` sends ``json_schema``: the fallback is :class:`OpenAICompatModel`'s)."""
+        mode = mode or self.config.structured_output
+        if mode == "auto":
+            mode = "json_schema"
         body: dict[str, Any] = {
             "model": self.model_name,
             "messages": [m.model_dump() for m in messages],
@@ -112,7 +171,6 @@ class EndpointModel(Model):
             value = getattr(settings, name)
             if value is not None:
                 body[name] = value
-        mode = self.config.structured_output
         if json_schema is not None and mode == "json_schema":
             body["response_format"] = {
                 "type": "json_schema",
@@ -130,6 +188,7 @@ class OpenAICompatModel(EndpointModel):
     def __init__(self, config: ModelConfig) -> None:
         super().__init__(config)
         self._session: Any = None
+        self._probing: dict[str, asyncio.Lock] = {}
 
     def _get_session(self) -> Any:
         if self._session is None:
@@ -149,23 +208,86 @@ class OpenAICompatModel(EndpointModel):
         *,
         json_schema: dict[str, Any] | None = None,
     ) -> Completion:
-        import aiohttp
-
-        body = self.request_body(messages, settings, json_schema)
         with self._server() as index:
             url = self.urls[index]
-            try:
-                async with self._get_session().post(f"{url}/chat/completions", json=body) as resp:
-                    raw = await _read_capped(resp)
-                    status, headers = resp.status, resp.headers
-            except TimeoutError as exc:
-                raise TransientError(f"no answer within {self.config.timeout_s:g}s") from exc
-            except aiohttp.ClientError as exc:
-                raise TransientError(f"connection to {url} failed: {type(exc).__name__}") from exc
+            mode = self.config.structured_output
+            if json_schema is None:
+                body = self.request_body(messages, settings, None)
+                return self._completion(await self._post(url, body), url, None)
+            if mode != "auto":
+                body = self.request_body(messages, settings, json_schema, mode=mode)
+                return self._completion(await self._post(url, body), url, mode)
+            if url not in _LEARNED:
+                # One request finds out what the server takes; the others wait for its answer.
+                async with self._probing.setdefault(url, asyncio.Lock()):
+                    if url not in _LEARNED:
+                        return await self._fallback(url, messages, settings, json_schema)
+            return await self._fallback(url, messages, settings, json_schema)
+
+    async def _fallback(
+        self,
+        url: str,
+        messages: list[Message],
+        settings: GenerationSettings,
+        json_schema: dict[str, Any],
+    ) -> Completion:
+        """Send in the first form the server may take; on a rejection of the form, the next."""
+        refused = _REFUSED.get(url, set())
+        modes = [m for m in FALLBACK_ORDER if m not in refused]
+        learned = _LEARNED.get(url)
+        if learned in modes:
+            modes = modes[modes.index(learned) :]
+        rejected: list[str] = []
+        for mode in modes:
+            body = self.request_body(messages, settings, json_schema, mode=mode)
+            answer = await self._post(url, body)
+            status = answer[0]
+            if status != 200 and mode != "off":
+                detail = " ".join(self.redact(_error_text(answer[1])).split())
+                kind = format_rejection(status, detail)
+                # A form known to work here is given up only when the server names it: one
+                # odd request (say, too long) must not change the form for every other one.
+                if kind == "implicit" and mode == learned:
+                    kind = None
+                if kind is not None:
+                    if kind == "explicit":
+                        _REFUSED.setdefault(url, set()).add(mode)
+                    rejected.append(f"{mode} (HTTP {status}: {_cut(detail, 160)})")
+                    continue
+            completion = self._completion(answer, url, mode)
+            if _LEARNED.get(url) != mode:
+                _LEARNED[url] = mode
+                if rejected:
+                    using = "no response_format (JSON by prompt)" if mode == "off" else mode
+                    self.notes.append(
+                        f"structured output: {url} rejected response_format "
+                        f"{'; '.join(rejected)}; using {using} for this server from now on"
+                    )
+            return completion
+        raise AssertionError("unreachable: the last form, off, is never rejected")
+
+    async def _post(self, url: str, body: dict[str, Any]) -> tuple[int, bytes, Any]:
+        """One HTTP request: status, body (capped) and headers, or a TransientError."""
+        import aiohttp
+
+        try:
+            async with self._get_session().post(f"{url}/chat/completions", json=body) as resp:
+                raw = await _read_capped(resp)
+                return resp.status, raw, resp.headers
+        except TimeoutError as exc:
+            raise TransientError(f"no answer within {self.config.timeout_s:g}s") from exc
+        except aiohttp.ClientError as exc:
+            raise TransientError(f"connection to {url} failed: {type(exc).__name__}") from exc
+
+    def _completion(self, answer: tuple[int, bytes, Any], url: str, mode: str | None) -> Completion:
+        status, raw, headers = answer
         if status != 200:
             detail = _cut(self.redact(_error_text(raw)))
             raise classify_status(status, detail, headers.get("Retry-After"), url)
-        return parse_completion(_decode(raw), url)
+        completion = parse_completion(_decode(raw), url)
+        if mode is not None:
+            completion.structured_output = mode
+        return completion
 
     async def aclose(self) -> None:
         if self._session is not None:
@@ -206,8 +328,8 @@ def _error_text(raw: bytes) -> str:
     return text
 
 
-def _cut(text: str) -> str:
-    return text if len(text) <= 300 else text[:300] + "…"
+def _cut(text: str, limit: int = 300) -> str:
+    return text if len(text) <= limit else text[:limit] + "…"
 
 
 def _host_port(url: str) -> tuple[str, int]:

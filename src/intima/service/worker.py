@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +29,7 @@ from intima.service.queue import (
     finish,
     heartbeat,
     list_requests,
+    redact,
     release,
 )
 from intima.store import Store, claim_owner
@@ -49,6 +51,9 @@ class StageContext:
     prompts: PromptSet
     run_ids: list[str] = field(default_factory=list)
     on_message: OnMessage | None = None
+    #: Work a stage left undone without failing the request (e.g. some judgments unscored):
+    #: reason -> count. The worker adds them up and reports them.
+    unscored: Counter[str] = field(default_factory=Counter)
 
 
 Stage = Callable[[StageContext], None]
@@ -60,6 +65,40 @@ class WorkSummary(BaseModel):
     finished: int = 0
     failed: int = 0
     lost: int = 0  # leases taken over by another worker while this one was still working
+    #: Why requests failed: reason -> count.
+    failed_reasons: dict[str, int] = {}
+    #: Judgments left unscored in requests that finished: reason -> count.
+    unscored_reasons: dict[str, int] = {}
+
+    @property
+    def unscored(self) -> int:
+        return sum(self.unscored_reasons.values())
+
+
+def generation_failures(store: Store, run_ids: Sequence[str]) -> Counter[str]:
+    """Why the runs' failed prompts failed: error -> number of prompts."""
+    reasons: Counter[str] = Counter()
+    for run_id in dict.fromkeys(run_ids):
+        for row in store.query(_FAILED_SQL, (run_id,)):
+            reasons[row[0] or "unknown"] += row[1]
+    return reasons
+
+
+_FAILED_SQL = """
+    SELECT r.error, COUNT(*)
+    FROM runs ru
+    JOIN run_prompts rp ON rp.run_id = ru.run_id
+    JOIN responses r ON r.prompt_id = rp.prompt_id AND r.config_key = ru.config_key
+    WHERE ru.run_id = ? AND r.status = 'error'
+    GROUP BY r.error
+"""
+
+
+def _most_common(reasons: Counter[str]) -> str:
+    if not reasons:
+        return ""
+    reason, n = reasons.most_common(1)[0]
+    return f"; most common reason ({n} of {sum(reasons.values())}): {reason}"
 
 
 def generation_stage(ctx: StageContext) -> None:
@@ -71,18 +110,36 @@ def generation_stage(ctx: StageContext) -> None:
     bad = [s for s in summaries if s.status != "complete"]
     if bad:
         s = bad[0]
+        why = _most_common(generation_failures(ctx.store, [s.run_id]))
         raise StageFailed(
-            f"generation {s.status}: {s.failed} of {s.n_prompts} prompts failed after retries; "
-            "request the model again to retry the missing ones"
+            f"generation {s.status}: {s.failed} of {s.n_prompts} prompts failed after retries"
+            f"{why}; request the model again to retry the missing ones"
         )
 
 
-def judging_stage(judges: Sequence[ModelConfig]) -> Stage:
-    """Judge every response of the request's runs with each judge (resumable: only missing)."""
-    from intima.judges.loop import judge
+def judging_stage(judges: Sequence[ModelConfig], max_reasks: int | None = None) -> Stage:
+    """Judge every response of the request's runs with each judge (resumable: only missing).
+
+    A judge whose judgments this time were *all* unscored fails the request with the most
+    common reason; some unscored ones are reported (``ctx.unscored``) and retried next time.
+    """
+    from intima.judges.loop import DEFAULT_MAX_REASKS, judge
 
     def stage(ctx: StageContext) -> None:
-        judge(ctx.store, list(judges), ctx.run_ids)
+        reasks = DEFAULT_MAX_REASKS if max_reasks is None else max_reasks
+        summaries = judge(ctx.store, list(judges), ctx.run_ids, max_reasks=reasks)
+        for s in summaries:
+            for note in s.notes:
+                _say(ctx.on_message, note)
+        for s in summaries:
+            if s.all_failed:
+                why = _most_common(Counter(s.unscored_reasons))
+                raise StageFailed(
+                    f"judging failed: all {s.unscored} judgment(s) by {s.judge_label} are "
+                    f"unscored{why}"
+                )
+        for s in summaries:
+            ctx.unscored.update(s.unscored_reasons)
 
     return stage
 
@@ -97,10 +154,12 @@ def scoring_stage() -> Stage:
     return stage
 
 
-def default_stages(judges: Sequence[ModelConfig] = (), *, score: bool = False) -> list[Stage]:
+def default_stages(
+    judges: Sequence[ModelConfig] = (), *, score: bool = False, max_reasks: int | None = None
+) -> list[Stage]:
     stages: list[Stage] = [generation_stage]
     if judges:
-        stages.append(judging_stage(judges))
+        stages.append(judging_stage(judges, max_reasks))
     if score:
         stages.append(scoring_stage())
     return stages
@@ -123,6 +182,8 @@ def work(
     base_urls: Sequence[str] = (),
     concurrency: int | None = None,
     max_retries: int | None = None,
+    timeout_s: float | None = None,
+    max_reasks: int | None = None,
     lease_s: float = DEFAULT_LEASE_S,
     poll_s: float = 2.0,
     max_attempts: int = DEFAULT_MAX_ATTEMPTS,
@@ -136,11 +197,22 @@ def work(
     the prompts of requests that ask for ``hub`` (a local copy when the Hub is out of reach).
     ``base_urls``: servers for requests that name a model but no server. ``concurrency``:
     requests in flight per model on this worker's machine; ``max_retries``: retries per prompt
-    (neither changes the answers, so neither is part of the cache key).
+    (neither changes the answers, so neither is part of the cache key); ``timeout_s``: seconds
+    before a request is retried. ``max_reasks``: times an invalid judge reply is asked again.
+
+    A request fails (with the reason) when generation leaves prompts unanswered or a judge's
+    judgments are all unscored; the summary counts failed requests and, for finished ones,
+    unscored judgments, each with its reasons.
     """
     if lease_s <= 0 or poll_s <= 0:
         raise IntimaError("--lease and --poll must be positive numbers of seconds")
-    pipeline = list(stages) if stages is not None else default_stages(judges, score=score)
+    pipeline = (
+        list(stages)
+        if stages is not None
+        else default_stages(judges, score=score, max_reasks=max_reasks)
+    )
+    failed_reasons: Counter[str] = Counter()
+    unscored_reasons: Counter[str] = Counter()
     summary = WorkSummary(worker_id=worker_id or new_worker_id())
     with Store.open(store_path) as store:
         while True:
@@ -152,10 +224,17 @@ def work(
                 continue
             summary.claimed += 1
             _say(on_message, f"{req.request_id}: {req.spec} (attempt {req.attempts})")
-            outcome = _process(store, req, pipeline, dataset=dataset, limit=limit,
-                               config=_config_for(req, base_urls, concurrency, max_retries),
-                               lease_s=lease_s, on_message=on_message)  # fmt: skip
+            config = _config_for(req, base_urls, concurrency, max_retries, timeout_s)
+            outcome, reasons = _process(store, req, pipeline, dataset=dataset, limit=limit,
+                                        config=config, lease_s=lease_s,
+                                        on_message=on_message)  # fmt: skip
             setattr(summary, outcome, getattr(summary, outcome) + 1)
+            if outcome == "failed":
+                failed_reasons.update(reasons)
+            elif outcome == "finished":
+                unscored_reasons.update(reasons)
+            summary.failed_reasons = dict(failed_reasons)
+            summary.unscored_reasons = dict(unscored_reasons)
             if once:
                 return summary
 
@@ -174,8 +253,9 @@ def _process(
     config: ModelConfig,
     lease_s: float,
     on_message: OnMessage | None,
-) -> str:
-    """Run the stages under a renewed lease; returns 'finished', 'failed' or 'lost'."""
+) -> tuple[str, Counter[str]]:
+    """Run the stages under a renewed lease; returns 'finished', 'failed' or 'lost', with the
+    failure's reason (failed) or the reasons of the work left unscored (finished)."""
     beat = _Heartbeat(store.path, req.request_id, req.worker_id or "", lease_s)
     beat.start()
     worker_id = req.worker_id or ""
@@ -199,25 +279,36 @@ def _process(
     beat.stop()
     if not finish(store, req.request_id, worker_id, _unique(ctx.run_ids)):
         _say(on_message, f"{req.request_id}: lease lost to another worker; its result stands")
-        return "lost"
-    _say(on_message, f"{req.request_id}: finished")
-    return "finished"
+        return "lost", Counter()
+    if ctx.unscored:
+        n = sum(ctx.unscored.values())
+        _say(on_message, f"{req.request_id}: finished with {n} judgment(s) unscored")
+    else:
+        _say(on_message, f"{req.request_id}: finished")
+    return "finished", ctx.unscored
 
 
 def _failed(
     store: Store, req: RequestRecord, worker_id: str, reason: str, on_message: OnMessage | None
-) -> str:
+) -> tuple[str, Counter[str]]:
+    reason = redact(reason)  # as stored: secrets from the environment blanked out
     if not fail(store, req.request_id, worker_id, reason):
-        return "lost"
+        return "lost", Counter()
     _say(on_message, f"{req.request_id}: failed: {reason}")
-    return "failed"
+    return "failed", Counter({reason: 1})
 
 
 def _config_for(
-    req: RequestRecord, base_urls: Sequence[str], concurrency: int | None, max_retries: int | None
+    req: RequestRecord,
+    base_urls: Sequence[str],
+    concurrency: int | None,
+    max_retries: int | None,
+    timeout_s: float | None = None,
 ) -> ModelConfig:
-    """Operational knobs only: neither changes the cache key, so answers are shared."""
+    """Operational knobs only: none changes the cache key, so answers are shared."""
     update: dict[str, object] = {}
+    if timeout_s is not None:
+        update["timeout_s"] = timeout_s
     if base_urls and not req.config.parsed.base_urls:
         update["base_urls"] = tuple(base_urls)
     if concurrency is not None:

@@ -113,6 +113,8 @@ def auroc_interval(
 def roc_curve(scores: ArrayLike, positives: ArrayLike) -> tuple[Float, Float, Float]:
     """(fpr, tpr, thresholds) as ``sklearn.metrics.roc_curve(..., drop_intermediate=False)``."""
     s, y = _binary(scores, positives)
+    if s.size == 0:  # nothing scored: the chance corner only
+        return np.array([0.0]), np.array([0.0]), np.array([np.inf])
     order = np.argsort(s, kind="mergesort")[::-1]
     s, yy = s[order], y[order].astype(np.float64)
     last = np.r_[np.flatnonzero(np.diff(s)), s.size - 1]
