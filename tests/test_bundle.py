@@ -208,6 +208,9 @@ def test_cli_publish_and_import(source: Path, tmp_path: Path) -> None:
     again = run_cli("publish", str(out), "--store", str(source))
     assert again.returncode == 2 and "is not empty" in again.stderr
     target = tmp_path / "cli-target.db"
+    dry = run_cli("import", str(out), "--dry-run", "--store", str(target))
+    assert dry.returncode == 0 and "would add" in dry.stdout and "responses +7" in dry.stdout
+    assert not target.exists()  # a dry run into a new store leaves nothing behind
     imported = run_cli("import", str(out), "--store", str(target))
     assert imported.returncode == 0, imported.stderr
     assert _dump(target) == _dump(source)
@@ -215,6 +218,9 @@ def test_cli_publish_and_import(source: Path, tmp_path: Path) -> None:
     broken = run_cli("import", str(out), "--store", str(target))
     assert broken.returncode == 2 and "sha256" in broken.stderr
     assert "Traceback" not in broken.stderr
+    fresh = tmp_path / "never-created.db"
+    refused = run_cli("import", str(out), "--store", str(fresh))
+    assert refused.returncode == 2 and not fresh.exists()  # no empty store left behind
 
 
 # -- the Hub path, against local folders ---------------------------------------------------------

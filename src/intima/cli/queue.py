@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -195,20 +196,42 @@ def import_cmd(
     allow_protocol_mismatch: Annotated[
         bool, typer.Option(help="Import even if protocol versions differ from this intima's.")
     ] = False,
+    dry_run: Annotated[
+        bool, typer.Option(help="Check everything and say what would be added; change nothing.")
+    ] = False,
     store: StoreOpt = DEFAULT_STORE,
 ) -> None:
-    """Merge results bundles into the store (idempotent)."""
+    """Merge results bundles into the store (idempotent); every file and row is checked first.
+
+    Examples: intima import other-machine/bundle --dry-run; intima import hf://datasets/me/results
+    """
     from intima.service.bundle_import import import_bundle
 
-    with Store.open(store) as db:
-        reports = import_bundle(db, src, allow_protocol_mismatch=allow_protocol_mismatch)
+    existed = store.exists()
+    try:
+        with Store.open(store) as db:
+            reports = import_bundle(
+                db, src, allow_protocol_mismatch=allow_protocol_mismatch, dry_run=dry_run
+            )
+    except BaseException:
+        if not existed:  # a refused import leaves no empty store behind
+            _remove_store(store)
+        raise
+    if dry_run and not existed:
+        _remove_store(store)
+    verb = "would add" if dry_run else "added"
     for r in reports:
         added = ", ".join(f"{k} +{v}" for k, v in r.rows_added.items() if v) or "nothing new"
         out.print(
-            f"bundle {for_terminal(r.bundle_id)}: {for_terminal(added)}",
+            f"bundle {for_terminal(r.bundle_id)}: {verb} {for_terminal(added)}",
             highlight=False,
             soft_wrap=True,
         )
+
+
+def _remove_store(path: Path) -> None:
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
 
 
 # Registered on import; intima.cli.main imports every group.

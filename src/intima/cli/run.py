@@ -148,8 +148,11 @@ def run_cmd(
 
 @app.command("runs")
 def runs_cmd(store: StoreOpt = DEFAULT_STORE) -> None:
-    """List the runs in the store with their counts and status."""
-    with Store.open(store) as db:
+    """List the runs in the store with their counts and status.
+
+    Example: intima runs --store intima.db
+    """
+    with Store.open(store, create=False) as db:
         rows = db.run_summaries()
     table = Table(title=f"runs in {store}")
     for col in ("run", "label", "model", "dataset", "ok", "failed", "missing", "tokens", "status"):
@@ -170,10 +173,13 @@ def export_cmd(
     run: RunOpt = None,
     store: StoreOpt = DEFAULT_STORE,
 ) -> None:
-    """Write responses as JSONL and Parquet with a manifest (all runs unless --run)."""
+    """Write responses as JSONL and Parquet with a manifest (all runs unless --run).
+
+    Example: intima export out/ --run qwen3-8b
+    """
     from intima.service.export import export_responses
 
-    with Store.open(store) as db:
+    with Store.open(store, create=False) as db:
         manifest = export_responses(db, run or [], out_dir)
     console.print(
         f"wrote {', '.join(f.name for f in manifest.files)} and manifest.json to {out_dir}"
