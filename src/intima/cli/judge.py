@@ -142,7 +142,10 @@ def judge_cmd(
     store: StoreOpt = DEFAULT_STORE,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
 ) -> None:
-    """Judge stored responses with one or more LLM judges; only what is missing is judged."""
+    """Judge stored responses with one or more LLM judges; only what is missing is judged.
+
+    Example: intima judge -j openai-compat:Qwen/Qwen3-8B@http://localhost:8000/v1
+    """
     from intima.judges.loop import judge as run_judges
     from intima.judges.loop import unscored_reasons
 
@@ -201,7 +204,10 @@ def agreement_cmd(
     ] = None,
     store: StoreOpt = DEFAULT_STORE,
 ) -> None:
-    """Agreement between judges and annotators: Krippendorff's alpha and weighted kappa."""
+    """Agreement between judges and annotators: Krippendorff's alpha and weighted kappa.
+
+    Example: intima agreement --by-dimension
+    """
     from intima.judges.agreement import agreement
 
     with Store.open(store) as db:
@@ -250,7 +256,10 @@ def annotate_cmd(
     port: Annotated[int, typer.Option(help="Port to listen on.")] = 7861,
     store: StoreOpt = DEFAULT_STORE,
 ) -> None:
-    """Open a browser form to rate a seeded, dimension-stratified sample of responses."""
+    """Open a browser form to rate a seeded, dimension-stratified sample of responses.
+
+    Example: intima annotate --annotator alice --n 30
+    """
     from intima.judges.human import serve
 
     serve(store, annotator=annotator, run_ids=run, n=n, seed=seed, host=host, port=port)

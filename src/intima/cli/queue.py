@@ -20,6 +20,7 @@ from intima.cli.judge import (
     judge_configs,
     report_failures,
 )
+from intima.core.config import ModelConfig
 from intima.store import Store
 
 
@@ -30,7 +31,10 @@ def request_cmd(
     system_prompt: Annotated[str | None, typer.Option(help="System prompt.")] = None,
     store: StoreOpt = DEFAULT_STORE,
 ) -> None:
-    """Ask for a model to be benchmarked; a request already queued or done is not added twice."""
+    """Ask for a model to be benchmarked; a request already queued or done is not added twice.
+
+    Example: intima request 'openai-compat:Qwen/Qwen3-8B'
+    """
     from intima.service.queue import add_request
 
     with Store.open(store) as db:
@@ -45,15 +49,19 @@ def request_cmd(
 
 
 def requests_cmd(store: StoreOpt = DEFAULT_STORE) -> None:
-    """List requests with their status."""
+    """List requests with their status and whole configuration.
+
+    Example: intima requests --store intima.db
+    """
     from intima.service.queue import list_requests
 
-    with Store.open(store) as db:
+    with Store.open(store, create=False) as db:
         rows = list_requests(db)
     table = Table(title=f"requests in {store}")
     for col in (
         "request",
         "model",
+        "configuration",
         "dataset",
         "requester",
         "status",
@@ -61,13 +69,21 @@ def requests_cmd(store: StoreOpt = DEFAULT_STORE) -> None:
         "updated",
         "reason",
     ):
-        table.add_column(col)
+        table.add_column(col, overflow="fold")
     for r in rows:
         table.add_row(
-            r.request_id, for_terminal(r.spec), r.dataset, for_terminal(r.requester or "-"),
-            r.status, str(r.attempts), r.updated_at, for_terminal(r.reason or ""),
+            for_terminal(r.request_id), for_terminal(r.spec), for_terminal(_settings(r.config)),
+            for_terminal(r.dataset), for_terminal(r.requester or "-"), for_terminal(r.status),
+            str(r.attempts), for_terminal(r.updated_at), for_terminal(r.reason or ""),
         )  # fmt: skip
     out.print(table)
+
+
+def _settings(config: ModelConfig) -> str:
+    """Everything that makes the configuration: system prompt and generation settings."""
+    gen = ", ".join(f"{k}={v}" for k, v in config.generation.model_dump().items())
+    system = f"system prompt: {config.system_prompt!r}; " if config.system_prompt else ""
+    return system + gen
 
 
 def worker_cmd(
@@ -177,7 +193,10 @@ def publish_cmd(
     run: RunOpt = None,
     store: StoreOpt = DEFAULT_STORE,
 ) -> None:
-    """Write a results bundle (JSONL + Parquet + manifest) to a folder or the Hub."""
+    """Write a results bundle (JSONL + Parquet + manifest) to a folder or the Hub.
+
+    Examples: intima publish out/bundle; intima publish hf://datasets/OWNER/NAME
+    """
     from intima.service.bundle import publish
 
     with Store.open(store) as db:

@@ -72,7 +72,11 @@ def run_cmd(
     store: StoreOpt = DEFAULT_STORE,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
 ) -> None:
-    """Generate a response to every prompt; re-running resumes where it stopped."""
+    """Generate a response to every prompt; re-running resumes where it stopped.
+
+    Examples: intima run --model openai-compat:smollm2@http://127.0.0.1:8080/v1 --dataset demo;
+    intima run --config run.toml
+    """
     from intima.generate import runner
 
     if config is not None:
