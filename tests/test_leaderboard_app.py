@@ -140,7 +140,66 @@ def test_request_form_adds_one_and_rejects_a_malformed_spec(page, store_path: Pa
     assert page.locator("#req-result img").count() == 0
     assert page.evaluate("window.__pwned") is None
     assert requests_in(store_path) == [("openai:gpt-4o-mini", "pending")]
+    # A local file is not a model the public may ask for: refused, visibly, nothing queued.
+    spec_box.fill("llamacpp:/etc/passwd")
+    page.locator("#req-submit").click()
+    page.wait_for_function(
+        "() => document.querySelector('#req-result').textContent.includes('llamacpp')"
+    )
+    assert "Rejected" in page.locator("#req-result").text_content()
+    # The session's hourly limit counts every post (5): two more are taken, the next refused.
+    for name in ("Qwen/Qwen3-8B", "Qwen/Qwen3-14B"):
+        spec_box.fill(f"openai-compat:{name}")
+        page.locator("#req-submit").click()
+        page.wait_for_function(
+            "n => document.querySelector('#req-result').textContent.includes(n)", arg=name
+        )
+    spec_box.fill("openai-compat:mistralai/Mistral-7B-Instruct-v0.3")
+    page.locator("#req-submit").click()
+    page.wait_for_function(
+        "() => document.querySelector('#req-result').textContent.includes('last hour')"
+    )
+    assert len(requests_in(store_path)) == 3
     assert page.errors == []
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        "llamacpp:/etc/passwd",
+        "llamacpp:~/.ssh/id_rsa",
+        "transformers:/home/me/model",
+        "openai-compat:../../etc/passwd",
+        "openai-compat:file:///etc/passwd",
+        "openai-compat:Qwen/Qwen3-8B@http://192.168.1.10/v1",
+        "openai:some-model-nobody-listed",
+    ],
+)
+def test_the_public_form_takes_hub_ids_and_listed_api_models_only(
+    tmp_path: Path, spec: str
+) -> None:
+    path = tmp_path / "s.db"
+    Store.open(path).close()
+    assert "Rejected" in request_model(path, spec, "")
+    assert requests_in(path) == []
+    assert "Queued" in request_model(path, "openai-compat:Qwen/Qwen3-8B", "")
+
+
+def test_the_rate_limit_counts_per_session_and_overall_per_hour() -> None:
+    from intima.service.public import PublicRequestError, RateLimit
+
+    now = [0.0]
+    limit = RateLimit(per_session=2, overall=3, clock=lambda: now[0])
+    limit.take("a")
+    limit.take("a")
+    with pytest.raises(PublicRequestError, match="this session"):
+        limit.take("a")
+    limit.take("b")
+    with pytest.raises(PublicRequestError, match="the leaderboard has taken 3"):
+        limit.take("c")
+    now[0] = 3601.0  # an hour later both windows are empty again
+    limit.take("a")
+    limit.take("c")
 
 
 def test_request_model_function(tmp_path: Path) -> None:

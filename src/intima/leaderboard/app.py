@@ -37,6 +37,7 @@ from intima.results.table import (
     dims_in,
     score_table,
 )
+from intima.service.public import RateLimit
 from intima.store import StoredResponse
 
 if TYPE_CHECKING:
@@ -96,14 +97,24 @@ def _scope(dimension: str, code: str) -> str:
     return code_scope(code) if code and code != ALL_CODES else dimension
 
 
-def request_model(store_path: Path | None, spec: str, requester: str) -> str:
-    """The form's action: queue a request; the answer is escaped HTML for the page."""
+def request_model(
+    store_path: Path | None,
+    spec: str,
+    requester: str,
+    session: str = "",
+    limit: RateLimit | None = None,
+) -> str:
+    """The form's action: queue a request; the answer is escaped HTML for the page. Public
+    rules apply (:mod:`intima.service.public`): a Hub model or an allow-listed API model, and a
+    rate limit per session and per hour."""
     if store_path is None:
         return '<p class="intima-error">Requests are off: the app was started without a store.</p>'
     from intima.service.queue import add_request
     from intima.store import Store
 
     try:
+        if limit is not None:
+            limit.take(session or "anonymous")
         with Store.open(store_path) as store:
             rec = add_request(store, spec, requester.strip() or None, allow_urls=False)
     except IntimaError as exc:
@@ -235,14 +246,24 @@ def build_app(data: BoardData, table: ScoreTable, store_path: Path | None = None
             gr.HTML(methodology_html(data, table), elem_id="methodology")
         with gr.Tab("Request a model"):
             gr.Markdown(
-                "Ask for a model to be benchmarked: `PROVIDER:MODEL`, e.g. "
-                "`openai:gpt-4o-mini`. Duplicates are recognised."
+                "Ask for a model to be benchmarked: a Hugging Face Hub model as "
+                "`openai-compat:OWNER/NAME` (e.g. `openai-compat:Qwen/Qwen3-8B`), or a listed "
+                "API model (e.g. `openai:gpt-4o-mini`). Duplicates are recognised; a few "
+                "requests per hour per visitor."
             )
             spec = gr.Textbox(label="Model spec", elem_id="req-spec")
             requester = gr.Textbox(label="Your name or handle (optional)", elem_id="req-who")
             submit = gr.Button("Request", elem_id="req-submit")
             result = gr.HTML("", elem_id="req-result")
-            submit.click(lambda s, w: request_model(store_path, s, w), [spec, requester], result)
+            limit = RateLimit()
+
+            def on_submit(s: str, w: str, request: gr.Request) -> str:
+                return request_model(store_path, s, w, request.session_hash or "", limit)
+
+            # Gradio passes the request by the parameter's type; annotations here are strings.
+            on_submit.__annotations__["request"] = gr.Request
+
+            submit.click(on_submit, [spec, requester], result)
     return demo
 
 

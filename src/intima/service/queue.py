@@ -144,8 +144,13 @@ def _validated_config(
         raise QueueError(
             f"unknown model provider {parsed.provider[:50]!r}; known providers: {', '.join(known)}"
         )
-    if parsed.base_urls and not allow_urls:
-        raise QueueError("requests name a model, not a server: remove the '@URL' part")
+    if not allow_urls:  # from the public: a Hub model or an allow-listed API model only
+        from intima.service.public import PublicRequestError, check_public_spec
+
+        try:
+            check_public_spec(parsed)
+        except PublicRequestError as exc:
+            raise QueueError(str(exc)) from exc
     if any("@" in url.split("//", 1)[1].split("/", 1)[0] or "?" in url for url in parsed.base_urls):
         # Requests are stored and listed: a URL must not smuggle a password or a token in.
         raise QueueError("server URLs must not carry credentials (user:password@host or ?key=)")
