@@ -167,3 +167,28 @@ def test_version_and_invalid_values_are_one_line(tmp_path: Path) -> None:
         assert "Traceback" not in res.stderr and named in res.stderr, res.stderr
         assert len(res.stderr.strip().splitlines()) == 1, res.stderr
     assert not (tmp_path / "s.db").exists()  # refused before anything was created
+
+
+def test_nothing_is_created_before_the_server_answers(tmp_path: Path) -> None:
+    from conftest import free_port
+
+    db = tmp_path / "new.db"
+    res = run_cli("run", "--model", f"openai-compat:m@http://127.0.0.1:{free_port()}/v1",
+                  "--dataset", "demo", "--store", str(db))  # fmt: skip
+    assert res.returncode == 2 and "cannot reach" in res.stderr
+    assert not db.exists()
+    res = run_cli("run", "--model", "openai-compat:m@http://u:secret@127.0.0.1:8000/v1",
+                  "--dataset", "demo", "--store", str(db))  # fmt: skip
+    assert res.returncode == 2 and "carries credentials" in res.stderr
+    assert "secret" not in res.stderr and not db.exists()
+
+
+def test_a_model_name_the_server_does_not_list_is_warned_about(tmp_path: Path, fake_server) -> None:
+    server = fake_server()  # lists one model, "fake"; answers any name
+    res = run_cli("run", "--model", f"openai-compat:fakke@{server.base_url}", "--dataset", "demo",
+                  "--limit", "1", "--store", str(tmp_path / "s.db"))  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    assert "lists no model named 'fakke'" in res.stderr and "fake" in res.stderr
+    ok = run_cli("run", "--model", f"openai-compat:fake@{server.base_url}", "--dataset", "demo",
+                 "--limit", "1", "--store", str(tmp_path / "s.db"))  # fmt: skip
+    assert ok.returncode == 0 and "lists no model" not in ok.stderr

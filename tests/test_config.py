@@ -100,3 +100,34 @@ def test_price_table(tmp_path: Path) -> None:
     path.write_text('["m"]\ninput_per_mtok = -1\noutput_per_mtok = 0.6\n')
     with pytest.raises(ConfigError, match="greater than or equal to 0"):
         load_price_table(path)
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("openai-compat:m@http://user:pass@127.0.0.1:8000/v1", "carries credentials"),
+        ("openai-compat:m@http://:tok@127.0.0.1/v1", "carries credentials"),
+        ("openai-compat:m@http://127.0.0.1:99999/v1", "Port out of range"),
+        ("openai-compat:m@http://[::1/v1", "Invalid IPv6 URL"),
+        ("openai-compat:m@http:///v1", "has no host"),
+    ],
+)
+def test_unusable_server_urls_are_refused_naming_the_problem(spec: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=message) as err:
+        ModelSpec.parse(spec)
+    assert "pass" not in str(err.value) and "tok" not in str(err.value)  # never echoed
+
+
+def test_config_and_price_files_that_cannot_be_read_are_one_line(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="is a folder"):
+        load_run_file(tmp_path)
+    deep = tmp_path / "deep.toml"
+    deep.write_text("a = " + "[" * 50_000 + "]" * 50_000 + "\n")
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        load_run_file(deep)
+    inf = tmp_path / "prices.toml"
+    inf.write_text('["m"]\ninput_per_mtok = inf\noutput_per_mtok = 1\n')
+    with pytest.raises(ConfigError, match="finite number"):
+        load_price_table(inf)
+    with pytest.raises(ConfigError, match="is a folder"):
+        load_price_table(tmp_path)

@@ -306,7 +306,7 @@ def test_hub_requests_use_the_worker_s_local_copy_and_servers(
     server = fake_server()
     db = tmp_path / "w.db"
     with Store.open(db) as store:
-        rec = add_request(store, "openai-compat:fake", "form", allow_urls=False)
+        rec = add_request(store, "openai-compat:acme/fake-8b", "form", allow_urls=False)
     result = run_cli(
         "worker", "--once", "--dataset", str(intima_jsonl), "--limit", "3",
         "--base-url", server.base_url, "--store", str(db),

@@ -111,6 +111,8 @@ def run_cmd(
         f"{prompt_set.info.dataset_id}: {len(prompt_set)} prompts; "
         f"{len(configs)} configuration(s); store {store}"
     )
+    # Nothing is created before the input is valid: a new store also waits for the servers.
+    runner.check(configs, reach=not store.exists())
     with Store.open(store) as db, progress_display(progress) as on_progress:
         summaries = runner.generate(
             db, prompt_set, configs, prices=price_table, max_cost=max_cost,
@@ -137,6 +139,9 @@ def run_cmd(
             "-" if s.cost_usd is None else f"${s.cost_usd:.4f}", f"{s.elapsed_s:.1f}", s.status,
         )  # fmt: skip
     out.print(table)
+    from intima.cli.judge import print_notes
+
+    print_notes(n for s in summaries for n in s.notes)
     if any(s.failed for s in summaries):
         from intima.cli.judge import fail_if_any
         from intima.service.worker import generation_failures

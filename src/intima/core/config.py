@@ -21,6 +21,7 @@ import os
 import tomllib
 from pathlib import Path
 from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -69,6 +70,8 @@ class ModelSpec(BaseModel):
                 raise ConfigError(
                     f"model spec {spec!r}: base URLs must start with http:// or https://"
                 )
+            for url in urls:
+                _check_url(url)
         provider, _, model = head.partition(":")
         if "://" in model:
             raise ConfigError(f"model spec {spec!r}: base URLs must start with http:// or https://")
@@ -79,6 +82,35 @@ class ModelSpec(BaseModel):
     def __str__(self) -> str:
         text = f"{self.provider}:{self.model}" if self.model else self.provider
         return f"{text}@{','.join(self.base_urls)}" if self.base_urls else text
+
+
+def _check_url(url: str) -> None:
+    """A server URL that can be used as it is: a host, a port in range, no credentials (keys go
+    in the environment or a key file; a URL is stored, listed and published)."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port  # raises ValueError for 99999 or a non-number
+        host = parts.hostname
+    except ValueError as exc:
+        raise ConfigError(f"server URL {_redacted(url)!r}: {exc}") from exc
+    if parts.username is not None or parts.password is not None or "@" in parts.netloc:
+        raise ConfigError(
+            f"server URL {_redacted(url)!r} carries credentials; put the key in an environment "
+            "variable (--api-key-env) or a key file (--api-key-file), never in the URL"
+        )
+    if not host:
+        raise ConfigError(f"server URL {url!r} has no host")
+    if port == 0:
+        raise ConfigError(f"server URL {url!r}: port 0 cannot be connected to")
+
+
+def _redacted(url: str) -> str:
+    """The URL with anything before an '@' in its authority blanked out."""
+    scheme, sep, rest = url.partition("://")
+    authority, slash, path = rest.partition("/")
+    if "@" in authority:
+        authority = "[redacted]@" + authority.rsplit("@", 1)[1]
+    return f"{scheme}{sep}{authority}{slash}{path}"
 
 
 def _url_split_index(spec: str) -> int | None:
@@ -198,15 +230,26 @@ class RunFile(BaseModel):
 
 def load_run_file(path: Path) -> RunFile:
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise ConfigError(f"config file {path} does not exist") from exc
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"config file {path}: not valid TOML ({exc})") from exc
+        data = tomllib.loads(_read_file(path, "config file"))
+    except (tomllib.TOMLDecodeError, RecursionError) as exc:
+        raise ConfigError(f"config file {path}: not valid TOML ({str(exc)[:200]})") from exc
     try:
         return RunFile.model_validate(data)
     except ValidationError as exc:
         raise ConfigError(f"config file {path}: {_first_problem(exc)}") from exc
+
+
+def _read_file(path: Path, what: str) -> str:
+    if path.is_dir():
+        raise ConfigError(f"{what} {path} is a folder; give the file")
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError as exc:
+        raise ConfigError(f"{what} {path} does not exist") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{what} {path}: not UTF-8 text (byte {exc.start})") from exc
+    except OSError as exc:
+        raise ConfigError(f"{what} {path}: cannot be read ({exc.strerror})") from exc
 
 
 def _first_problem(exc: ValidationError) -> str:
@@ -219,8 +262,9 @@ def _first_problem(exc: ValidationError) -> str:
 class Price(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    input_per_mtok: Annotated[float, Field(ge=0)]
-    output_per_mtok: Annotated[float, Field(ge=0)]
+    # allow_inf_nan=False: a price of inf made every cost NaN, and --max-cost never stopped.
+    input_per_mtok: Annotated[float, Field(ge=0, allow_inf_nan=False)]
+    output_per_mtok: Annotated[float, Field(ge=0, allow_inf_nan=False)]
 
     def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
         return (
@@ -239,13 +283,11 @@ class PriceTable(BaseModel):
 
 def load_price_table(path: Path) -> PriceTable:
     """TOML or JSON: ``["gpt-4o-mini"] input_per_mtok = 0.15  output_per_mtok = 0.6``."""
+    text = _read_file(path, "price table")
     try:
-        text = path.read_text(encoding="utf-8")
         data = json.loads(text) if path.suffix == ".json" else tomllib.loads(text)
-    except FileNotFoundError as exc:
-        raise ConfigError(f"price table {path} does not exist") from exc
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"price table {path}: cannot parse ({exc})") from exc
+    except (ValueError, RecursionError) as exc:
+        raise ConfigError(f"price table {path}: cannot parse ({str(exc)[:200]})") from exc
     try:
         return PriceTable.model_validate({"prices": data})
     except ValidationError as exc:

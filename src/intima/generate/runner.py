@@ -50,6 +50,7 @@ class RunSummary(BaseModel):
     cost_usd: float | None
     elapsed_s: float
     status: str
+    notes: list[str] = []  # what the backend learned or warns about, e.g. an unlisted model
 
 
 def run_id_for(config: ModelConfig, prompts: PromptSet) -> str:
@@ -94,6 +95,23 @@ def run_record(config: ModelConfig, prompts: PromptSet) -> RunRecord:
         dataset_fingerprint=prompts.fingerprint,
         n_prompts=len(prompts),
     )
+
+
+def check(configs: Sequence[ModelConfig], *, reach: bool) -> None:
+    """Raise on a configuration that cannot run (unknown provider, missing key) and, with
+    ``reach``, on a server that cannot be reached, before anything is written anywhere."""
+
+    async def go() -> None:
+        models = [get_model(c) for c in configs]
+        try:
+            if reach:
+                for model in models:
+                    await model.preflight()
+        finally:
+            for model in models:
+                await model.aclose()
+
+    asyncio.run(go())
 
 
 def generate(
@@ -218,6 +236,7 @@ async def _run_one(
         cost_usd=tally.cost if price else None,
         elapsed_s=time.perf_counter() - started,
         status=status,
+        notes=list(model.notes),
     )
 
 

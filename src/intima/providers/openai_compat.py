@@ -149,6 +149,10 @@ class EndpointModel(Model):
                     f"cannot reach {url} ({reason}): is the server running and the URL right?"
                 ) from exc
             writer.close()
+        await self._check_model_listed()
+
+    async def _check_model_listed(self) -> None:
+        """After the servers answered: a hook for backends that can list their models."""
 
     def request_body(
         self,
@@ -189,6 +193,26 @@ class OpenAICompatModel(EndpointModel):
         super().__init__(config)
         self._session: Any = None
         self._probing: dict[str, asyncio.Lock] = {}
+
+    async def _check_model_listed(self) -> None:
+        """A server that ignores model names (llama.cpp, many proxies) answers a typo with its
+        own model, and the answers would be stored under the typo: say so when the server's
+        model list does not name the model. Best effort: no list, no note."""
+        url = self.urls[0]
+        try:
+            async with self._get_session().get(f"{url}/models") as resp:
+                if resp.status != 200:
+                    return
+                listed = [str(m.get("id")) for m in (await resp.json()).get("data", [])]
+        except Exception:
+            return
+        if listed and self.model_name not in listed:
+            shown = ", ".join(listed[:5]) + (" …" if len(listed) > 5 else "")
+            self.notes.append(
+                f"warning: {url} lists no model named {self.model_name!r} (it lists {shown}); "
+                "a server that ignores names answers with its own model, stored under the "
+                "name you gave"
+            )
 
     def _get_session(self) -> Any:
         if self._session is None:
