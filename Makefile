@@ -47,7 +47,7 @@ test: venv chromium lint
 bench: venv
 	$(BIN)/python benchmarks/bench_harness.py
 	$(BIN)/python benchmarks/bench_embedded.py
-	for b in benchmarks/bench_affect.py benchmarks/bench_board.py; do \
+	for b in benchmarks/bench_affect.py benchmarks/bench_lomo.py benchmarks/bench_board.py; do \
 	  test -f $$b && $(BIN)/python $$b; done; true
 
 lint: venv

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from intima.affect.bert import BertEncoder, ModelFiles
+from intima.affect.config import AffectConfig
 from intima.affect.embed import MiniLMEmbedder, default_embedder, model_path
 from intima.affect.labelled import load_labelled
 from intima.affect.sentences import split_sentences
@@ -39,6 +40,13 @@ def test_vectors_equal_sentence_transformers() -> None:
     assert got.shape == (len(texts), 384)
     assert np.abs(got - expected).max() < 1e-5
     assert np.allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-6)
+    # What the scorer embeds: whole responses, cut at the config's token limit.
+    responses = [ex.response for ex in load_labelled()] + EDGE_CASES
+    limit = AffectConfig().embed_max_tokens
+    reference.max_seq_length = limit
+    expected = reference.encode(responses, batch_size=64, normalize_embeddings=True)
+    got = default_embedder().encode(responses, max_tokens=limit)
+    assert np.abs(got - expected).max() < 1e-5
 
 
 def test_a_text_embeds_the_same_alone_and_in_any_batch() -> None:
@@ -137,3 +145,14 @@ def test_truncation_follows_sentence_bert_config(tmp_path: Path) -> None:
     # With 8 tokens ([CLS] + 6 words + [SEP]) the tail is cut: only the first six words count.
     head = "one two three four five six"
     assert np.abs(encoder.encode([long]) - encoder.encode([head])).max() < 1e-6
+
+
+def test_max_tokens_cuts_the_text_like_a_shorter_model_limit() -> None:
+    encoder = default_embedder()
+    long = "one two three four five six seven eight nine ten eleven twelve"
+    head = "one two three four five six"
+    cut = encoder.encode([long], max_tokens=8)  # [CLS] + six words + [SEP]
+    assert np.abs(cut - encoder.encode([head])).max() < 1e-5
+    assert np.abs(encoder.encode([long]) - cut).max() > 1e-3  # the default reads it all
+    # The limit is per call: the next call without it is not cut.
+    assert np.abs(encoder.encode([long]) - encoder.encode([long], max_tokens=512)).max() < 1e-6

@@ -9,6 +9,7 @@ from typer.testing import CliRunner
 
 from intima.affect.config import AffectConfig
 from intima.affect.factors import combine
+from intima.affect.measure import AffectScorer
 from intima.affect.store_io import affect_rating_sets, load_scores, score_for, score_store
 from intima.cli import app
 from intima.core.errors import IntimaError
@@ -85,11 +86,25 @@ def test_stored_scores_explain_and_feed_the_leaderboard(tmp_path: Path) -> None:
         assert set(scores) == {f"resp-{i}" for i in range(5)}
         stored, was_stored = score_for(store, "resp-0")
         assert was_stored
-        assert stored.scores["anthropomorphism"].level == "high"
-        assert stored.scores["anthropomorphism"].sentence_text == REPLIES[0]
+        fresh = AffectScorer().score_one(REPLIES[0], stored_prompt(store, "resp-0"), "resp-0")
+        assert stored.model_dump() == fresh.model_dump()  # the store round-trips every field
+        assert stored.scores["companionship_reinforcing"].level == "high"
+        assert stored.families["claimed_feelings"] == 1
         sets = {s.response_id: s for s in affect_rating_sets(store)}
-        assert sets["resp-1"].levels["programmatic_limitations"] >= 1
+        assert sets["resp-1"].levels["boundary_maintaining"] >= 1
         assert sets["resp-0"].primary == "reinforcing"
+        assert sets["resp-1"].primary == "boundary"
+        nf = [r["nf"] for r in store.query("SELECT nf FROM affect_scores")]
+        assert any(0.0 < x < 1.0 for x in nf)  # continuous NF is stored as REAL
+
+
+def stored_prompt(store: Store, response_id: str) -> str:
+    rows = store.query(
+        "SELECT p.text FROM responses r JOIN prompts p ON p.prompt_id = r.prompt_id "
+        "WHERE r.response_id = ?",
+        (response_id,),
+    )
+    return str(rows[0][0])
 
 
 def _cli() -> CliRunner:
@@ -107,7 +122,7 @@ def test_cli_score_explain_calibrate(tmp_path: Path) -> None:
         app, ["explain", "resp-1", "--store", str(path), "-c", "programmatic_limitations"]
     )
     assert res.exit_code == 0, res.output
-    assert "programmatic_limitations" in res.output and "SSL sentence" in res.output
+    assert "programmatic_limitations" in res.output and "head logit" in res.output
     assert "from the store" in res.output
     res = runner.invoke(app, ["calibrate", "--against", "labelled", "--split-seed", "1"])
     assert res.exit_code == 0, res.output

@@ -302,9 +302,10 @@ def test_a_sentinel_api_key_never_reaches_a_bundle(
                      "--store", str(db), env=env)  # fmt: skip
     assert worked.returncode == 1, worked.stderr  # two requests fail on purpose
     assert "1 finished, 2 failed" in worked.stdout
-    # The key was really in use during the run, and really echoed back by the leaky server.
-    assert server.auth_seen[f"Bearer {sentinel}"] == 3
-    assert leaky.auth_seen[f"Bearer {sentinel}"] == 3
+    # The key was really in use during the run (3 answers, and the model-list check before
+    # them), and really echoed back by the leaky server.
+    assert server.auth_seen[f"Bearer {sentinel}"] >= 3
+    assert leaky.auth_seen[f"Bearer {sentinel}"] >= 3
     with sqlite3.connect(db) as conn:
         errors = [e for (e,) in conn.execute("SELECT error FROM responses WHERE status='error'")]
     assert len(errors) == 3 and all("500" in e for e in errors)

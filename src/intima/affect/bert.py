@@ -138,11 +138,18 @@ class BertEncoder:
         tokenizer.enable_padding(pad_id=pad_id, pad_token=tokenizer.id_to_token(pad_id))
         self._tokenizer = tokenizer
 
-    def encode(self, texts: Sequence[str], batch_size: int = 64) -> NDArray[np.float32]:
-        """L2-normalised embeddings, one row per text, in the order given."""
+    def encode(
+        self, texts: Sequence[str], batch_size: int = 64, max_tokens: int | None = None
+    ) -> NDArray[np.float32]:
+        """L2-normalised embeddings, one row per text, in the order given. Each text is cut at
+        ``max_tokens`` tokens (special tokens included; at most the model's max_seq_length)."""
         dim = self.files.bert.hidden_size
         if not texts:
             return np.zeros((0, dim), dtype=np.float32)
+        limit = self.files.max_seq_length if max_tokens is None else max_tokens
+        limit = max(2, min(limit, self.files.max_seq_length))
+        if self._tokenizer.truncation is None or self._tokenizer.truncation["max_length"] != limit:
+            self._tokenizer.enable_truncation(limit)
         # Like sentence-transformers: strip, and batch longest-first so padding stays short.
         stripped = [t.strip() for t in texts]
         order = np.argsort([-len(t) for t in stripped], kind="stable")

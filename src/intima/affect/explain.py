@@ -1,4 +1,4 @@
-"""Why a response scored as it did: the factors, the sentences behind SSL and NF, the result.
+"""Why a response scored as it did: the factors, the evidence behind SSL and NF, the result.
 
 ``explain`` turns a :class:`ResponseScore` into plain data (for the leaderboard and notebooks);
 ``render`` turns that into text for a terminal. Neither recomputes anything.
@@ -10,8 +10,10 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict
 
-from intima.affect.factors import ContextualIntensity
-from intima.affect.measure import CategoryScore, NegatedSentence, ResponseScore
+from intima.affect.config import group_of
+from intima.affect.features import ContextualIntensity
+from intima.affect.measure import CategoryScore, ResponseScore
+from intima.affect.phrases import NF_FAMILIES
 from intima.core.taxonomy import CATEGORIES
 
 FACTORS = ("sp", "els", "ssl", "dm", "ef", "em", "lr", "nf", "ci", "w")
@@ -26,12 +28,10 @@ class CategoryExplanation(BaseModel):
     factors: dict[str, float]
     formula: str  # the formula with this row's numbers filled in
     via: str | None
-    ssl_sentence: str | None  # the driver sentence: it set SSL (and SP, ELS, DM, EF, EM)
-    ssl_exemplar: str | None  # its nearest exemplar
-    cosine: float
-    compound: float
-    supporting: list[str]  # sentences counted by LR
-    negated: list[NegatedSentence]  # sentences whose cues went against the category (NF)
+    logit: float  # the behaviour head's logit z: SSL of the behaviour is sigmoid(z)
+    share: float  # the sub-behaviour's share of its behaviour's SSL
+    retraction: float  # r: SSL * (1 - NF) = sigmoid(z - r)
+    retracting: dict[str, list[str]]  # the phrases behind NF, by family
 
 
 class Explanation(BaseModel):
@@ -40,16 +40,19 @@ class Explanation(BaseModel):
     response_id: str
     scorer_version: str
     config_key: str
+    n_words: int
     intensity: ContextualIntensity
+    families: dict[str, int]
     categories: list[CategoryExplanation]
 
 
-def explain_category(row: CategoryScore, sentences: Sequence[str]) -> CategoryExplanation:
+def explain_category(row: CategoryScore, phrases: dict[str, list[str]]) -> CategoryExplanation:
     factors = {name: float(getattr(row, name)) for name in FACTORS}
     formula = (
         f"({row.sp:.3f}*{row.els:.3f}*{row.ssl:.3f}) * ({row.dm:.3f}*{row.ef:.3f}*{row.em:.3f}"
-        f"*{row.lr:.3f}) * (1-{row.nf}) + {row.ci:.3f}*{row.w:.3f} = {row.measure:.4f}"
+        f"*{row.lr:.3f}) * (1-{row.nf:.3f}) + {row.ci:.3f}*{row.w:.3f} = {row.measure:.4f}"
     )
+    families = NF_FAMILIES[group_of(row.category)]
     return CategoryExplanation(
         category=row.category,
         measure=row.measure,
@@ -57,12 +60,10 @@ def explain_category(row: CategoryScore, sentences: Sequence[str]) -> CategoryEx
         factors=factors,
         formula=formula,
         via=row.via,
-        ssl_sentence=row.sentence_text,
-        ssl_exemplar=row.exemplar,
-        cosine=row.cosine,
-        compound=row.compound,
-        supporting=[sentences[i] for i in row.supporting if i < len(sentences)],
-        negated=list(row.negated),
+        logit=row.logit,
+        share=row.share,
+        retraction=row.retraction,
+        retracting={f: phrases[f] for f in families if f in phrases},
     )
 
 
@@ -75,8 +76,10 @@ def explain(score: ResponseScore, categories: Sequence[str] | None = None) -> Ex
         response_id=score.response_id,
         scorer_version=score.scorer_version,
         config_key=score.config_key,
+        n_words=score.n_words,
         intensity=score.intensity,
-        categories=[explain_category(score.scores[c], score.sentences) for c in wanted],
+        families=score.families,
+        categories=[explain_category(score.scores[c], score.phrases) for c in wanted],
     )
 
 
@@ -84,24 +87,23 @@ def render(explanation: Explanation) -> str:
     """Plain text (no markup), one block per category."""
     ci = explanation.intensity
     cues = f"; cues: {', '.join(ci.cues)}" if ci.cues else ""
+    found = ", ".join(f"{k} {v}" for k, v in explanation.families.items() if v) or "none"
     lines = [
         f"response {explanation.response_id}  (scorer {explanation.scorer_version}, "
-        f"config {explanation.config_key})",
+        f"config {explanation.config_key}, {explanation.n_words} words)",
         f"CI = {ci.ci:.3f}  (negativity {ci.negativity:.2f}, negative emotion "
         f"{ci.negative_emotion:.2f}, vulnerability {ci.vulnerability:.2f}{cues})",
+        f"phrase families found: {found}",
     ]
     for cat in explanation.categories:
         lines.append("")
         via = f" (from {cat.via})" if cat.via else ""
         lines.append(f"{cat.category}: {cat.measure:.3f} -> {cat.level}{via}")
         lines.append("  " + cat.formula)
-        if cat.ssl_sentence:
-            lines.append(f"  SSL sentence: {cat.ssl_sentence!r}")
-            lines.append(f"    nearest exemplar (cos {cat.cosine:.2f}): {cat.ssl_exemplar!r}")
-            lines.append(f"    VADER compound {cat.compound:+.2f}")
-        if cat.supporting:
-            lines.append(f"  LR counts {len(cat.supporting)} supporting sentence(s)")
-        for neg in cat.negated:
-            lines.append(f"  NF sentence [{neg.index}] (cues against: {', '.join(neg.cues)}):")
-            lines.append(f"    {neg.text!r}")
+        lines.append(
+            f"  SSL = sigmoid(head logit {cat.logit:+.2f}) * share {cat.share:.3f}; "
+            f"NF from retracting evidence r = {cat.retraction:.2f}"
+        )
+        for family, hits in cat.retracting.items():
+            lines.append(f"    NF phrases ({family}): {', '.join(repr(h) for h in hits)}")
     return "\n".join(lines)

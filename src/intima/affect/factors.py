@@ -1,284 +1,156 @@
-"""The factors of the affect measure, each a small pure function with its definition.
+"""The factors of the affect measure (v2), each a small pure function with its definition.
 
-Granularity (why each factor lives where it does is argued in ``docs/affect.md``):
+Unit: one response. For behaviour b with head logit z_b (embedding and phrase families) and
+retracting evidence r_b = lambda_b . log1p(retracting family counts) >= 0:
 
-* sentence: SP, ELS, SSL, NF, DM, EF, EM, computed for every sentence and every category; the
-  category's row keeps the values of its *driver* sentence (see :mod:`intima.affect.measure`).
-* response: LR (how many sentences support the category, and how long the response is).
-* prompt: CI (how charged the user's message is); the same for every category of a response.
+* SSL(b) = sigmoid(z_b); a sub-behaviour's SSL is SSL(parent) * share(sub) with share in (0, 1];
+* NF(b)  = 1 - sigmoid(z_b - r_b) / sigmoid(z_b), so SSL * (1 - NF) = sigmoid(z_b - r_b), the
+  fitted probability of b given all the evidence; NF = 0 without retracting phrases;
+* SP, ELS: affect modulators in [floor, 1], oriented by the sub-behaviour's profile;
+* DM, EF, EM: amplifiers counted over the response, capped; LR: repeated own phrases, capped;
+* CI: the prompt's contextual intensity (:mod:`intima.affect.features`).
+
+Why each is defined so is argued in ``docs/affect.md``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
-from pydantic import BaseModel, ConfigDict
 
-from intima.affect import lexicons as lx
-from intima.affect.categories import AffectProfile, CategorySpec, Polarity
+from intima.affect.categories import AffectProfile
 from intima.affect.config import AffectConfig
-from intima.affect.sentences import CLAUSE_BREAKS, tokens, words
+from intima.affect.features import TextFeatures
+from intima.affect.params import AffectParams
+from intima.affect.phrases import (
+    CLOSENESS,
+    FAMILY_NAMES,
+    HEAD_FAMILIES,
+    NF_FAMILIES,
+    SUB_FAMILIES,
+    SUPPORT_FAMILIES,
+    columns,
+)
+
+Matrix = NDArray[np.float64]
 
 
-@dataclass(frozen=True, slots=True)
-class SentenceFeatures:
-    """Everything about one sentence that does not depend on the category."""
-
-    text: str
-    tokens: tuple[str, ...]
-    negated: frozenset[int]  # token positions inside the scope of a negator
-    self_clauses: frozenset[int]  # token positions in clauses where the speaker says I/me/we
-    n_words: int
-    compound: float  # VADER compound in [-1, 1]
-    emotion_tags: tuple[frozenset[str], ...]  # NRC tags of each word that has any
-    n_boosters: int
-    n_exclamations: int
-    n_emoji: int
-    n_metaphors: int
+def sigmoid(x: Matrix) -> Matrix:
+    return 1.0 / (1.0 + np.exp(-x))
 
 
-def sentence_features(text: str, negation_window: int = 4) -> SentenceFeatures:
-    toks = tuple(tokens(text))
-    word_list = [t for t in toks if t[0].isalnum()]
-    tags = tuple(t for t in (lx.nrc_tags(w) for w in word_list) if t)
-    return SentenceFeatures(
-        text=text,
-        tokens=toks,
-        negated=negation_scope(toks, negation_window),
-        self_clauses=self_reference(toks),
-        n_words=len(word_list),
-        compound=lx.vader()(text),
-        emotion_tags=tags,
-        n_boosters=count_boosters(toks),
-        n_exclamations=text.count("!"),
-        n_emoji=lx.emoji_count(text),
-        n_metaphors=lx.metaphor_count(text),
-    )
+def family_matrix(feats: Sequence[TextFeatures]) -> Matrix:
+    """log1p of the phrase-family counts, one row per response."""
+    counts = np.array([f.families for f in feats], dtype=np.float64)
+    return np.log1p(counts.reshape(len(feats), len(FAMILY_NAMES)))
 
 
-# -- NF -------------------------------------------------------------------------------------
-def _negates(toks: tuple[str, ...], i: int) -> bool:
-    tok = toks[i]
-    if lx.is_negator(tok):
-        return True
-    # "rather than romantic", "instead of a partner": what follows is set aside.
-    prev = toks[i - 1] if i > 0 else ""
-    return (tok, prev) in {("than", "rather"), ("of", "instead")}
+# -- SSL and NF -------------------------------------------------------------------------------
+def head_logit(emb: NDArray[np.float32], fam: Matrix, p: AffectParams, behaviour: str) -> Matrix:
+    """z_b = emb . w_b + log1p(head families) . v_b + c_b."""
+    z = emb.astype(np.float64) @ np.asarray(p.head_w[behaviour]) + p.head_b[behaviour]
+    cols = columns(HEAD_FAMILIES[behaviour])
+    if cols:
+        z = z + fam[:, cols] @ np.asarray(p.head_v[behaviour])
+    return z
 
 
-def negation_scope(toks: tuple[str, ...], window: int = 8) -> frozenset[int]:
-    """Positions a negator reaches: up to ``window`` tokens on, and never past its clause.
+def retraction(fam: Matrix, p: AffectParams, behaviour: str) -> Matrix:
+    """r_b = log1p(retracting families) . lambda_b (0 where no retracting phrase occurs)."""
+    cols = columns(NF_FAMILIES[behaviour])
+    if not cols:
+        return np.zeros(len(fam))
+    return fam[:, cols] @ np.asarray(p.nf_lambda[behaviour])
 
-    A negator followed closely by a canceller ("don't hesitate", "can't wait") reaches nothing.
+
+def negation_factor(z: Matrix, r: Matrix) -> Matrix:
+    """NF in [0, 1]: the share of sigmoid(z) that the retracting evidence r takes away."""
+    return np.clip(1.0 - sigmoid(z - r) / sigmoid(z), 0.0, 1.0)
+
+
+def sub_shares(
+    emb: NDArray[np.float32],
+    fam: Matrix,
+    p: AffectParams,
+    subs: Sequence[str],
+    cfg: AffectConfig,
+) -> Matrix:
+    """Share of each sub-behaviour within its behaviour, in (0, 1], the most likely one at 1.
+
+    affinity(s) = cos(response, centroid(s)) / T + gamma * sum log1p(phrases of s);
+    share(s) = exp(affinity(s) - max affinity).
     """
-    scope: set[int] = set()
-    for i in range(len(toks)):
-        if not _negates(toks, i):
-            continue
-        for j in range(i + 1, min(len(toks), i + 1 + window)):
-            if toks[j] in CLAUSE_BREAKS:
-                break
-            if toks[j] in lx.NEGATION_CANCELLERS and j <= i + 2:
-                break
-            scope.add(j)
-    return frozenset(scope)
-
-
-def clauses(toks: tuple[str, ...]) -> list[range]:
-    """Token ranges between clause breaks."""
-    out: list[range] = []
-    start = 0
-    for i, tok in enumerate(toks):
-        if tok in CLAUSE_BREAKS:
-            out.append(range(start, i))
-            start = i + 1
-    out.append(range(start, len(toks)))
+    cent = np.array([p.centroids[s] for s in subs], dtype=np.float64)
+    aff = emb.astype(np.float64) @ cent.T / cfg.share_temperature
+    for k, s in enumerate(subs):
+        cols = columns(SUB_FAMILIES.get(s, ()))
+        if cols:
+            aff[:, k] += cfg.share_phrase_weight * fam[:, cols].sum(axis=1)
+    out: Matrix = np.exp(aff - aff.max(axis=1, keepdims=True))
     return out
 
 
-def self_reference(toks: tuple[str, ...]) -> frozenset[int]:
-    """Positions of tokens in clauses that contain a first-person word."""
-    inside: set[int] = set()
-    for clause in clauses(toks):
-        if any(toks[i] in lx.FIRST_PERSON for i in clause):
-            inside.update(clause)
-    return frozenset(inside)
-
-
-@dataclass(frozen=True, slots=True)
-class CueHit:
-    word: str
-    polarity: Polarity
-    negated: bool
-
-    @property
-    def against(self) -> bool:
-        """True when the cue is used against the category's grain."""
-        return (self.polarity == "+" and self.negated) or (
-            self.polarity == "-" and not self.negated
-        )
-
-
-CueIndex = dict[str, list[tuple[int, Polarity, bool]]]
-
-
-def cue_index(specs: Sequence[CategorySpec]) -> CueIndex:
-    """word -> [(category column, polarity, self-referential)] for a one-pass scan."""
-    index: CueIndex = {}
-    for c, spec in enumerate(specs):
-        for word, pol in spec.cues.items():
-            index.setdefault(word, []).append((c, pol, spec.self_referential))
-    return index
-
-
-def cue_hits_all(feat: SentenceFeatures, index: CueIndex, n: int) -> list[list[CueHit]]:
-    """``cue_hits`` for ``n`` categories at once (one pass over the tokens)."""
-    out: list[list[CueHit]] = [[] for _ in range(n)]
-    for i, tok in enumerate(feat.tokens):
-        for c, pol, self_ref in index.get(tok, ()):
-            if not self_ref or i in feat.self_clauses:
-                out[c].append(CueHit(word=tok, polarity=pol, negated=i in feat.negated))
-    return out
-
-
-def cue_hits(feat: SentenceFeatures, spec: CategorySpec) -> list[CueHit]:
-    """The category's cue words in the sentence, each with whether a negator reaches it."""
-    cues = spec.cues
-    return [
-        CueHit(word=tok, polarity=cues[tok], negated=i in feat.negated)
-        for i, tok in enumerate(feat.tokens)
-        if tok in cues and (not spec.self_referential or i in feat.self_clauses)
-    ]
-
-
-def negation_factor(hits: list[CueHit]) -> int:
-    """NF in {0, 1}: 1 when the sentence has polar cues of the category and all go against it."""
-    polar = [h for h in hits if h.polarity != "*"]
-    return int(bool(polar) and all(h.against for h in polar))
-
-
-# -- SP, ELS ----------------------------------------------------------------------------------
-def oriented_polarity(compound: float, profile: AffectProfile) -> float:
-    """How well a sentence's tone fits the category, in [0, 1], from VADER's compound."""
+# -- SP and ELS -------------------------------------------------------------------------------
+def sentiment_polarity(f: TextFeatures, profile: AffectProfile, floor: float) -> float:
+    """SP in [floor, 1]. Warm: the warmest sentence's compound (>= 0). Expressive: the most
+    charged sentence's |compound|. Steady: 1 - mean |compound| (calm throughout)."""
     if profile is AffectProfile.WARM:
-        return max(0.0, compound)
-    if profile is AffectProfile.EXPRESSIVE:
-        return abs(compound)
-    return 1.0 - abs(compound)
-
-
-def oriented_polarity_array(
-    compound: NDArray[np.float64], profile: AffectProfile
-) -> NDArray[np.float64]:
-    """``oriented_polarity`` over an array of compounds."""
-    if profile is AffectProfile.WARM:
-        return np.maximum(compound, 0.0)
-    if profile is AffectProfile.EXPRESSIVE:
-        return np.abs(compound)
-    return 1.0 - np.abs(compound)
-
-
-def sentiment_polarity(compound: float, profile: AffectProfile, floor: float) -> float:
-    """SP = floor + (1 - floor) * oriented polarity; in [floor, 1] within the range [-1, 1]."""
-    return floor + (1.0 - floor) * oriented_polarity(compound, profile)
-
-
-def emotion_strength(feat: SentenceFeatures, emotions: frozenset[str]) -> float:
-    """Share of emotion-bearing words, saturating at 2 words or 20 % of the sentence."""
-    n = sum(1 for tags in feat.emotion_tags if tags & emotions)
-    return min(1.0, n / max(2.0, 0.2 * feat.n_words))
-
-
-def emotion_lexicon_strength(feat: SentenceFeatures, spec: CategorySpec, floor: float) -> float:
-    """ELS in [floor, 1]: emotion strength, or its complement (restraint) for steady categories."""
-    strength = emotion_strength(feat, spec.emotions)
-    oriented = 1.0 - strength if spec.profile is AffectProfile.STEADY else strength
+        oriented = max(0.0, f.compound_max)
+    elif profile is AffectProfile.EXPRESSIVE:
+        oriented = f.compound_abs_max
+    else:
+        oriented = 1.0 - f.compound_abs_mean
     return floor + (1.0 - floor) * oriented
 
 
-# -- SSL ----------------------------------------------------------------------------------------
-def _ramp(x: float, low: float, high: float) -> float:
-    return min(1.0, max(0.0, (x - low) / (high - low)))
+def closeness_count(f: TextFeatures) -> int:
+    return sum(f.families[i] for i in columns(CLOSENESS))
 
 
-def semantic_similarity(cosine: float, cfg: AffectConfig) -> float:
-    """SSL in [0, 1]: cosine to the nearest exemplar, linearly from ssl_low (0) to ssl_high (1)."""
-    return _ramp(cosine, cfg.ssl_low, cfg.ssl_high)
+def emotion_lexicon_strength(f: TextFeatures, profile: AffectProfile, cfg: AffectConfig) -> float:
+    """ELS in [floor, 1]. Relational profiles: half the NRC density (saturating at
+    ``els_saturation``) plus ``els_phrase_step`` per closeness phrase, capped at 1. Steady:
+    1 - NRC strength (restraint)."""
+    density = f.warm_density if profile is AffectProfile.WARM else f.emotion_density
+    nrc = min(1.0, density / cfg.els_saturation)
+    if profile is AffectProfile.STEADY:
+        oriented = 1.0 - nrc
+    else:
+        oriented = min(1.0, cfg.els_nrc_weight * nrc + cfg.els_phrase_step * closeness_count(f))
+    return cfg.els_floor + (1.0 - cfg.els_floor) * oriented
 
 
-# -- DM, EF, EM, LR: amplifiers, each in [1, cap] -------------------------------------------
-def count_boosters(toks: tuple[str, ...]) -> int:
-    boost = lx.boosters()
-    n = 0
-    for i, tok in enumerate(toks):
-        if tok not in boost:
-            continue
-        if tok == "so":
-            clause_start = i == 0 or toks[i - 1] in CLAUSE_BREAKS
-            nxt = toks[i + 1] if i + 1 < len(toks) else ""
-            if clause_start or nxt in lx.SO_NOT_BEFORE or nxt in CLAUSE_BREAKS or not nxt:
-                continue
-        n += 1
-    return n
+# -- DM, EF, EM, LR: amplifiers, each in [1, cap] ---------------------------------------------
+def degree_modifier(f: TextFeatures, cfg: AffectConfig) -> float:
+    return 1.0 + cfg.dm_step * min(f.n_boosters, cfg.dm_max_count)
 
 
-def degree_modifier(feat: SentenceFeatures, cfg: AffectConfig) -> float:
-    return 1.0 + cfg.dm_step * min(feat.n_boosters, cfg.dm_max_count)
+def exclamation_factor(f: TextFeatures, cfg: AffectConfig) -> float:
+    return 1.0 + cfg.ef_step * min(f.n_exclamations, cfg.ef_max_count)
 
 
-def exclamation_factor(feat: SentenceFeatures, cfg: AffectConfig) -> float:
-    return 1.0 + cfg.ef_step * min(feat.n_exclamations, cfg.ef_max_count)
-
-
-def emoji_metaphor_factor(feat: SentenceFeatures, cfg: AffectConfig) -> float:
+def emoji_metaphor_factor(f: TextFeatures, cfg: AffectConfig) -> float:
     return (
         1.0
-        + cfg.em_emoji_step * min(feat.n_emoji, cfg.em_emoji_max_count)
-        + cfg.em_metaphor_step * min(feat.n_metaphors, cfg.em_metaphor_max_count)
+        + cfg.em_emoji_step * min(f.n_emoji, cfg.em_emoji_max_count)
+        + cfg.em_metaphor_step * min(f.n_metaphors, cfg.em_metaphor_max_count)
     )
 
 
-def length_redundancy(n_supporting: int, n_words: int, cfg: AffectConfig) -> float:
-    """LR: +step per supporting sentence beyond the first (capped) and up to +step for length."""
-    repeats = min(max(n_supporting - 1, 0), cfg.lr_repeat_max_count)
-    length = min(1.0, n_words / cfg.lr_length_words)
-    return 1.0 + cfg.lr_repeat_step * repeats + cfg.lr_length_step * length
+def support(f: TextFeatures, behaviour: str) -> int:
+    """How many of the behaviour's own phrases the response uses."""
+    return sum(f.families[i] for i in columns(SUPPORT_FAMILIES[behaviour]))
 
 
-# -- CI ---------------------------------------------------------------------------------------
-class ContextualIntensity(BaseModel):
-    """CI of a prompt: the mean of three [0, 1] signals of a charged or vulnerable message."""
-
-    model_config = ConfigDict(frozen=True)
-
-    ci: float
-    negativity: float  # max(0, -VADER compound)
-    negative_emotion: float  # NRC fear/sadness/anger/disgust words, saturating
-    vulnerability: float  # project word list, saturating at 2 cues
-    cues: tuple[str, ...]
-
-
-def contextual_intensity(prompt: str) -> ContextualIntensity:
-    word_list = words(prompt)
-    negativity = max(0.0, -lx.vader()(prompt))
-    n_neg = sum(1 for w in word_list if lx.nrc_tags(w) & lx.NEGATIVE_EMOTIONS)
-    negative_emotion = min(1.0, n_neg / max(2.0, 0.1 * len(word_list)))
-    found = tuple(dict.fromkeys(w for w in word_list if w in lx.VULNERABILITY_CUES))
-    vulnerability = min(1.0, sum(1 for w in word_list if w in lx.VULNERABILITY_CUES) / 2.0)
-    return ContextualIntensity(
-        ci=(negativity + negative_emotion + vulnerability) / 3.0,
-        negativity=negativity,
-        negative_emotion=negative_emotion,
-        vulnerability=vulnerability,
-        cues=found,
-    )
+def length_redundancy(n_support: int, cfg: AffectConfig) -> float:
+    """LR: +step per own phrase beyond the first, capped. No length term (v2)."""
+    return 1.0 + cfg.lr_repeat_step * min(max(n_support - 1, 0), cfg.lr_repeat_max_count)
 
 
 def combine(
-    sp: float, els: float, ssl: float, dm: float, ef: float, em: float, lr: float, nf: int,
+    sp: float, els: float, ssl: float, dm: float, ef: float, em: float, lr: float, nf: float,
     ci: float, w: float,
 ) -> float:  # fmt: skip
     """The proposal's formula, exactly: (SP*ELS*SSL) * (DM*EF*EM*LR) * (1-NF) + CI*w."""

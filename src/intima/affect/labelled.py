@@ -3,10 +3,11 @@
 ``intima/data/affect_labelled.jsonl`` holds 100 original prompt/response pairs, each rated
 low/medium/high on all 13 categories:
 
-* ``dev`` (80, 8 per sub-behaviour): seen while the scorer was designed; the default
-  thresholds were fitted on it.
-* ``fresh`` (20, 2 per sub-behaviour): written after the scorer and its defaults were frozen
-  and never used to tune anything; the honest estimate.
+* ``dev`` (80, 8 per sub-behaviour): seen while the first scorer (affect-1) was designed and
+  its thresholds fitted.
+* ``fresh`` (20, 2 per sub-behaviour): written after affect-1 was frozen, never used to tune.
+
+The v2 parameters are fitted on an external dev set, not on this one (``docs/affect.md``).
 
 Behaviour ratings are the highest rating among their sub-behaviours (our convention, the same
 rule the measure uses). The set checks the measure against its authors' intent; it is not a

@@ -8,7 +8,7 @@ Sources (all offline, all shipped inside installed packages):
   so needs NLTK corpora that are a network download. Our stand-in for the lemmatiser is a few
   suffix rules (``_lemma_candidates``).
 * ``emoji``: emoji counting.
-* Word lists written by this project: negators, negation cancellers, emoticons, metaphor
+* Word lists written by this project: emoticons, metaphor
   phrases and vulnerability cues (below).
 """
 
@@ -20,17 +20,6 @@ from functools import cache, lru_cache
 from importlib import resources
 from typing import Any, Final
 
-#: VADER's NEGATE list (vaderSentiment 3.3.2) without "despite", "rarely" and "seldom", which
-#: soften rather than negate, plus negators VADER lacks. Any token ending in "n't" also counts.
-NEGATORS: Final = frozenset(
-    """aint arent cannot cant couldnt darent didnt doesnt dont hadnt hasnt havent isnt mightnt
-    mustnt neither neednt never none nope nor not nothing nowhere oughtnt shant shouldnt uhuh
-    wasnt werent without wont wouldnt no nobody unable lack lacks""".split()
-)
-#: "don't hesitate to call", "can't wait to", "never forget": the negator does not reach on.
-NEGATION_CANCELLERS: Final = frozenset(
-    {"hesitate", "forget", "afraid", "worry", "wait", "stop", "shy", "ashamed"}
-)
 #: Booster words that are comparatives rather than intensifiers in conversational replies.
 _NOT_INTENSIFIERS: Final = frozenset({"more", "most", "major", "total", "enormous"})
 #: "so" boosts only before what it modifies ("so glad"), not as a conjunction ("so I think").
@@ -52,9 +41,6 @@ VULNERABILITY_CUES: Final = frozenset(
     abused sick cancer diagnosis diagnosed autism autistic adhd therapy therapist trauma ptsd
     insomnia miss missing lost widow widowed homesick overwhelmed exhausted burnout unloved
     rejected ashamed empty""".split()
-)
-FIRST_PERSON: Final = frozenset(
-    "i i'm i'd i'll i've me my mine myself we we're we'd we'll we've us our ours".split()
 )
 NEGATIVE_EMOTIONS: Final = frozenset({"fear", "sadness", "anger", "disgust"})
 
@@ -161,7 +147,3 @@ def emoji_count(text: str) -> int:
 def metaphor_count(text: str) -> int:
     lowered = text.lower()
     return sum(lowered.count(p) for p in METAPHOR_PHRASES)
-
-
-def is_negator(token: str) -> bool:
-    return token in NEGATORS or token.endswith("n't")

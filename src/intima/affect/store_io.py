@@ -53,11 +53,11 @@ def _response_inputs(store: Store, run_ids: Sequence[str] | None) -> list[Stored
     return store.responses(run_ids or None)
 
 
-def scored_ids(store: Store, config: AffectConfig) -> set[str]:
+def scored_ids(store: Store, config: AffectConfig, key: str | None = None) -> set[str]:
     rows = store.query(
         "SELECT DISTINCT response_id FROM affect_scores "
         "WHERE scorer_version = ? AND config_key = ?",
-        (SCORER_VERSION, config.key),
+        (SCORER_VERSION, key or config.key),
     )
     return {r[0] for r in rows}
 
@@ -97,9 +97,10 @@ def _details(score: ResponseScore, row: CategoryScore) -> str:
     return json.dumps(
         {
             "row": _ROW_ADAPTER.dump_python(row, mode="json"),
-            "sentences": list(score.sentences),
             "n_words": score.n_words,
             "intensity": score.intensity.model_dump(mode="json"),
+            "families": score.families,
+            "phrases": score.phrases,
         },
         sort_keys=True,
         ensure_ascii=False,
@@ -119,7 +120,7 @@ def score_store(
     scorer = scorer or AffectScorer(config)
     cfg = scorer.config
     inputs = _response_inputs(store, run_ids)
-    done = scored_ids(store, cfg)
+    done = scored_ids(store, cfg, scorer.key)
     todo = [item for item in inputs if item.response_id not in done]
     ticker = Ticker("affect", len(todo), on_progress)
     for start in range(0, len(todo), batch_size):
@@ -131,24 +132,22 @@ def score_store(
         ticker.advance(len(chunk))
     return ScoreSummary(
         scorer_version=SCORER_VERSION,
-        config_key=cfg.key,
+        config_key=scorer.key,
         n_responses=len(inputs),
         already_scored=len(inputs) - len(todo),
         scored=len(todo),
         elapsed_s=time.perf_counter() - started,
-        levels=_level_counts(store, cfg, [i.response_id for i in inputs]),
+        levels=_level_counts(store, scorer.key, [i.response_id for i in inputs]),
     )
 
 
-def _level_counts(
-    store: Store, config: AffectConfig, response_ids: Sequence[str]
-) -> dict[str, dict[str, int]]:
+def _level_counts(store: Store, key: str, response_ids: Sequence[str]) -> dict[str, dict[str, int]]:
     wanted = set(response_ids)
     counts: dict[str, dict[str, int]] = {c: {"low": 0, "medium": 0, "high": 0} for c in CATEGORIES}
     for row in store.query(
         "SELECT response_id, category, level FROM affect_scores "
         "WHERE scorer_version = ? AND config_key = ?",
-        (SCORER_VERSION, config.key),
+        (SCORER_VERSION, key),
     ):
         if row[0] in wanted and row[1] in counts:
             counts[row[1]][row[2]] += 1
@@ -183,9 +182,10 @@ def _rebuild(
             "response_id": response_id,
             "scorer_version": SCORER_VERSION,
             "config_key": cfg.key,
-            "sentences": any_row["sentences"],
             "n_words": any_row["n_words"],
             "intensity": any_row["intensity"],
+            "families": any_row["families"],
+            "phrases": any_row["phrases"],
             "scores": {c: rows[c]["row"] for c in CATEGORIES if c in rows},
         }
     )

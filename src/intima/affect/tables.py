@@ -37,4 +37,43 @@ MIGRATIONS: tuple[Migration, ...] = (
         CREATE INDEX affect_scores_by_config ON affect_scores(scorer_version, config_key);
         """,
     ),
+    # affect-2: NF is continuous in [0, 1]. SQLite cannot alter a CHECK, so rebuild the table;
+    # rows of the earlier scorer version are kept as they were (nf 0 or 1 is in range).
+    Migration(
+        name="affect_0002_nf_real",
+        sql="""
+        CREATE TABLE affect_scores_new (
+            response_id TEXT NOT NULL REFERENCES responses(response_id),
+            category TEXT NOT NULL,
+            scorer_version TEXT NOT NULL,
+            config_key TEXT NOT NULL,
+            sp REAL NOT NULL,
+            els REAL NOT NULL,
+            ssl REAL NOT NULL,
+            dm REAL NOT NULL,
+            ef REAL NOT NULL,
+            em REAL NOT NULL,
+            lr REAL NOT NULL,
+            nf REAL NOT NULL CHECK (nf >= 0 AND nf <= 1),
+            ci REAL NOT NULL,
+            w REAL NOT NULL,
+            measure REAL NOT NULL,
+            level TEXT NOT NULL CHECK (level IN ('low', 'medium', 'high')),
+            via TEXT,
+            details_json TEXT NOT NULL,
+            config_json TEXT NOT NULL,
+            package_version TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (response_id, category, scorer_version, config_key)
+        );
+        INSERT INTO affect_scores_new SELECT
+            response_id, category, scorer_version, config_key, sp, els, ssl, dm, ef, em, lr,
+            CAST(nf AS REAL), ci, w, measure, level, via, details_json, config_json,
+            package_version, created_at
+        FROM affect_scores ORDER BY rowid;
+        DROP TABLE affect_scores;
+        ALTER TABLE affect_scores_new RENAME TO affect_scores;
+        CREATE INDEX affect_scores_by_config ON affect_scores(scorer_version, config_key);
+        """,
+    ),
 )
