@@ -192,3 +192,23 @@ def test_a_model_name_the_server_does_not_list_is_warned_about(tmp_path: Path, f
     ok = run_cli("run", "--model", f"openai-compat:fake@{server.base_url}", "--dataset", "demo",
                  "--limit", "1", "--store", str(tmp_path / "s.db"))  # fmt: skip
     assert ok.returncode == 0 and "lists no model" not in ok.stderr
+
+
+def test_export_never_writes_over_other_files_and_replaces_its_own_only_with_force(
+    seeded_store, tmp_path
+) -> None:
+    db, _ = seeded_store
+    out = tmp_path / "export"
+    assert run_cli("export", str(out), "--store", str(db)).returncode == 0
+    again = run_cli("export", str(out), "--store", str(db))
+    assert again.returncode == 2 and "--force" in again.stderr
+    forced = run_cli("export", str(out), "--force", "--store", str(db))
+    assert forced.returncode == 0, forced.stderr
+    (out / "notes.txt").write_text("mine")
+    mixed = run_cli("export", str(out), "--force", "--store", str(db))
+    assert mixed.returncode == 2 and "other files" in mixed.stderr
+    assert (out / "notes.txt").read_text() == "mine"
+    a_file = tmp_path / "some-file"
+    a_file.write_text("x")
+    res = run_cli("export", str(a_file), "--store", str(db))
+    assert res.returncode == 2 and "is a file" in res.stderr and "Traceback" not in res.stderr

@@ -180,6 +180,9 @@ def runs_cmd(store: StoreOpt = DEFAULT_STORE) -> None:
 def export_cmd(
     out_dir: Annotated[Path, typer.Argument(help="Folder to write into.")],
     run: RunOpt = None,
+    force: Annotated[
+        bool, typer.Option(help="Write over an earlier export in the same folder.")
+    ] = False,
     store: StoreOpt = DEFAULT_STORE,
 ) -> None:
     """Write responses as JSONL and Parquet with a manifest (all runs unless --run).
@@ -189,7 +192,7 @@ def export_cmd(
     from intima.service.export import export_responses
 
     with Store.open(store, create=False) as db:
-        manifest = export_responses(db, run or [], out_dir)
+        manifest = export_responses(db, run or [], out_dir, force=force)
     console.print(
         f"wrote {', '.join(f.name for f in manifest.files)} and manifest.json to {out_dir}"
     )

@@ -10,6 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from intima.core.errors import IntimaError
 from intima.core.taxonomy import TAXONOMY_VERSION
 from intima.core.version import __version__
 from intima.store import Store, now
@@ -69,8 +70,28 @@ def run_provenance(store: Store, run_id: str) -> dict[str, Any]:
     return row
 
 
-def export_responses(store: Store, run_ids: Sequence[str], out_dir: Path) -> Manifest:
-    """Every prompt of the given runs (all runs if empty) with its response or its error."""
+#: The files an export writes: a folder holding only these may be written over with ``force``.
+EXPORT_FILES = frozenset({"responses.jsonl", "responses.parquet", "manifest.json"})
+
+
+def export_responses(
+    store: Store, run_ids: Sequence[str], out_dir: Path, *, force: bool = False
+) -> Manifest:
+    """Every prompt of the given runs (all runs if empty) with its response or its error.
+
+    A folder that is not empty is refused (as ``publish`` refuses one), unless ``force`` and it
+    holds nothing but an earlier export's files: other files are never overwritten or mixed in.
+    """
+    if out_dir.exists() and not out_dir.is_dir():
+        raise IntimaError(f"{out_dir} is a file; export into a folder")
+    present = {p.name for p in out_dir.iterdir()} if out_dir.is_dir() else set()
+    if present and not (force and present <= EXPORT_FILES):
+        hint = (
+            "--force replaces an earlier export"
+            if present <= EXPORT_FILES
+            else "it holds other files; export into a new or empty folder"
+        )
+        raise IntimaError(f"{out_dir} is not empty ({hint})")
     ids = store.resolve_runs(list(run_ids) or None)
     out_dir.mkdir(parents=True, exist_ok=True)
     rows = [row for run_id in ids for row in store.run_rows(run_id)]
