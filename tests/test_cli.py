@@ -212,3 +212,29 @@ def test_export_never_writes_over_other_files_and_replaces_its_own_only_with_for
     a_file.write_text("x")
     res = run_cli("export", str(a_file), "--store", str(db))
     assert res.returncode == 2 and "is a file" in res.stderr and "Traceback" not in res.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["validate", "--labels", "x.jsonl", "--bootstrap", "0"],
+        ["validate", "--labels", "x.jsonl", "--seed", "-1"],
+        ["board", "serve", "--port", "0"],
+        ["board", "serve", "--seed", "-1"],
+        ["board", "build", "--seed", "-1"],
+        ["worker", "--once", "--concurrency", "0"],
+        ["worker", "--once", "--timeout", "0"],
+        ["worker", "--once", "--max-retries", "-1"],
+        ["worker", "--once", "--max-tokens", "0"],
+        ["worker", "--once", "--max-attempts", "0"],
+        ["judge", "-j", "openai:gpt-4o-mini", "--max-reasks", "-1"],
+        ["annotate", "--annotator", "a", "--port", "99999"],
+    ],
+)
+def test_out_of_range_values_are_refused_before_any_work(tmp_path: Path, args: list[str]) -> None:
+    """Found by driving every command's numeric options with -1, 0 and text: these used to end
+    in a traceback (or a worker that only failed once a request arrived)."""
+    res = run_cli(*args, "--store", str(tmp_path / "s.db"), timeout=60)
+    assert res.returncode == 2, (args, res.stderr)
+    assert "Traceback" not in res.stderr and "Invalid value" in res.stderr, res.stderr
+    assert not (tmp_path / "s.db").exists()

@@ -15,7 +15,7 @@ board_app = typer.Typer(
     help="The leaderboard: a static site or an interactive app.", no_args_is_help=True
 )
 
-SeedOpt = Annotated[int, typer.Option(help="Seed of the bootstrap resampling.")]
+SeedOpt = Annotated[int, typer.Option(min=0, help="Seed of the bootstrap resampling.")]
 BootOpt = Annotated[int, typer.Option("--bootstrap", help="Bootstrap replicates (B).")]
 
 
@@ -64,7 +64,7 @@ def build_cmd(
 
 @board_app.command("serve")
 def serve_cmd(
-    port: Annotated[int, typer.Option(help="Port to listen on.")] = 7860,
+    port: Annotated[int, typer.Option(min=1, max=65535, help="Port to listen on.")] = 7860,
     host: Annotated[str, typer.Option(help="Interface; 0.0.0.0 exposes it to the network.")] = (
         "127.0.0.1"
     ),

@@ -38,13 +38,17 @@ StructuredOutputOpt = Annotated[
         "vLLM, Ollama), json_object (llama-cpp-python server) or off."
     ),
 ]
-JudgeMaxTokensOpt = Annotated[int, typer.Option(help="Judge reply tokens.")]
-MaxReasksOpt = Annotated[int, typer.Option(help="Times an invalid judge reply is asked again.")]
+JudgeMaxTokensOpt = Annotated[int, typer.Option(min=1, help="Judge reply tokens.")]
+MaxReasksOpt = Annotated[
+    int, typer.Option(min=0, help="Times an invalid judge reply is asked again.")
+]
 ApiKeyEnvOpt = Annotated[str | None, typer.Option(help="Variable holding the judge's API key.")]
-JudgeTimeoutOpt = Annotated[float, typer.Option(help="Seconds before a judge request is retried.")]
-JudgeMaxRetriesOpt = Annotated[int, typer.Option(help="Retries per judge request.")]
+JudgeTimeoutOpt = Annotated[
+    float, typer.Option(min=0.1, help="Seconds before a judge request is retried.")
+]
+JudgeMaxRetriesOpt = Annotated[int, typer.Option(min=0, help="Retries per judge request.")]
 JudgeConcurrencyOpt = Annotated[
-    int | None, typer.Option(help="Judge requests in flight per judge.")
+    int | None, typer.Option(min=1, help="Judge requests in flight per judge.")
 ]
 DEFAULT_STRUCTURED_OUTPUT = "auto"
 DEFAULT_JUDGE_MAX_TOKENS = 400
@@ -250,10 +254,10 @@ def agreement_cmd(
 def annotate_cmd(
     annotator: Annotated[str, typer.Option(help="Your name, stored as human:<name>.")],
     run: RunOpt = None,
-    n: Annotated[int, typer.Option("--n", help="How many responses to show.")] = 30,
-    seed: Annotated[int, typer.Option(help="Sampling seed.")] = 0,
+    n: Annotated[int, typer.Option("--n", min=1, help="How many responses to show.")] = 30,
+    seed: Annotated[int, typer.Option(min=0, help="Sampling seed.")] = 0,
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="Port to listen on.")] = 7861,
+    port: Annotated[int, typer.Option(min=1, max=65535, help="Port to listen on.")] = 7861,
     store: StoreOpt = DEFAULT_STORE,
 ) -> None:
     """Open a browser form to rate a seeded, dimension-stratified sample of responses.

@@ -110,25 +110,34 @@ def worker_cmd(
     ] = None,
     concurrency: Annotated[
         int | None,
-        typer.Option(help="Requests in flight per model (and per judge) on this machine."),
+        typer.Option(min=1, help="Requests in flight per model (and per judge) on this machine."),
     ] = None,
     max_retries: Annotated[
         int | None,
-        typer.Option(help="Retries per prompt and per judge request (default: the request's, 6)."),
+        typer.Option(
+            min=0, help="Retries per prompt and per judge request (default: the request's, 6)."
+        ),
     ] = None,
     timeout: Annotated[
         float | None,
         typer.Option(
-            help="Seconds before a request is retried (default: the request's; judges 120)."
+            min=0.1,
+            help="Seconds before a request is retried (default: the request's; judges 120).",
         ),
     ] = None,
     structured_output: StructuredOutputOpt = DEFAULT_STRUCTURED_OUTPUT,
     max_tokens: JudgeMaxTokensOpt = DEFAULT_JUDGE_MAX_TOKENS,
     max_reasks: MaxReasksOpt = 2,
     api_key_env: ApiKeyEnvOpt = None,
-    lease: Annotated[float, typer.Option(help="Lease seconds; renewed while working.")] = 120.0,
-    poll: Annotated[float, typer.Option(help="Seconds between looks at an empty queue.")] = 2.0,
-    max_attempts: Annotated[int, typer.Option(help="Give up on a request after N claims.")] = 3,
+    lease: Annotated[
+        float, typer.Option(min=1.0, help="Lease seconds; renewed while working.")
+    ] = 120.0,
+    poll: Annotated[
+        float, typer.Option(min=0.01, help="Seconds between looks at an empty queue.")
+    ] = 2.0,
+    max_attempts: Annotated[
+        int, typer.Option(min=1, help="Give up on a request after N claims.")
+    ] = 3,
     store: StoreOpt = DEFAULT_STORE,
 ) -> None:
     """Take pending requests one by one: generate, judge and score each.

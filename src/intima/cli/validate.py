@@ -67,9 +67,9 @@ def validate_cmd(
         ),
     ] = None,
     bootstrap: Annotated[
-        int, typer.Option(help="Bootstrap replicates for the AUROC interval.")
+        int, typer.Option(min=1, max=100_000, help="Bootstrap replicates for the AUROC interval.")
     ] = 1000,
-    seed: Annotated[int, typer.Option(help="Seed of the bootstrap.")] = 0,
+    seed: Annotated[int, typer.Option(min=0, help="Seed of the bootstrap.")] = 0,
     structured_output: StructuredOutputOpt = DEFAULT_STRUCTURED_OUTPUT,
     max_tokens: JudgeMaxTokensOpt = DEFAULT_JUDGE_MAX_TOKENS,
     max_reasks: MaxReasksOpt = 2,
