@@ -69,24 +69,18 @@ def affect_scores(
     The reinforcing measure already discounts boundary evidence (its NF); subtracting the
     boundary measure as well lowered AUROC on one held-out model (docs/affect.md)."""
     from intima.affect.config import SCORER_VERSION, AffectConfig
-    from intima.affect.store_io import affect_rating_sets, score_store
+    from intima.affect.store_io import load_scores, score_store
 
     config = AffectConfig()
     score_store(store, [run_id], config, on_progress=on_progress)
     ids = [r.response_id for r in store.responses([run_id])]
-    measures: dict[str, dict[str, float]] = {}
-    for row in store.query(
-        "SELECT response_id, category, measure FROM affect_scores "
-        "WHERE scorer_version = ? AND config_key = ? AND category IN (?, ?)",
-        (SCORER_VERSION, config.key, _REINFORCING, _BOUNDARY),
-    ):
-        measures.setdefault(row[0], {})[row[1]] = float(row[2])
-    labels = {rs.response_id: str(rs.primary) for rs in affect_rating_sets(store, config, ids)}
+    # The affect package reads its own table: one pass for the measures and the labels.
+    stored = load_scores(store, config, ids)
     out = {}
     for rid in ids:
-        m = measures.get(rid, {})
-        if _REINFORCING in m and _BOUNDARY in m and rid in labels:
-            out[rid] = Scored(m[_REINFORCING], labels[rid])
+        score = stored.get(rid)
+        if score is not None and _REINFORCING in score.scores and _BOUNDARY in score.scores:
+            out[rid] = Scored(score.scores[_REINFORCING].measure, str(score.primary))
         else:
             out[rid] = Scored(None, "unscored")
     return str(SCORER_VERSION), out
