@@ -59,6 +59,38 @@ def check_public_spec(spec: ModelSpec) -> None:
         )
 
 
+def check_on_hub(spec: ModelSpec) -> None:
+    """A Hub model id must name a public model repo that exists (asked without a token, so a
+    private repo the operator can see still counts as not public)."""
+    if spec.provider != HUB_PROVIDER:
+        return
+    from huggingface_hub import HfApi
+    from huggingface_hub.errors import HfHubHTTPError, RepositoryNotFoundError
+
+    try:
+        info = HfApi().model_info(spec.model, token=False)
+    except (RepositoryNotFoundError, HfHubHTTPError) as exc:
+        if isinstance(exc, RepositoryNotFoundError) or _status(exc) in (401, 403, 404):
+            raise PublicRequestError(
+                f"{spec.model[:80]} is not a public model on the Hugging Face Hub; check the "
+                "spelling (OWNER/NAME)"
+            ) from exc
+        raise PublicRequestError(
+            f"could not check {spec.model[:80]} on the Hub (HTTP {_status(exc)}); try again later"
+        ) from exc
+    except Exception as exc:  # network errors come through as httpx or OS errors
+        raise PublicRequestError(
+            f"could not check {spec.model[:80]} on the Hub ({type(exc).__name__}); try again later"
+        ) from exc
+    if getattr(info, "private", False) or getattr(info, "gated", False):
+        raise PublicRequestError(f"{spec.model[:80]} is private or gated on the Hub")
+
+
+def _status(exc: Exception) -> int | None:
+    response = getattr(exc, "response", None)
+    return getattr(response, "status_code", None)
+
+
 class RateLimit:
     """Sliding one-hour windows: one per session, and one for everyone."""
 

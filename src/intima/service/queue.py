@@ -43,7 +43,8 @@ REQUEST_DATASETS = ("hub", "demo")
 DEFAULT_LEASE_S = 120.0
 DEFAULT_MAX_ATTEMPTS = 3
 
-Status = Literal["pending", "running", "finished", "failed"]
+#: ``pending_review`` and ``cancelled`` occur in the Hub queue only (maintainer approval).
+Status = Literal["pending", "running", "finished", "failed", "pending_review", "cancelled"]
 _SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD)", re.IGNORECASE)
 
 

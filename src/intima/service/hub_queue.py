@@ -1,0 +1,398 @@
+"""The request queue on the Hugging Face Hub: one JSON file per request in a dataset repo.
+
+``hf://datasets/OWNER/requests`` holds ``requests/<request_id>.json``: the request (the same
+:class:`RequestRecord` as the local queue), its status and its history. The app's form and
+``intima request --queue hf://...`` add files; workers anywhere claim them.
+
+Every change is a read-modify-write of one file, committed with ``parent_commit`` set to the
+commit that was read: the Hub refuses the commit (HTTP 412) if anyone committed in between, and
+the change is then re-read and re-applied. So two workers never claim the same request, and
+two forms never add the same request twice. Claims are leases, as in the local queue: a worker
+renews its lease while it works; a lease that has run out may be taken over by another worker.
+
+The request id is derived from the configuration and dataset, so a duplicate request is the
+same file: adding a pending, running, finished or under-review duplicate returns it unchanged
+(``is_new=False``); adding a failed or cancelled one puts it back in the queue.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field, ValidationError
+
+from intima.core.config import GenerationSettings, ModelConfig, stable_hash
+from intima.core.errors import IntimaError
+from intima.core.version import __version__
+from intima.service.bundle import hub_repo
+from intima.service.queue import (
+    DEFAULT_LEASE_S,
+    DEFAULT_MAX_ATTEMPTS,
+    MAX_REASON_CHARS,
+    REQUEST_DATASETS,
+    QueueError,
+    RequestRecord,
+    Status,
+    _validated_config,
+    _validated_requester,
+    redact,
+)
+from intima.store import now
+
+FOLDER = "requests"
+#: commits refused because the repo moved are re-read and retried this many times
+MAX_CONFLICTS = 20
+MAX_REQUEST_FILE_BYTES = 100_000
+
+
+class HubQueueError(IntimaError):
+    """The requests repo cannot be read or written (network, token, a malformed file)."""
+
+
+class RequestEvent(BaseModel):
+    at: str
+    status: str
+    worker_id: str | None = None
+    detail: str | None = None
+
+
+class HubRequest(RequestRecord):
+    """A request as stored on the Hub: the record plus its history and where its results went."""
+
+    history: list[RequestEvent] = Field(default_factory=list)
+    results: list[str] = Field(default_factory=list)
+
+
+Change = Callable[[HubRequest | None], HubRequest | None]
+"""Given the current record (None: no such file), the new one (None: leave it unchanged)."""
+
+
+class HubQueue:
+    """The queue in ``url`` (``hf://datasets/OWNER/NAME``); ``token`` for writing (else the
+    token huggingface_hub finds: HF_TOKEN or ``hf auth login``)."""
+
+    def __init__(self, url: str, token: str | None = None, *, require_review: bool = False):
+        self.url = url
+        self.repo_id, self.repo_type = hub_repo(url, "dataset")
+        if self.repo_type != "dataset":
+            raise HubQueueError(f"{url[:200]!r}: the request queue must be a dataset repo")
+        self.token = token
+        self.require_review = require_review
+        #: files of the last read that are not valid requests (skipped, with the reason)
+        self.problems: list[str] = []
+
+    # -- reading ----------------------------------------------------------------------------
+    def requests(self, status: Status | None = None) -> list[HubRequest]:
+        _, records = self._read()
+        out = sorted(records.values(), key=lambda r: (r.created_at, r.request_id))
+        return [r for r in out if status is None or r.status == status]
+
+    def get(self, request_id: str) -> HubRequest:
+        _, records = self._read()
+        if request_id not in records:
+            raise QueueError(f"no request {request_id[:40]!r} in {self.url}; see `intima requests`")
+        return records[request_id]
+
+    def idle(self) -> bool:
+        return not any(r.status in ("pending", "running") for r in self.requests())
+
+    # -- adding, reviewing -----------------------------------------------------------------
+    def add(
+        self,
+        spec: str,
+        requester: str | None = None,
+        *,
+        dataset: str = "hub",
+        system_prompt: str | None = None,
+        generation: GenerationSettings | None = None,
+        allow_urls: bool = False,
+    ) -> HubRequest:
+        """Validate and queue a request (see the module doc for duplicates)."""
+        config = _validated_config(spec, system_prompt, generation, allow_urls=allow_urls)
+        if not allow_urls:
+            _check_on_hub(config)
+        requester = _validated_requester(requester)
+        if dataset not in REQUEST_DATASETS:
+            raise QueueError(
+                f"dataset {dataset[:50]!r} cannot be requested; use one of {REQUEST_DATASETS}"
+            )
+        dedup = stable_hash({"config": config.cache_fields(), "dataset": dataset})
+        request_id = dedup[:16]
+        first: Status = "pending_review" if self.require_review else "pending"
+        created: list[bool] = []
+
+        def change(cur: HubRequest | None) -> HubRequest | None:
+            created.clear()
+            stamp = now()
+            if cur is not None and cur.status not in ("failed", "cancelled"):
+                return None
+            if cur is not None:
+                created.append(True)
+                return _moved(cur, first, None, f"requested again after {cur.status}", attempts=0)
+            created.append(True)
+            rec = HubRequest(
+                request_id=request_id, spec=config.spec, requester=requester, dataset=dataset,
+                config_key=config.config_key, config=config, status=first,
+                package_version=__version__, created_at=stamp, updated_at=stamp,
+            )  # fmt: skip
+            return _moved(rec, first, None, "requested")
+
+        rec = self._update(request_id, change, f"request {request_id}")
+        assert rec is not None
+        return rec.model_copy(update={"is_new": bool(created)})
+
+    def approve(self, request_id: str, by: str | None = None) -> HubRequest:
+        return self._review(request_id, "pending", ("pending_review",), f"approved by {by or '?'}")
+
+    def cancel(self, request_id: str, by: str | None = None) -> HubRequest:
+        return self._review(
+            request_id, "cancelled", ("pending_review", "pending", "running"),
+            f"cancelled by {by or '?'}",
+        )  # fmt: skip
+
+    def _review(
+        self, request_id: str, to: Status, allowed: tuple[str, ...], detail: str
+    ) -> HubRequest:
+        def change(cur: HubRequest | None) -> HubRequest | None:
+            if cur is None:
+                raise QueueError(f"no request {request_id[:40]!r} in {self.url}")
+            if cur.status not in allowed:
+                raise QueueError(
+                    f"request {request_id} is {cur.status}; only {' or '.join(allowed)} can be {to}"
+                )
+            return _moved(cur, to, None, detail, worker_id=None, lease_expires=None)
+
+        rec = self._update(request_id, change, f"{to} {request_id}")
+        assert rec is not None
+        return rec
+
+    # -- the worker's side -----------------------------------------------------------------
+    def claim_next(
+        self,
+        worker_id: str,
+        lease_s: float = DEFAULT_LEASE_S,
+        *,
+        max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+    ) -> HubRequest | None:
+        """Take the oldest pending request, or one whose lease has run out; None if none."""
+        for _ in range(MAX_CONFLICTS):
+            sha, records = self._read()
+            ready = [r for r in records.values() if _claimable(r)]
+            if not ready:
+                return None
+            cur = min(ready, key=lambda r: (r.created_at, r.request_id))
+            if cur.attempts >= max_attempts:
+                new = _moved(cur, "failed", worker_id,
+                             f"abandoned after {cur.attempts} attempts whose workers stopped",
+                             worker_id=None, lease_expires=None, finished_at=now())  # fmt: skip
+            else:
+                detail = (
+                    "claimed" if cur.status == "pending"
+                    else f"lease of {cur.worker_id} expired; resumed"
+                )  # fmt: skip
+                new = _moved(cur, "running", worker_id, detail, worker_id=worker_id,
+                             lease_expires=time.time() + lease_s, attempts=cur.attempts + 1,
+                             started_at=cur.started_at or now())  # fmt: skip
+            if self._commit(sha, new, f"{new.status} {new.request_id} ({worker_id})"):
+                if new.status == "running":
+                    return new
+        raise HubQueueError(f"{self.url} kept moving while claiming; try again")
+
+    def heartbeat(self, request_id: str, worker_id: str, lease_s: float = DEFAULT_LEASE_S) -> bool:
+        """Extend the lease; False if this worker no longer holds it."""
+        held: list[bool] = []
+
+        def change(cur: HubRequest | None) -> HubRequest | None:
+            held.clear()
+            if not _holds(cur, worker_id):
+                return None
+            assert cur is not None
+            held.append(True)
+            return cur.model_copy(
+                update={"lease_expires": time.time() + lease_s, "updated_at": now()}
+            )
+
+        self._update(request_id, change, f"lease {request_id} ({worker_id})")
+        return bool(held)
+
+    def finish(
+        self, request_id: str, worker_id: str, run_ids: list[str], results: Sequence[str] = ()
+    ) -> bool:
+        return self._settle(request_id, worker_id, "finished", None, run_ids, list(results))
+
+    def fail(self, request_id: str, worker_id: str, reason: str) -> bool:
+        return self._settle(
+            request_id, worker_id, "failed", redact(reason)[:MAX_REASON_CHARS], None, []
+        )
+
+    def release(self, request_id: str, worker_id: str, detail: str = "released") -> bool:
+        def change(cur: HubRequest | None) -> HubRequest | None:
+            if not _holds(cur, worker_id):
+                return None
+            assert cur is not None
+            return _moved(cur, "pending", worker_id, detail, worker_id=None, lease_expires=None,
+                          attempts=max(cur.attempts - 1, 0))  # fmt: skip
+
+        rec = self._update(request_id, change, f"release {request_id} ({worker_id})")
+        return rec is not None and rec.status == "pending" and rec.worker_id is None
+
+    def _settle(
+        self,
+        request_id: str,
+        worker_id: str,
+        status: Status,
+        reason: str | None,
+        run_ids: list[str] | None,
+        results: list[str],
+    ) -> bool:
+        done: list[bool] = []
+
+        def change(cur: HubRequest | None) -> HubRequest | None:
+            done.clear()
+            if not _holds(cur, worker_id):
+                return None
+            assert cur is not None
+            done.append(True)
+            return _moved(
+                cur, status, worker_id, reason, reason=reason, lease_expires=None,
+                finished_at=now(), run_ids=run_ids if run_ids is not None else cur.run_ids,
+                results=[*cur.results, *results],
+            )  # fmt: skip
+
+        self._update(request_id, change, f"{status} {request_id} ({worker_id})")
+        return bool(done)
+
+    # -- the Hub ------------------------------------------------------------------------------
+    def _api(self) -> Any:
+        from huggingface_hub import HfApi
+
+        return HfApi(token=self.token)
+
+    def _read(self) -> tuple[str, dict[str, HubRequest]]:
+        """The head commit and every valid request at it; files that are not valid requests
+        are named in ``self.problems`` (one bad file must not stop the queue)."""
+        from huggingface_hub import snapshot_download
+        from huggingface_hub.utils import (
+            are_progress_bars_disabled,
+            disable_progress_bars,
+            enable_progress_bars,
+        )
+
+        quiet = are_progress_bars_disabled()
+        disable_progress_bars()  # a bar per queue read would drown the worker's output
+        try:
+            sha = self._api().repo_info(self.repo_id, repo_type="dataset").sha
+            folder = Path(
+                snapshot_download(
+                    self.repo_id, repo_type="dataset", revision=sha,
+                    allow_patterns=[f"{FOLDER}/*.json"], token=self.token,
+                )
+            )  # fmt: skip
+        except Exception as exc:  # huggingface_hub lets httpx, JSON and OS errors through
+            raise HubQueueError(
+                f"could not read the request queue {self.url} ({type(exc).__name__}); check the "
+                "network, that the repo exists, and HF_TOKEN if it is private"
+            ) from exc
+        finally:
+            if not quiet:
+                enable_progress_bars()
+        records, self.problems = {}, []
+        for path in sorted((folder / FOLDER).glob("*.json")):
+            try:
+                rec = _parse(path)
+            except HubQueueError as exc:
+                self.problems.append(str(exc))
+                continue
+            records[rec.request_id] = rec
+        return str(sha), records
+
+    def _update(self, request_id: str, change: Change, message: str) -> HubRequest | None:
+        """Apply ``change`` to one request under the Hub's optimistic lock; the result (the
+        unchanged record when ``change`` made none)."""
+        for _ in range(MAX_CONFLICTS):
+            sha, records = self._read()
+            cur = records.get(request_id)
+            new = change(cur)
+            if new is None:
+                return cur
+            if self._commit(sha, new, message):
+                return new
+        raise HubQueueError(f"{self.url} kept moving while writing {request_id}; try again")
+
+    def _commit(self, parent: str, rec: HubRequest, message: str) -> bool:
+        """Write one request file on top of ``parent``; False if the repo moved since."""
+        from huggingface_hub import CommitOperationAdd
+        from huggingface_hub.errors import HfHubHTTPError
+
+        data = rec.model_dump_json(exclude={"is_new"}, indent=1).encode()
+        path = f"{FOLDER}/{rec.request_id}.json"
+        op = CommitOperationAdd(path_in_repo=path, path_or_fileobj=data)
+        try:
+            self._api().create_commit(
+                self.repo_id, [op], commit_message=message[:200], repo_type="dataset",
+                parent_commit=parent,
+            )  # fmt: skip
+        except HfHubHTTPError as exc:
+            status = exc.response.status_code if exc.response is not None else None
+            if status == 412:  # someone committed since we read: re-read and re-apply
+                return False
+            if status in (401, 403):
+                raise HubQueueError(
+                    f"not allowed to write to {self.url} (HTTP {status}); set HF_TOKEN to a "
+                    "token with write access to the repo"
+                ) from exc
+            raise HubQueueError(
+                f"could not write to the request queue {self.url} (HTTP {status})"
+            ) from exc
+        except Exception as exc:
+            raise HubQueueError(
+                f"could not write to the request queue {self.url} ({type(exc).__name__})"
+            ) from exc
+        return True
+
+
+def _check_on_hub(config: ModelConfig) -> None:
+    from intima.service.public import PublicRequestError, check_on_hub
+
+    try:
+        check_on_hub(config.parsed)
+    except PublicRequestError as exc:
+        raise QueueError(str(exc)) from exc
+
+
+def _parse(path: Path) -> HubRequest:
+    if path.stat().st_size > MAX_REQUEST_FILE_BYTES:
+        raise HubQueueError(
+            f"{FOLDER}/{path.name} is over {MAX_REQUEST_FILE_BYTES:,} bytes; not a request"
+        )
+    try:
+        return HubRequest.model_validate(json.loads(path.read_text(encoding="utf-8")))
+    except (ValueError, ValidationError) as exc:
+        raise HubQueueError(
+            f"{FOLDER}/{path.name} is not a valid request; it is skipped (fix or delete it)"
+        ) from exc
+
+
+def _claimable(rec: HubRequest) -> bool:
+    if rec.status == "pending":
+        return True
+    return rec.status == "running" and (rec.lease_expires or 0.0) < time.time()
+
+
+def _holds(rec: HubRequest | None, worker_id: str) -> bool:
+    return rec is not None and rec.status == "running" and rec.worker_id == worker_id
+
+
+def _moved(
+    rec: HubRequest, status: Status, by: str | None, detail: str | None, **update: Any
+) -> HubRequest:
+    stamp = now()
+    event = RequestEvent(at=stamp, status=status, worker_id=by, detail=detail)
+    return rec.model_copy(
+        update={**update, "status": status, "updated_at": stamp,
+                "history": [*rec.history, event]}
+    )  # fmt: skip
