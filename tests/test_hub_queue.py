@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from fake_hub import FakeHub, point_hf_at, running_hub
-from intima.service.hub_queue import FOLDER, HubQueue, HubQueueError
+from intima.service.hub_queue import FOLDER, HubQueue, HubQueueDenied, HubQueueError
 from intima.service.queue import QueueError
 
 REPO = "org/requests"
@@ -132,7 +132,7 @@ def test_without_a_write_token_and_with_a_bad_file_the_errors_say_what_to_do(
     hub: FakeHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     point_hf_at(hub, tmp_path / "hf-cache-2", tmp_path / "anon", monkeypatch, token=None)
-    with pytest.raises(HubQueueError, match="HF_TOKEN"):
+    with pytest.raises(HubQueueDenied, match="HF_TOKEN"):
         HubQueue(URL).add(SPEC)
     head = hub.repo(REPO).head()
     hub.repo(REPO).add_commit({**head, f"{FOLDER}/broken.json": b"{not json"}, "vandal")
@@ -141,8 +141,12 @@ def test_without_a_write_token_and_with_a_bad_file_the_errors_say_what_to_do(
     assert reader.problems == [  # ... and is named, not silently dropped
         "requests/broken.json is not a valid request; it is skipped (fix or delete it)"
     ]
-    with pytest.raises(HubQueueError, match="could not read the request queue"):
+    with pytest.raises(HubQueueDenied, match="does not exist or is private"):
         HubQueue("hf://datasets/org/missing").requests()
+    hub.fail_all = 503
+    with pytest.raises(HubQueueError, match="could not read the request queue"):
+        HubQueue(URL).requests()
+    hub.fail_all = None
     writer = HubQueue(URL, token=TOKEN)
     with pytest.raises(QueueError, match="takes Hub models"):
         writer.add("llamacpp:/etc/passwd")

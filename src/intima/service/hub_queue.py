@@ -26,7 +26,7 @@ from typing import Any
 from pydantic import BaseModel, Field, ValidationError
 
 from intima.core.config import GenerationSettings, ModelConfig, stable_hash
-from intima.core.errors import IntimaError
+from intima.core.errors import ConfigError
 from intima.core.version import __version__
 from intima.service.bundle import hub_repo
 from intima.service.queue import (
@@ -35,6 +35,7 @@ from intima.service.queue import (
     MAX_REASON_CHARS,
     REQUEST_DATASETS,
     QueueError,
+    QueueUnavailable,
     RequestRecord,
     Status,
     _validated_config,
@@ -49,8 +50,13 @@ MAX_CONFLICTS = 20
 MAX_REQUEST_FILE_BYTES = 100_000
 
 
-class HubQueueError(IntimaError):
-    """The requests repo cannot be read or written (network, token, a malformed file)."""
+class HubQueueError(QueueUnavailable):
+    """The requests repo cannot be read or written just now (network, a Hub outage)."""
+
+
+class HubQueueDenied(ConfigError):
+    """The requests repo does not exist or may not be written with this token: retrying will
+    not help."""
 
 
 class RequestEvent(BaseModel):
@@ -276,6 +282,7 @@ class HubQueue:
         """The head commit and every valid request at it; files that are not valid requests
         are named in ``self.problems`` (one bad file must not stop the queue)."""
         from huggingface_hub import snapshot_download
+        from huggingface_hub.errors import RepositoryNotFoundError
         from huggingface_hub.utils import (
             are_progress_bars_disabled,
             disable_progress_bars,
@@ -292,6 +299,11 @@ class HubQueue:
                     allow_patterns=[f"{FOLDER}/*.json"], token=self.token,
                 )
             )  # fmt: skip
+        except RepositoryNotFoundError as exc:
+            raise HubQueueDenied(
+                f"the request queue {self.url} does not exist or is private; create the dataset "
+                "repo, or set HF_TOKEN to a token that can read it"
+            ) from exc
         except Exception as exc:  # huggingface_hub lets httpx, JSON and OS errors through
             raise HubQueueError(
                 f"could not read the request queue {self.url} ({type(exc).__name__}); check the "
@@ -341,7 +353,7 @@ class HubQueue:
             if status == 412:  # someone committed since we read: re-read and re-apply
                 return False
             if status in (401, 403):
-                raise HubQueueError(
+                raise HubQueueDenied(
                     f"not allowed to write to {self.url} (HTTP {status}); set HF_TOKEN to a "
                     "token with write access to the repo"
                 ) from exc

@@ -24,12 +24,14 @@ import re
 import sqlite3
 import time
 import uuid
-from typing import Literal
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Literal, Protocol
 
 from pydantic import BaseModel
 
 from intima.core.config import GenerationSettings, ModelConfig, ModelSpec, stable_hash
-from intima.core.errors import ConfigError
+from intima.core.errors import ConfigError, IntimaError
 from intima.core.version import __version__
 from intima.store import Store, now
 
@@ -72,6 +74,10 @@ class RequestRecord(BaseModel):
 
 class QueueError(ConfigError):
     """A request is invalid (bad spec, too long, unknown provider or dataset)."""
+
+
+class QueueUnavailable(IntimaError):
+    """The queue cannot be read or written just now (a remote queue out of reach)."""
 
 
 def add_request(
@@ -307,6 +313,62 @@ def _settle(
         if cur.rowcount == 1:
             _event(conn, request_id, status, worker_id, reason)
         return cur.rowcount == 1
+
+
+class RequestQueue(Protocol):
+    """What a worker needs of a queue: the local SQLite one (:class:`LocalQueue`) or the Hub's
+    (:class:`intima.service.hub_queue.HubQueue`). Every method is safe to call from any thread."""
+
+    def claim_next(
+        self, worker_id: str, lease_s: float = ..., *, max_attempts: int = ...
+    ) -> RequestRecord | None: ...
+    def heartbeat(self, request_id: str, worker_id: str, lease_s: float = ...) -> bool: ...
+    def finish(
+        self, request_id: str, worker_id: str, run_ids: list[str], results: Sequence[str] = ...
+    ) -> bool: ...
+    def fail(self, request_id: str, worker_id: str, reason: str) -> bool: ...
+    def release(self, request_id: str, worker_id: str, detail: str = ...) -> bool: ...
+    def idle(self) -> bool: ...
+
+
+class LocalQueue:
+    """The queue in a store's ``requests`` table; a connection per call, so any thread may
+    call (a Store is per thread). Where results were published is not recorded locally."""
+
+    def __init__(self, store_path: Path | str) -> None:
+        self.store_path = store_path
+
+    def claim_next(
+        self,
+        worker_id: str,
+        lease_s: float = DEFAULT_LEASE_S,
+        *,
+        max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+    ) -> RequestRecord | None:
+        with Store.open(self.store_path) as store:
+            return claim_next(store, worker_id, lease_s, max_attempts=max_attempts)
+
+    def heartbeat(self, request_id: str, worker_id: str, lease_s: float = DEFAULT_LEASE_S) -> bool:
+        with Store.open(self.store_path) as store:
+            return heartbeat(store, request_id, worker_id, lease_s)
+
+    def finish(
+        self, request_id: str, worker_id: str, run_ids: list[str], results: Sequence[str] = ()
+    ) -> bool:
+        with Store.open(self.store_path) as store:
+            return finish(store, request_id, worker_id, run_ids)
+
+    def fail(self, request_id: str, worker_id: str, reason: str) -> bool:
+        with Store.open(self.store_path) as store:
+            return fail(store, request_id, worker_id, reason)
+
+    def release(self, request_id: str, worker_id: str, detail: str = "released") -> bool:
+        with Store.open(self.store_path) as store:
+            return release(store, request_id, worker_id, detail)
+
+    def idle(self) -> bool:
+        with Store.open(self.store_path) as store:
+            return not any(r.status in ("pending", "running") for r in list_requests(store))
 
 
 def redact(text: str) -> str:

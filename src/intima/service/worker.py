@@ -23,14 +23,11 @@ from intima.dataset import PromptSet, load_prompts
 from intima.service.queue import (
     DEFAULT_LEASE_S,
     DEFAULT_MAX_ATTEMPTS,
+    LocalQueue,
+    QueueUnavailable,
+    RequestQueue,
     RequestRecord,
-    claim_next,
-    fail,
-    finish,
-    heartbeat,
-    list_requests,
     redact,
-    release,
 )
 from intima.store import Store, claim_owner
 
@@ -189,8 +186,15 @@ def work(
     max_attempts: int = DEFAULT_MAX_ATTEMPTS,
     worker_id: str | None = None,
     on_message: OnMessage | None = None,
+    queue: RequestQueue | None = None,
+    results: str | None = None,
 ) -> WorkSummary:
     """Process queued requests one by one.
+
+    ``queue``: where requests come from (default: the store's own queue; a
+    :class:`~intima.service.hub_queue.HubQueue` for a requests repo on the Hub). ``results``: a
+    folder or ``hf://datasets/OWNER/NAME`` that each finished request's bundle is published to
+    before the request is marked finished (a failed publish fails the request with the reason).
 
     ``once``: process at most one request, then return. ``drain``: return when nothing is
     pending or running (otherwise wait for new requests for ever). ``dataset``: where to read
@@ -214,20 +218,29 @@ def work(
     failed_reasons: Counter[str] = Counter()
     unscored_reasons: Counter[str] = Counter()
     summary = WorkSummary(worker_id=worker_id or new_worker_id())
+    source = queue if queue is not None else LocalQueue(store_path)
     with Store.open(store_path) as store:
         while True:
-            req = claim_next(store, summary.worker_id, lease_s, max_attempts=max_attempts)
+            try:
+                req = source.claim_next(summary.worker_id, lease_s, max_attempts=max_attempts)
+            except QueueUnavailable as exc:
+                if once:
+                    raise
+                # A queue on the Hub can be out of reach for a while; keep the worker alive.
+                _say(on_message, f"{exc}; trying again in {poll_s:g} s")
+                time.sleep(poll_s)
+                continue
             if req is None:
-                if once or (drain and _queue_idle(store)):
+                if once or (drain and source.idle()):
                     return summary
                 time.sleep(poll_s)
                 continue
             summary.claimed += 1
             _say(on_message, f"{req.request_id}: {req.spec} (attempt {req.attempts})")
             config = _config_for(req, base_urls, concurrency, max_retries, timeout_s)
-            outcome, reasons = _process(store, req, pipeline, dataset=dataset, limit=limit,
-                                        config=config, lease_s=lease_s,
-                                        on_message=on_message)  # fmt: skip
+            outcome, reasons = _process(store, source, req, pipeline, dataset=dataset,
+                                        limit=limit, config=config, lease_s=lease_s,
+                                        results=results, on_message=on_message)  # fmt: skip
             setattr(summary, outcome, getattr(summary, outcome) + 1)
             if outcome == "failed":
                 failed_reasons.update(reasons)
@@ -239,12 +252,9 @@ def work(
                 return summary
 
 
-def _queue_idle(store: Store) -> bool:
-    return not any(r.status in ("pending", "running") for r in list_requests(store))
-
-
 def _process(
     store: Store,
+    queue: RequestQueue,
     req: RequestRecord,
     pipeline: Sequence[Stage],
     *,
@@ -252,13 +262,15 @@ def _process(
     limit: int | None,
     config: ModelConfig,
     lease_s: float,
+    results: str | None,
     on_message: OnMessage | None,
 ) -> tuple[str, Counter[str]]:
-    """Run the stages under a renewed lease; returns 'finished', 'failed' or 'lost', with the
-    failure's reason (failed) or the reasons of the work left unscored (finished)."""
-    beat = _Heartbeat(store.path, req.request_id, req.worker_id or "", lease_s)
+    """Run the stages (and publish) under a renewed lease; returns 'finished', 'failed' or
+    'lost', with the failure's reason (failed) or the reasons of the work left unscored."""
+    beat = _Heartbeat(queue, req.request_id, req.worker_id or "", lease_s)
     beat.start()
     worker_id = req.worker_id or ""
+    published: list[str] = []
     try:
         ctx = StageContext(
             store=store, request=req, config=config,
@@ -266,18 +278,20 @@ def _process(
         )  # fmt: skip
         for stage in pipeline:
             stage(ctx)
+        if results is not None:
+            published.append(_publish(store, results, _unique(ctx.run_ids), on_message))
     except (KeyboardInterrupt, SystemExit):
         beat.stop()
-        release(store, req.request_id, worker_id, "worker stopped; released")
+        queue.release(req.request_id, worker_id, "worker stopped; released")
         raise
     except IntimaError as exc:
         beat.stop()
-        return _failed(store, req, worker_id, str(exc), on_message)
+        return _failed(queue, req, worker_id, str(exc), on_message)
     except Exception as exc:  # a bug or an unexpected library error must not stop the worker
         beat.stop()
-        return _failed(store, req, worker_id, f"{type(exc).__name__}: {exc}", on_message)
+        return _failed(queue, req, worker_id, f"{type(exc).__name__}: {exc}", on_message)
     beat.stop()
-    if not finish(store, req.request_id, worker_id, _unique(ctx.run_ids)):
+    if not queue.finish(req.request_id, worker_id, _unique(ctx.run_ids), published):
         _say(on_message, f"{req.request_id}: lease lost to another worker; its result stands")
         return "lost", Counter()
     if ctx.unscored:
@@ -288,11 +302,24 @@ def _process(
     return "finished", ctx.unscored
 
 
+def _publish(store: Store, dest: str, run_ids: list[str], on_message: OnMessage | None) -> str:
+    from intima.service.bundle import publish
+
+    manifest = publish(store, dest, run_ids)  # a BundleError fails the request with its reason
+    where = f"bundles/{manifest.bundle_id}" if dest.startswith("hf://") else dest
+    _say(on_message, f"published bundle {manifest.bundle_id} to {dest}")
+    return where
+
+
 def _failed(
-    store: Store, req: RequestRecord, worker_id: str, reason: str, on_message: OnMessage | None
+    queue: RequestQueue,
+    req: RequestRecord,
+    worker_id: str,
+    reason: str,
+    on_message: OnMessage | None,
 ) -> tuple[str, Counter[str]]:
     reason = redact(reason)  # as stored: secrets from the environment blanked out
-    if not fail(store, req.request_id, worker_id, reason):
+    if not queue.fail(req.request_id, worker_id, reason):
         return "lost", Counter()
     _say(on_message, f"{req.request_id}: failed: {reason}")
     return "failed", Counter({reason: 1})
@@ -333,10 +360,12 @@ def _say(on_message: OnMessage | None, text: str) -> None:
 
 
 class _Heartbeat:
-    """Renews the lease from a thread with its own connection (a Store is per thread)."""
+    """Renews the lease from a thread (the queue opens its own connection per call)."""
 
-    def __init__(self, store_path: Path, request_id: str, worker_id: str, lease_s: float) -> None:
-        self._args = (store_path, request_id, worker_id, lease_s)
+    def __init__(
+        self, queue: RequestQueue, request_id: str, worker_id: str, lease_s: float
+    ) -> None:
+        self._args = (queue, request_id, worker_id, lease_s)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True, name="intima-heartbeat")
         self.lost = False
@@ -349,9 +378,12 @@ class _Heartbeat:
         self._thread.join()
 
     def _run(self) -> None:
-        path, request_id, worker_id, lease_s = self._args
-        with Store.open(path) as store:
-            while not self._stop.wait(lease_s / 3):
-                if not heartbeat(store, request_id, worker_id, lease_s):
-                    self.lost = True
-                    return
+        queue, request_id, worker_id, lease_s = self._args
+        while not self._stop.wait(lease_s / 3):
+            try:
+                held = queue.heartbeat(request_id, worker_id, lease_s)
+            except IntimaError:
+                continue  # the Hub may be briefly out of reach; the lease has time left
+            if not held:
+                self.lost = True
+                return

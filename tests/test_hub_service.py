@@ -1,0 +1,116 @@
+"""The leaderboard as a service: requests on the (fake) Hub, workers with the bundled model
+behind llama-cpp-python's server, results published to a results repo, all through
+huggingface_hub's real client and the real ``intima`` command."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from conftest import run_cli, wait_for
+from fake_hub import FakeHub, hf_env, point_hf_at, running_hub
+from intima.core.config import GenerationSettings
+from intima.service.hub_queue import HubQueue
+
+REQUESTS, RESULTS = "org/requests", "org/results"
+TOKEN = "hf_fake_write_token_service_0123"
+LIMIT = 4
+
+
+@pytest.fixture
+def hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeHub]:
+    for server in running_hub():
+        server.write_token = TOKEN
+        server.add_repo(REQUESTS)
+        server.add_repo(RESULTS)
+        point_hf_at(server, tmp_path / "hf-cache", tmp_path, monkeypatch, token=TOKEN)
+        yield server
+
+
+def _worker(hub: FakeHub, tmp: Path, name: str, llama: str, *extra: str) -> subprocess.Popen[str]:
+    env = {**os.environ, **hf_env(hub, tmp / f"cache-{name}", tmp / f"home-{name}", TOKEN)}
+    log = (tmp / f"{name}.log").open("w")
+    return subprocess.Popen(
+        [sys.executable, "-m", "intima", "worker", "--queue", f"hf://datasets/{REQUESTS}",
+         "--results", f"hf://datasets/{RESULTS}", "--base-url", llama, "--limit", str(LIMIT),
+         "--concurrency", "1", "--lease", "3", "--poll", "0.2", "--store",
+         str(tmp / "worker.db"), *extra],
+        stdout=log, stderr=subprocess.STDOUT, text=True, env=env,
+    )  # fmt: skip
+
+
+def _answers(db: Path) -> list[tuple[str, str, str]]:
+    if not db.exists():
+        return []
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        return conn.execute(
+            "SELECT config_key, prompt_id, created_at FROM responses WHERE status = 'ok'"
+        ).fetchall()
+    except sqlite3.OperationalError:  # the worker is still creating the store's tables
+        return []
+    finally:
+        conn.close()
+
+
+@pytest.mark.slow
+def test_two_workers_run_three_hub_requests_once_each_and_resume_a_killed_one(
+    hub: FakeHub, tmp_path: Path, llama_server: str
+) -> None:
+    queue = HubQueue(f"hf://datasets/{REQUESTS}")
+    gen = GenerationSettings(max_tokens=12, temperature=0.0)
+    ids = [
+        queue.add("openai-compat:smollm2", "ci", dataset="demo", system_prompt=sp,
+                  generation=gen, allow_urls=True).request_id
+        for sp in ("Answer briefly.", "Answer warmly.", "Answer plainly.")
+    ]  # fmt: skip
+    db = tmp_path / "worker.db"
+    # Worker A takes the oldest request and is killed once it has stored an answer.
+    a = _worker(hub, tmp_path, "a", llama_server, "--once")
+    wait_for(lambda: len(_answers(db)) >= 1, 120, "worker A's first answer")
+    a.send_signal(signal.SIGKILL)
+    a.wait(30)
+    kept = set(_answers(db))
+    assert 1 <= len(kept) < LIMIT
+    killed = queue.get(ids[0])
+    assert killed.status == "running" and killed.results == []
+    # Two workers drain the queue; one of them takes over A's request once its lease runs out.
+    b = _worker(hub, tmp_path, "b", llama_server, "--drain")
+    c = _worker(hub, tmp_path, "c", llama_server, "--drain")
+    for proc, name in ((b, "b"), (c, "c")):
+        assert proc.wait(300) == 0, (tmp_path / f"{name}.log").read_text()
+    done = {r.request_id: r for r in queue.requests()}
+    assert {rid: done[rid].status for rid in ids} == dict.fromkeys(ids, "finished")
+    for rid in ids:
+        events = [e.status for e in done[rid].history]
+        assert events.count("finished") == 1 and len(done[rid].results) == 1
+    resumed = [e.detail for e in done[ids[0]].history if e.status == "running"]
+    assert resumed[0] == "claimed" and resumed[1].startswith("lease of ")
+    assert resumed[1].endswith("expired; resumed") and len(resumed) == 2
+    # Every answer exactly once, A's answers kept as they were (not asked again).
+    answers = _answers(db)
+    assert len(answers) == 3 * LIMIT == len({(k, p) for k, p, _ in answers})
+    assert kept <= set(answers)
+    # The results repo holds one bundle per request; importing it gives every answer once.
+    bundles = {p.split("/")[1] for p in hub.repo(RESULTS).head() if p.startswith("bundles/")}
+    assert {r.split("/")[1] for rid in ids for r in done[rid].results} == bundles
+    fresh = tmp_path / "reader.db"
+    imported = run_cli("import", f"hf://datasets/{RESULTS}", "--store", str(fresh),
+                       env=hf_env(hub, tmp_path / "cache-r", tmp_path / "home-r"))  # fmt: skip
+    assert imported.returncode == 0, imported.stderr
+    assert sorted((k, p) for k, p, _ in _answers(fresh)) == sorted((k, p) for k, p, _ in answers)
+    # No token or key was written to the Hub.
+    for repo in (REQUESTS, RESULTS):
+        blob = b"".join(hub.repo(repo).head().values())
+        assert TOKEN.encode() not in blob
+    manifest = json.loads(next(c for p, c in hub.repo(RESULTS).head().items()
+                               if p.endswith("manifest.json")))  # fmt: skip
+    assert manifest["kind"] == "intima-results-bundle"
