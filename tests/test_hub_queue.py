@@ -124,7 +124,9 @@ def test_review_approve_cancel_and_requeue_after_failure(
     assert again.is_new and again.status == "pending_review" and again.attempts == 0
     q.cancel(rid, by="maintainer")
     assert q.get(rid).status == "cancelled"
-    with pytest.raises(QueueError, match="cancelled; only pending_review"):
+    with pytest.raises(
+        QueueError, match="cancelled; only a request that is pending_review can be approved"
+    ):
         q.approve(rid)
 
 
@@ -154,3 +156,35 @@ def test_without_a_write_token_and_with_a_bad_file_the_errors_say_what_to_do(
         with pytest.raises(QueueError, match="not a public model on the Hugging Face Hub"):
             writer.add(missing)
     assert [r.spec for r in writer.requests()] == []  # nothing refused was written
+
+
+def test_the_cli_requests_lists_approves_and_cancels_on_the_hub(
+    hub: FakeHub, tmp_path: Path
+) -> None:
+    from conftest import run_cli
+    from fake_hub import hf_env
+
+    env = hf_env(hub, tmp_path / "cli-cache", tmp_path / "cli-home", TOKEN)
+    store = str(tmp_path / "unused.db")
+    added = run_cli(
+        "request", SPEC, "--requester", "ada", "--queue", URL, "--store", store, env=env
+    )
+    assert added.returncode == 0, added.stderr
+    rid = added.stdout.split()[0]
+    assert _files(hub)[f"{FOLDER}/{rid}.json"]["requester"] == "ada"
+    listed = run_cli("requests", "--queue", URL, env=env)
+    assert listed.returncode == 0 and rid in listed.stdout and "pending" in listed.stdout
+    approve = run_cli("requests", "approve", rid, "--queue", URL, env=env)
+    assert approve.returncode == 2 and approve.stderr.strip().splitlines()[-1] == (
+        f"error: request {rid} is pending; only a request that is pending_review can be approved"
+    )
+    cancel = run_cli("requests", "cancel", rid, "--queue", URL, "--by", "maintainer", env=env)
+    assert cancel.returncode == 0, cancel.stderr
+    stored = _files(hub)[f"{FOLDER}/{rid}.json"]
+    assert stored["status"] == "cancelled"
+    assert stored["history"][-1]["detail"] == "cancelled by maintainer"  # type: ignore[index]
+    assert not Path(store).exists()  # the Hub queue never touches a local store
+    anon = hf_env(hub, tmp_path / "anon-cache", tmp_path / "anon-home")
+    refused = run_cli("request", SPEC, "--queue", URL, env=anon)
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr
+    assert "HF_TOKEN" in refused.stderr.strip().splitlines()[-1]

@@ -152,23 +152,26 @@ class HubQueue:
         return rec.model_copy(update={"is_new": bool(created)})
 
     def approve(self, request_id: str, by: str | None = None) -> HubRequest:
-        return self._review(request_id, "pending", ("pending_review",), f"approved by {by or '?'}")
+        return self._review(
+            request_id, "pending", ("pending_review",), "approved", f"approved by {by or '?'}"
+        )
 
     def cancel(self, request_id: str, by: str | None = None) -> HubRequest:
         return self._review(
-            request_id, "cancelled", ("pending_review", "pending", "running"),
+            request_id, "cancelled", ("pending_review", "pending", "running"), "cancelled",
             f"cancelled by {by or '?'}",
         )  # fmt: skip
 
     def _review(
-        self, request_id: str, to: Status, allowed: tuple[str, ...], detail: str
+        self, request_id: str, to: Status, allowed: tuple[str, ...], verb: str, detail: str
     ) -> HubRequest:
         def change(cur: HubRequest | None) -> HubRequest | None:
             if cur is None:
                 raise QueueError(f"no request {request_id[:40]!r} in {self.url}")
             if cur.status not in allowed:
                 raise QueueError(
-                    f"request {request_id} is {cur.status}; only {' or '.join(allowed)} can be {to}"
+                    f"request {request_id} is {cur.status}; only a request that is "
+                    f"{' or '.join(allowed)} can be {verb}"
                 )
             return _moved(cur, to, None, detail, worker_id=None, lease_expires=None)
 
