@@ -22,6 +22,8 @@ from intima.service.hub_queue import HubQueue
 
 REQUESTS, RESULTS = "org/requests", "org/results"
 TOKEN = "hf_fake_write_token_service_0123"
+#: the model server's key, from the worker's environment: it must reach no file on the Hub
+SENTINEL = "sk-sentinel-hub-service-9f8e7d6c5b4a"
 LIMIT = 4
 
 
@@ -36,7 +38,8 @@ def hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeHub]:
 
 
 def _worker(hub: FakeHub, tmp: Path, name: str, llama: str, *extra: str) -> subprocess.Popen[str]:
-    env = {**os.environ, **hf_env(hub, tmp / f"cache-{name}", tmp / f"home-{name}", TOKEN)}
+    env = {**os.environ, **hf_env(hub, tmp / f"cache-{name}", tmp / f"home-{name}", TOKEN),
+           "INTIMA_API_KEY": SENTINEL}  # fmt: skip
     log = (tmp / f"{name}.log").open("w")
     return subprocess.Popen(
         [sys.executable, "-m", "intima", "worker", "--queue", f"hf://datasets/{REQUESTS}",
@@ -107,10 +110,15 @@ def test_two_workers_run_three_hub_requests_once_each_and_resume_a_killed_one(
                        env=hf_env(hub, tmp_path / "cache-r", tmp_path / "home-r"))  # fmt: skip
     assert imported.returncode == 0, imported.stderr
     assert sorted((k, p) for k, p, _ in _answers(fresh)) == sorted((k, p) for k, p, _ in answers)
-    # No token or key was written to the Hub.
+    # Neither the Hub token nor the model server's key was written to the Hub, at any commit,
+    # nor printed by a worker.
     for repo in (REQUESTS, RESULTS):
-        blob = b"".join(hub.repo(repo).head().values())
-        assert TOKEN.encode() not in blob
+        for files in hub.repo(repo).snapshots.values():
+            for content in files.values():
+                assert TOKEN.encode() not in content and SENTINEL.encode() not in content
+    for name in ("a", "b", "c"):
+        log = (tmp_path / f"{name}.log").read_text()
+        assert TOKEN not in log and SENTINEL not in log
     manifest = json.loads(next(c for p, c in hub.repo(RESULTS).head().items()
                                if p.endswith("manifest.json")))  # fmt: skip
     assert manifest["kind"] == "intima-results-bundle"
