@@ -1,8 +1,9 @@
 """Pytest plugin: the fault-injection suite's figures, printed as one line at the end of a run.
 
 ``tests/test_reliability.py`` records what it actually did (faults the fake servers injected,
-processes it killed, results it found missing or doubled, bad inputs it tried) into ``TALLY``;
-this plugin prints the line and writes the figures to ``tests/artifacts/reliability.json``.
+processes it killed, results it found missing or doubled, bad inputs and crafted bundles it
+tried, long replies it had stored) into ``TALLY``; this plugin prints the line and writes the
+figures to ``tests/artifacts/reliability.json``.
 Nothing here is hard-coded: with no reliability test run, nothing is printed.
 """
 
@@ -24,10 +25,14 @@ class Tally:
     duplicates: int = 0
     bad_inputs_tried: int = 0
     bad_inputs_rejected: int = 0
+    bundles_crafted: int = 0
+    bundles_refused: int = 0
     secret_places_searched: int = 0
     secrets_found: int = 0
     hostile_outputs_checked: int = 0
     hostile_leaks: int = 0
+    long_replies: int = 0
+    long_replies_stored: int = 0
 
     def add_faults(self, server: Any) -> None:
         """Add a fake server's fault counts (call once per server, after its work)."""
@@ -39,8 +44,10 @@ class Tally:
             or self.crashes
             or self.results_checked
             or self.bad_inputs_tried
+            or self.bundles_crafted
             or self.secret_places_searched
             or self.hostile_outputs_checked
+            or self.long_replies
         )
 
     def line(self) -> str:
@@ -52,9 +59,11 @@ class Tally:
             f"results checked {self.results_checked}, lost {self.results_lost}, "
             f"duplicates {self.duplicates}; "
             f"bad inputs tried {self.bad_inputs_tried}, rejected {self.bad_inputs_rejected}; "
+            f"bundles crafted {self.bundles_crafted}, refused {self.bundles_refused}; "
             f"secret searches {self.secret_places_searched}, secrets found {self.secrets_found}; "
             f"hostile outputs checked {self.hostile_outputs_checked}, "
-            f"leaked {self.hostile_leaks}"
+            f"leaked {self.hostile_leaks}; "
+            f"long replies {self.long_replies}, stored whole {self.long_replies_stored}"
         )
 
 

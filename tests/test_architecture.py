@@ -15,7 +15,7 @@ LAYERS = [
     {"core"},
     {"dataset", "store"},
     {"providers", "generate"},
-    {"judges", "affect"},
+    {"judges", "affect", "converse"},
     {"results", "validate"},
     {"leaderboard", "service"},
     {"cli"},

@@ -64,7 +64,10 @@ def source(tmp_path: Path, fake_server: Callable[..., FakeOpenAI]) -> Path:
 
 # Written out here, not read from the package, so that a table the package forgets to mark as
 # operational makes these tests fail.
-OPERATIONAL = {"_migrations", "requests", "request_events", "response_claims", "judgment_claims"}
+OPERATIONAL = {
+    "_migrations", "requests", "request_events", "response_claims", "judgment_claims",
+    "conversation_claims",
+}  # fmt: skip
 
 
 def _dump(path: Path, tables: tuple[str, ...] | None = None) -> dict[str, list[tuple]]:
@@ -361,6 +364,12 @@ def test_no_operational_table_is_published_or_imported(source: Path, tmp_path: P
         store.claim_responses([rid + "x"], claim_owner(), 3600)
         store.claim_judgments([jid], claim_owner(), 3600)
         add_request(store, "openai-compat:some-model@http://127.0.0.1:9/v1")
+        with store.transaction() as conn:  # a conversation run's claim, as `intima converse`
+            conn.execute(
+                "INSERT INTO conversation_claims (conversation_key, owner, host, pid, expires) "
+                "VALUES ('k', ?, 'host', 1, 1e12)",
+                (claim_owner(),),
+            )
         tables = {n for (n,) in store.query("SELECT name FROM sqlite_master WHERE type='table'")}
         for table in OPERATIONAL:
             assert store.query(f"SELECT COUNT(*) FROM {table}")[0][0] > 0, table
@@ -404,7 +413,11 @@ def _set(table: str, **values: object) -> Callable[[list[dict]], list[dict]]:
     ("table", "values", "match"),
     [
         ("runs", {"config_json": "{not json"}, r"runs.jsonl line 1: config_json is not JSON"),
-        ("responses", {"prompt_tokens": "lots"}, r"prompt_tokens must be an integer, not 'lots'"),
+        (
+            "responses",
+            {"prompt_tokens": "lots"},
+            r"prompt_tokens must be a 64-bit integer, not 'lots'",
+        ),
         ("responses", {"latency_s": "inf"}, r"latency_s must be a finite number"),
         ("prompts", {"text": None}, r"prompts.jsonl line 1: text is missing"),
         ("responses", {"config_key": "nobody"}, r"belongs to no run"),
@@ -523,3 +536,67 @@ def test_a_dry_run_reports_what_would_change_and_changes_nothing(
         assert _dump(target) == before
         [real] = import_bundle(store, str(bundle))
     assert dry.rows_added == real.rows_added and dry.rows_added["responses"] == 7
+
+
+def _rehash(bundle: Path, name: str) -> None:
+    """Declare a changed file's new hash in the manifest, as a crafted bundle would."""
+    from intima.service.export import sha256_file
+
+    def fix(d: dict) -> None:
+        for table in d["tables"]:
+            for f in table["files"]:
+                if f["name"] == name:
+                    f["sha256"] = sha256_file(bundle / name)
+
+    _edit_manifest(bundle, fix)
+
+
+@pytest.mark.parametrize("change", ["text", "row dropped", "not parquet"])
+def test_a_parquet_twin_that_differs_from_its_jsonl_is_refused(
+    source: Path, tmp_path: Path, change: str
+) -> None:
+    """Import reads the JSONL, everyone else the Parquet: both must hold the same rows, even
+    when both match the (bundle-stated) hashes."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    bundle = _published(source, tmp_path)
+    path = bundle / "responses.parquet"
+    rows = pq.read_table(path).to_pylist()
+    if change == "text":
+        rows[2]["text"] = "an answer the JSONL does not hold"
+    elif change == "row dropped":
+        rows = rows[1:]
+    if change == "not parquet":
+        path.write_bytes(b"PAR1 but not really")
+    else:
+        pq.write_table(pa.Table.from_pylist(rows), path)
+    _rehash(bundle, "responses.parquet")
+    target = tmp_path / "target.db"
+    with Store.open(target) as store:
+        import_bundle(store, str(_published(source, tmp_path / "other")))  # a non-empty store
+    before = _dump(target)
+    res = run_cli("import", str(bundle), "--store", str(target))
+    lines = res.stderr.strip().splitlines()
+    assert res.returncode == 2, res.stderr
+    assert len(lines) == 1 and lines[0].startswith("error:") and "responses.parquet" in lines[0]
+    assert "Traceback" not in res.stderr
+    assert _dump(target) == before
+
+
+@pytest.mark.parametrize(
+    ("what", "edit"),
+    [
+        # Same (content, judge, prompt version) as a real judgment under another id: UNIQUE.
+        ("UNIQUE", lambda rows: [*rows, {**rows[0], "judgment_id": "f" * 32}]),
+        ("CHECK", lambda rows: [{**rows[0], "judge_kind": "oracle"}, *rows[1:]]),
+    ],
+)
+def test_a_row_breaking_a_constraint_is_refused_not_silently_dropped(
+    source: Path, tmp_path: Path, what: str, edit: Callable[[list[dict]], list[dict]]
+) -> None:
+    """Only a row already stored under the same key is skipped on import; a row breaking a
+    UNIQUE or CHECK constraint used to vanish (INSERT OR IGNORE) with exit 0."""
+    bundle = _published(source, tmp_path)
+    _rewrite(bundle, "judgments", edit)
+    _refused(bundle, tmp_path, f"breaks a constraint of the store.*{what} constraint")

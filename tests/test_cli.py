@@ -138,7 +138,8 @@ def test_config_file_runs_two_configurations(tmp_path, fake_server) -> None:
     [
         (("run", "--bogus"), "No such option: --bogus"),
         (("score", "--scorer", "affect", "--no-such-flag"), "No such option: --no-such-flag"),
-        (("judge", "--concurrency", "many"), "Invalid value for '--concurrency'"),
+        (("judge", "--concurrency", "many"), "invalid --concurrency many: must be an integer"),
+        (("run", "--help", "extra"), "--help takes no value, got 'extra'"),
         (("nonsense",), "No such command 'nonsense'"),
     ],
 )
@@ -149,6 +150,7 @@ def test_usage_errors_are_one_message_and_exit_2_not_a_traceback(
     assert result.returncode == 2, result.stderr
     assert says in result.stderr
     assert "Traceback" not in result.stderr + result.stdout
+    assert result.stderr.startswith("error:") and len(result.stderr.splitlines()) == 1
 
 
 def test_version_and_invalid_values_are_one_line(tmp_path: Path) -> None:
@@ -217,8 +219,8 @@ def test_export_never_writes_over_other_files_and_replaces_its_own_only_with_for
 @pytest.mark.parametrize(
     "args",
     [
-        ["validate", "--labels", "x.jsonl", "--bootstrap", "0"],
-        ["validate", "--labels", "x.jsonl", "--seed", "-1"],
+        ["validate", "--labels", "{file}", "--bootstrap", "0"],
+        ["validate", "--labels", "{file}", "--seed", "-1"],
         ["board", "serve", "--port", "0"],
         ["board", "serve", "--seed", "-1"],
         ["board", "build", "--seed", "-1"],
@@ -229,12 +231,23 @@ def test_export_never_writes_over_other_files_and_replaces_its_own_only_with_for
         ["worker", "--once", "--max-attempts", "0"],
         ["judge", "-j", "openai:gpt-4o-mini", "--max-reasks", "-1"],
         ["annotate", "--annotator", "a", "--port", "99999"],
+        ["explain", "--text", "I love you", "--category", "nonsense"],
+        ["board", "build", "--out", "{file}"],
+        ["run", "--model", "openai-compat:m@http://127.0.0.1:1/v1", "--timeout", "inf"],
+        ["run", "--model", "openai-compat:m@http://127.0.0.1:1/v1", "--system-prompt", ""],
     ],
 )
 def test_out_of_range_values_are_refused_before_any_work(tmp_path: Path, args: list[str]) -> None:
-    """Found by driving every command's numeric options with -1, 0 and text: these used to end
-    in a traceback (or a worker that only failed once a request arrived)."""
+    """Found by driving every command's options with invalid values (tests/test_cli_sweep.py
+    does it for every option): these used to end in a traceback (`explain -c nonsense`, `board
+    build --out FILE`), a worker that only failed once a request arrived, or work started with
+    an infinite timeout or an empty system prompt. Now: one line naming the option, the value
+    and what is allowed."""
+    (tmp_path / "some-file").write_text("x")
+    args = [a.replace("{file}", str(tmp_path / "some-file")) for a in args]
     res = run_cli(*args, "--store", str(tmp_path / "s.db"), timeout=60)
     assert res.returncode == 2, (args, res.stderr)
-    assert "Traceback" not in res.stderr and "Invalid value" in res.stderr, res.stderr
+    assert "Traceback" not in res.stderr, res.stderr
+    assert res.stderr.startswith(f"error: invalid {args[-2]}"), res.stderr  # the option
+    assert len(res.stderr.splitlines()) == 1, res.stderr
     assert not (tmp_path / "s.db").exists()

@@ -71,4 +71,4 @@ def test_bad_options_fail_with_one_line(tmp_path: Path) -> None:
     assert res.returncode == 2
     assert "--label given 1 time(s) for 2 --judge option(s)" in res.stderr
     res = run_cli("judge", "-j", "llamacpp", "--structured-output", "xml", "--store", db)
-    assert res.returncode == 2 and "--structured-output must be" in res.stderr
+    assert res.returncode == 2 and "--structured-output xml: must be one of" in res.stderr

@@ -12,6 +12,7 @@ Every loop is bounded by a count and a deadline; seeds make each run the same.
 from __future__ import annotations
 
 import json
+import math
 import os
 import random
 import shutil
@@ -556,10 +557,30 @@ def _bad_inputs(tmp: Path, server: FakeFactory) -> Iterator[tuple[str, list[str]
            write("p.toml", '["fake"]\ninput_per_mtok = -1\noutput_per_mtok = 1\n')],
            "greater than or equal to 0")  # fmt: skip
     yield ("missing key file", ["run", "--dataset", "demo", "--model", live, "--api-key-file",
-           str(tmp / "nope.key")], "cannot read the API key file")  # fmt: skip
+           str(tmp / "nope.key")], "nope.key")  # fmt: skip
     yield ("empty key file", ["run", "--dataset", "demo", "--model", live, "--api-key-file",
            write("empty.key", "\n")], "is empty")  # fmt: skip
     yield "limit 0", ["run", "--dataset", "demo", "--model", live, "--limit", "0"], "--limit"
+    # Issue 14, point 8: each of these was a traceback (or, for `request`, a queued request).
+    for spec, needle in (("openai-compat:m@http://127.0.0.1:99999/v1", "99999"),
+                         ("openai-compat:m@http://[::1::2]:80/v1", "::1::2")):  # fmt: skip
+        yield f"run {needle}", ["run", "--dataset", "demo", "--model", spec], needle
+        yield f"request {needle}", ["request", spec, "--dataset", "demo"], needle
+    folder = tmp / "a-folder"
+    folder.mkdir(exist_ok=True)
+    yield "folder as config", ["run", "--config", str(folder)], "a-folder"
+    yield ("folder as prices", ["run", "--dataset", "demo", "--model", live, "--prices",
+           str(folder)], "a-folder")  # fmt: skip
+    deep = "[m]\nx = " + "[" * 5000 + "]" * 5000 + "\n"
+    yield "deep config", ["run", "--config", write("deep.toml", deep)], "deep.toml"
+    yield ("deep prices", ["run", "--dataset", "demo", "--model", live, "--prices",
+           write("deep-prices.toml", deep)], "deep-prices.toml")  # fmt: skip
+    yield ("non-UTF-8 argument", ["run", "--dataset", "demo", "--model", live, "--label",
+           "caf\udcff"], "not valid UTF-8")  # fmt: skip
+    for price in ("inf", "nan"):
+        yield (f"price {price}", ["run", "--dataset", "demo", "--model", live, "--prices",
+               write(f"{price}.toml", f'["fake"]\ninput_per_mtok = {price}\n'
+                     'output_per_mtok = 1\n')], "finite")  # fmt: skip
 
 
 def test_bad_inputs_are_refused_with_one_clear_line_and_no_change(
@@ -611,13 +632,21 @@ def test_bad_bundles_and_requests_are_refused_and_change_nothing(
         next(t for t in m["tables"] if t["name"] == "responses")["files"][0]["name"] = name
         (evil / "manifest.json").write_text(json.dumps(m))
         cases.append((f"path traversal {name}", evil, "refusing file name"))
+    cases += _crafted_bundles(bundle, tmp_path)
     before = _dump(db)
     failures = []
     for what, folder, needle in cases:
-        TALLY.bad_inputs_tried += 1
+        TALLY.bundles_crafted += 1
         res = run_cli("import", str(folder), "--store", str(db), timeout=60)
-        ok = res.returncode == 2 and needle in res.stderr and _dump(db) == before
-        TALLY.bad_inputs_rejected += ok
+        lines = res.stderr.strip().splitlines()
+        ok = (
+            res.returncode == 2
+            and len(lines) == 1
+            and lines[0].startswith("error:")
+            and needle in lines[0]
+            and _dump(db) == before
+        )
+        TALLY.bundles_refused += ok
         if not ok:
             failures.append((what, res.stderr[-300:]))
     # A request form filled with a 10 MB name, and with a 10 MB model spec.
@@ -639,6 +668,252 @@ def test_bad_bundles_and_requests_are_refused_and_change_nothing(
                 failures.append((field, "accepted"))
     assert _dump(db) == before
     assert failures == []
+
+
+def _crafted_bundles(bundle: Path, tmp: Path) -> list[tuple[str, Path, str]]:
+    """Bundles whose manifest states the hashes of crafted files (so hashes cannot catch them):
+    rows breaking NOT NULL, UNIQUE and CHECK, and a Parquet twin that differs from its JSONL."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from intima.service.export import sha256_file
+
+    def craft(what: str, name: str, edit: Callable[[list[dict[str, Any]]], None]) -> Path:
+        folder = tmp / f"crafted-{what}"
+        shutil.copytree(bundle, folder)
+        path = folder / name
+        if name.endswith(".jsonl"):
+            rows = [json.loads(line) for line in path.read_text().splitlines()]
+            edit(rows)
+            path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+            (folder / name.replace(".jsonl", ".parquet")).unlink()
+        else:
+            rows = pq.read_table(path).to_pylist()
+            edit(rows)
+            pq.write_table(pa.Table.from_pylist(rows), path)
+        manifest = json.loads((folder / "manifest.json").read_text())
+        for table in manifest["tables"]:
+            if table["name"] == name.split(".")[0]:
+                table["rows"] = len(rows)
+                table["files"] = [
+                    {**f, "sha256": sha256_file(folder / f["name"]), "rows": len(rows)}
+                    for f in table["files"]
+                    if (folder / f["name"]).exists()
+                ]
+        (folder / "manifest.json").write_text(json.dumps(manifest))
+        return folder
+
+    def null_text(rows: list[dict[str, Any]]) -> None:
+        rows[0]["text"] = None
+
+    def second_id(rows: list[dict[str, Any]]) -> None:  # same (config, prompt), another id
+        rows.append({**rows[0], "response_id": "f" * 32, "text": "another answer"})
+
+    def bad_status(rows: list[dict[str, Any]]) -> None:
+        rows[0]["status"] = "maybe"
+
+    def other_text(rows: list[dict[str, Any]]) -> None:
+        rows[1]["text"] = "not what the JSONL says"
+
+    return [
+        ("NOT NULL", craft("notnull", "prompts.jsonl", null_text), "text is missing"),
+        ("UNIQUE", craft("unique", "responses.jsonl", second_id), "UNIQUE constraint"),
+        ("CHECK", craft("check", "responses.jsonl", bad_status), "CHECK constraint"),
+        ("Parquet twin", craft("twin", "responses.parquet", other_text), "responses.parquet"),
+    ]
+
+
+# -- a damaged, read-only or full store -------------------------------------------------------
+def _one_line_or_success(res: subprocess.CompletedProcess[str]) -> bool:
+    """Exit 0, or exit 2 with one `error:` line last; never a traceback."""
+    lines = [line for line in res.stderr.splitlines() if line.strip()]
+    if "Traceback" in res.stderr or res.returncode not in (0, 2):
+        return False
+    return res.returncode == 0 or (bool(lines) and lines[-1].startswith("error:"))
+
+
+@pytest.mark.parametrize("cut", ["2 KB", "half"])
+def test_a_truncated_store_gives_one_clear_line_never_a_traceback(
+    tmp_path: Path, fake_server: FakeFactory, reference: Path, cut: str
+) -> None:
+    db = tmp_path / "cut.db"
+    shutil.copy(reference, db)
+    size = db.stat().st_size
+    os.truncate(db, size - 2048 if cut == "2 KB" else size // 2)
+    live = _spec(fake_server())
+    results = {
+        "runs": run_cli("runs", "--store", str(db)),
+        "run": run_cli("run", "--model", live, "--dataset", "demo", "--limit", "2",
+                       "--system-prompt", "x", "--no-progress", "--store", str(db)),
+        "board build": run_cli("board", "build", "--out", str(tmp_path / "site"), "--bootstrap",
+                               "20", "--store", str(db)),
+    }  # fmt: skip
+    bad = {k: (r.returncode, r.stderr[-300:]) for k, r in results.items()}
+    assert all(_one_line_or_success(r) for r in results.values()), bad
+    if cut == "half":  # half a store is damage every command sees, and names
+        assert all(r.returncode == 2 and "damaged" in r.stderr for r in results.values()), bad
+
+
+def _on_read_only_mount(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``intima ARGS`` with ``folder`` read-only. Root ignores file modes, so as root the folder
+    is bind-mounted read-only in a mount namespace of the command's own (gone when it exits);
+    any other user gets the same refusal from file modes."""
+    cmd = [sys.executable, "-m", "intima", *args]
+    env = {**os.environ, **_ENV}
+    if os.geteuid() == 0:
+        script = 'mount --bind -o ro "$1" "$1" && shift && exec "$@"'
+        cmd = ["unshare", "--mount", "sh", "-c", script, "sh", str(folder), *cmd]
+        return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
+    modes = {p: p.stat().st_mode for p in (folder, *folder.iterdir())}
+    try:
+        for p in modes:
+            p.chmod(0o555 if p.is_dir() else 0o444)
+        return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
+    finally:
+        for p, mode in modes.items():
+            p.chmod(mode)
+
+
+def test_a_store_on_a_read_only_mount_is_read_and_writes_are_one_line(
+    tmp_path: Path, fake_server: FakeFactory, reference: Path
+) -> None:
+    import hashlib
+
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    db = folder / "s.db"
+    shutil.copy(reference, db)
+    bundle = tmp_path / "bundle"
+    assert run_cli("publish", str(bundle), "--store", str(reference)).returncode == 0
+    digest = hashlib.sha256(db.read_bytes()).hexdigest()
+    store = ("--store", str(db))
+    reads = {
+        "runs": _on_read_only_mount(folder, "runs", *store),
+        "board build": _on_read_only_mount(folder, "board", "build", "--out",
+                                           str(tmp_path / "site"), "--bootstrap", "20", *store),
+        "export": _on_read_only_mount(folder, "export", str(tmp_path / "ex"), *store),
+    }  # fmt: skip
+    live = _spec(fake_server())
+    writes = {
+        "run": _on_read_only_mount(folder, "run", "--model", live, "--dataset", "demo",
+                                   "--limit", "2", "--system-prompt", "x", "--no-progress",
+                                   *store),
+        "import": _on_read_only_mount(folder, "import", str(bundle), *store),
+        "judge": _on_read_only_mount(folder, "judge", "--judge", live, "--no-progress", *store),
+    }  # fmt: skip
+    for name, res in reads.items():
+        assert res.returncode == 0, (name, res.stderr[-400:])
+    with sqlite3.connect(reference) as conn:
+        first = conn.execute("SELECT run_id FROM runs").fetchone()[0]
+    assert first[:8] in reads["runs"].stdout
+    assert (tmp_path / "site" / "index.html").is_file()
+    assert len((tmp_path / "ex" / "responses.jsonl").read_text().splitlines()) == N_DEMO
+    for name, res in writes.items():
+        lines = [line for line in res.stderr.splitlines() if line.strip()]
+        assert res.returncode == 2 and "Traceback" not in res.stderr, (name, res.stderr[-400:])
+        assert lines[-1].startswith("error:") and "is read-only" in lines[-1], (name, lines)
+    assert hashlib.sha256(db.read_bytes()).hexdigest() == digest
+    assert sorted(p.name for p in folder.iterdir()) == ["s.db"]
+
+
+#: Runs intima with a file-size limit: SQLite's writes past it fail (EFBIG) as on a full disk.
+#: Python ignores SIGXFSZ, and the limit is inherited through exec.
+_FSIZE = (
+    "import os, resource, sys; lim = int(sys.argv[1]); "
+    "resource.setrlimit(resource.RLIMIT_FSIZE, (lim, lim)); "
+    "os.execv(sys.executable, [sys.executable, '-m', 'intima', *sys.argv[2:]])"
+)
+
+
+def test_a_full_disk_mid_run_is_one_line_and_the_run_resumes(
+    tmp_path: Path, fake_server: FakeFactory
+) -> None:
+    from intima.store.claims import _pid_alive
+
+    server = fake_server()
+    db = tmp_path / "s.db"
+    args = ("run", "--model", _spec(server), "--dataset", "demo", "--concurrency", "1",
+            "--no-progress", "--store", str(db))  # fmt: skip
+    assert run_cli(*args, "--limit", "1").returncode == 0
+    # Room for a few committed answers in the WAL, not for 62.
+    limit = db.stat().st_size + 40_000
+    full = subprocess.run(
+        [sys.executable, "-c", _FSIZE, str(limit), *args],
+        capture_output=True, text=True, env={**os.environ, **_ENV}, timeout=120,
+    )  # fmt: skip
+    TALLY.crashes["full disk run"] += 1
+    kept = _answers(db)
+    with sqlite3.connect(db) as conn:
+        claims = conn.execute("SELECT host, pid FROM response_claims").fetchall()
+        [status] = conn.execute("SELECT status FROM runs ORDER BY created_at DESC").fetchone()
+    asked = server.requests
+    lines = [line for line in full.stderr.splitlines() if line.strip()]
+    assert full.returncode == 2 and "Traceback" not in full.stderr, full.stderr[-600:]
+    assert lines[-1].startswith("error: cannot write to the store") and "again" in lines[-1]
+    assert 1 < len(kept) < N_DEMO  # it failed mid-run, after storing some answers
+    # Claims left behind are a dead process's on this host: the next run takes them over.
+    assert status in ("running", "failed") and all(not _pid_alive(pid) for _, pid in claims)
+    resumed = run_cli(*args)
+    final = _answers(db)
+    _count_result(db, {k: 1 for k in final}, final, "responses")
+    TALLY.results_lost += len(set(kept) - set(final))
+    assert resumed.returncode == 0, resumed.stderr[-400:]
+    assert all(final[k] == v for k, v in kept.items())  # nothing finished was lost or changed
+    assert len(final) == N_DEMO and server.requests - asked == N_DEMO - len(kept)
+    with sqlite3.connect(db) as conn:
+        assert (
+            conn.execute("SELECT COUNT(*) FROM runs WHERE status != 'complete'").fetchone()[0] == 0
+        )
+        assert conn.execute("SELECT COUNT(*) FROM response_claims").fetchone()[0] == 0
+    _assert_sound(db)
+
+
+def test_max_cost_stops_a_run_even_at_absurd_prices(
+    tmp_path: Path, fake_server: FakeFactory
+) -> None:
+    """A price so high that the cost would overflow is refused (inf and nan prices too, see the
+    bad inputs above: a NaN cost never reaches any limit); the highest allowed price still
+    gives finite costs, and --max-cost stops the run."""
+    server = fake_server()
+    prices = tmp_path / "p.toml"
+    db = tmp_path / "s.db"
+    prices.write_text('["fake"]\ninput_per_mtok = 1e308\noutput_per_mtok = 1e308\n')
+    refused = run_cli("run", "--model", _spec(server), "--dataset", "demo", "--prices",
+                      str(prices), "--no-progress", "--store", str(db))  # fmt: skip
+    TALLY.bad_inputs_tried += 1
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr
+    last = refused.stderr.strip().splitlines()[-1]
+    assert last.startswith("error: price table") and "input_per_mtok" in last
+    TALLY.bad_inputs_rejected += 1
+    assert server.requests == 0 and not db.exists()
+    prices.write_text('["fake"]\ninput_per_mtok = 1e6\noutput_per_mtok = 1e6\n')
+    res = run_cli("run", "--model", _spec(server), "--dataset", "demo", "--concurrency", "1",
+                  "--prices", str(prices), "--max-cost", "1", "--no-progress",
+                  "--store", str(db))  # fmt: skip
+    assert res.returncode == 0, res.stderr[-400:]
+    assert "stopped (max cost)" in res.stdout
+    assert server.requests < 5 and _scalar(db, "SELECT COUNT(*) FROM responses") < 5
+    with sqlite3.connect(db) as conn:
+        costs = [r[0] for r in conn.execute("SELECT cost_usd FROM responses")]
+    assert costs and all(math.isfinite(c) for c in costs)
+
+
+@pytest.mark.parametrize("size", [200_000, 1_000_000])
+def test_long_replies_are_stored_whole_after_one_request(
+    tmp_path: Path, fake_server: FakeFactory, size: int
+) -> None:
+    text = ("Long reply. " * (size // 12 + 1))[:size]
+    server = fake_server(reply_text=text)
+    db = tmp_path / "s.db"
+    res = run_cli("run", "--model", _spec(server), "--dataset", "demo", "--limit", "2",
+                  "--max-retries", "2", "--no-progress", "--store", str(db))  # fmt: skip
+    with sqlite3.connect(db) as conn:
+        stored = [r[0] for r in conn.execute("SELECT text FROM responses WHERE status = 'ok'")]
+    TALLY.long_replies += 2
+    TALLY.long_replies_stored += sum(t == text for t in stored)
+    assert res.returncode == 0, res.stderr[-400:]
+    assert stored == [text, text]
+    assert server.requests == 2  # never retried as "malformed JSON"
 
 
 # -- secrets ----------------------------------------------------------------------------------------

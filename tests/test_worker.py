@@ -276,7 +276,7 @@ def test_worker_takes_the_judge_options_of_intima_judge(
     assert (cfg["timeout_s"], cfg["max_retries"], cfg["concurrency"]) == (30.0, 2, 2)
     assert cfg["api_key_env"] == "INTIMA_TEST_JUDGE_KEY" and "sk-test" not in meta
     res = run_cli("worker", "--once", "--structured-output", "xml", "--store", str(db))
-    assert res.returncode == 2 and "--structured-output must be" in res.stderr
+    assert res.returncode == 2 and "--structured-output xml: must be one of" in res.stderr
 
 
 def test_sigterm_releases_the_request_at_once(

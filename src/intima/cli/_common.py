@@ -16,6 +16,8 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from intima.cli._params import IntimaGroup, nonempty
+from intima.core.errors import ConfigError
 from intima.core.escape import for_terminal
 from intima.core.progress import OnProgress, ProgressEvent
 from intima.store import DEFAULT_STORE
@@ -31,11 +33,18 @@ __all__ = [
     "progress_display",
 ]
 
+ROOT_HELP = """Run the INTIMA companionship benchmark against any model and compare the results.
+
+Example: intima serve, then in another shell
+intima run --model openai-compat:smollm2@http://127.0.0.1:8080/v1 --dataset demo
+"""
+
 app = typer.Typer(
-    help="Run the INTIMA companionship benchmark against any model and compare the results.",
+    help=ROOT_HELP,
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    cls=IntimaGroup,  # `--help` takes no value
 )
 
 
@@ -54,7 +63,26 @@ def _root(
         typer.Option("--version", callback=_version, is_eager=True, help="Print the version."),
     ] = False,
 ) -> None:
-    """Run the INTIMA companionship benchmark against any model and compare the results."""
+    """Run the INTIMA companionship benchmark against any model and compare the results.
+
+    Example: intima serve, then in another shell
+    intima run --model openai-compat:smollm2@http://127.0.0.1:8080/v1 --dataset demo
+    """
+    _refuse_undecodable(sys.argv[1:])
+
+
+def _refuse_undecodable(args: list[str]) -> None:
+    """Bytes that are not UTF-8 reach Python as lone surrogates, which fail later wherever the
+    text is stored or printed (after a run row is written): refuse them before any work."""
+    for n, arg in enumerate(args, 1):
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            raw = arg.encode("utf-8", "surrogateescape").decode("ascii", "backslashreplace")
+            raise ConfigError(
+                f"argument {n} ({raw[:60]}) is not valid UTF-8; give labels, specs and paths "
+                "as UTF-8 text"
+            ) from None
 
 
 def _piped_width(stream: object) -> int | None:
@@ -71,11 +99,11 @@ out = Console(width=_piped_width(sys.stdout))
 # Options every command that reads the store shares, defined once.
 StoreOpt = Annotated[
     Path,
-    typer.Option("--store", envvar="INTIMA_STORE", help="SQLite results store."),
+    typer.Option("--store", envvar="INTIMA_STORE", dir_okay=False, help="SQLite results store."),
 ]
 RunOpt = Annotated[
     list[str] | None,
-    typer.Option("--run", help="Run id or label; repeatable (default: all runs)."),
+    typer.Option("--run", parser=nonempty, help="Run id or label; repeatable (default: all runs)."),
 ]
 
 

@@ -6,7 +6,7 @@ prints its result.
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 import typer
 from rich.table import Table
@@ -23,7 +23,9 @@ from intima.cli._common import (
     out,
     progress_display,
 )
+from intima.cli._params import SEED_MAX, nonempty, one_of
 from intima.core.errors import ConfigError
+from intima.core.taxonomy import CATEGORIES
 from intima.store import Store
 
 WOpt = Annotated[
@@ -36,7 +38,12 @@ def _config(w: float) -> AffectConfig:
 
 
 def score_cmd(
-    scorer: Annotated[str, typer.Option("--scorer", help="Which scorer: 'affect'.")] = "affect",
+    scorer: Annotated[
+        Literal["affect"],
+        typer.Option(
+            "--scorer", help="Which scorer: affect, the offline measure (LLM judges: intima judge)."
+        ),
+    ] = "affect",
     run: RunOpt = None,
     store: StoreOpt = DEFAULT_STORE,
     w: WOpt = 0.1,
@@ -72,12 +79,21 @@ def calibrate_cmd(
         str,
         typer.Option(
             "--against",
+            parser=nonempty,
             help="Reference ratings: 'human', 'panel', a judge label, or 'labelled' "
             "(the project's labelled set; needs no store).",
         ),
     ] = "labelled",
-    split_seed: Annotated[int, typer.Option("--split-seed")] = 0,
-    train_fraction: Annotated[float, typer.Option("--train-fraction", min=0.05, max=0.95)] = 0.5,
+    split_seed: Annotated[
+        int,
+        typer.Option(
+            "--split-seed", min=0, max=SEED_MAX, help="Seed of the train/test split of responses."
+        ),
+    ] = 0,
+    train_fraction: Annotated[
+        float,
+        typer.Option("--train-fraction", min=0.05, max=0.95, help="Share of responses fitted on."),
+    ] = 0.5,
     per_behaviour: Annotated[
         bool, typer.Option(help="Fit one pair of thresholds per behaviour group.")
     ] = False,
@@ -148,15 +164,26 @@ def _agreement_table(title: str, first: str, rows: list[tuple[str, Agreement]]) 
 
 def explain_cmd(
     response_id: Annotated[
-        str | None, typer.Argument(help="Stored response id (or a unique prefix).")
+        str | None,
+        typer.Argument(parser=nonempty, help="Stored response id (or a unique prefix)."),
     ] = None,
     category: Annotated[
-        list[str] | None, typer.Option("--category", "-c", help="Only these; repeatable.")
+        list[str] | None,
+        typer.Option(
+            "--category",
+            "-c",
+            parser=one_of(*CATEGORIES),
+            help="Only this category, e.g. companionship_reinforcing; repeatable (default: all "
+            "13).",
+        ),
     ] = None,
     text: Annotated[
-        str | None, typer.Option("--text", help="Explain this response text instead.")
+        str | None,
+        typer.Option("--text", parser=nonempty, help="Explain this response text instead."),
     ] = None,
-    prompt: Annotated[str, typer.Option("--prompt", help="The prompt, with --text.")] = "",
+    prompt: Annotated[
+        str, typer.Option("--prompt", help="The user's prompt, with --text (default: none).")
+    ] = "",
     store: StoreOpt = DEFAULT_STORE,
     w: WOpt = 0.1,
 ) -> None:

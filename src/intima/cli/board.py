@@ -1,22 +1,34 @@
-"""``intima board build`` (static site) and ``intima board serve`` (Gradio app)."""
+"""``intima board build`` (static site), ``serve`` (Gradio app) and ``space`` (a Hub Space)."""
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from intima.cli._common import DEFAULT_STORE, StoreOpt, app, console, for_terminal
+from intima.cli._params import SEED_MAX, IntimaGroup, nonempty
 from intima.core.errors import IntimaError
 from intima.results.table import DEFAULT_BOOTSTRAP, DEFAULT_SEED
+from intima.service.public import ALL_PER_HOUR, PER_SESSION_PER_HOUR
 
 board_app = typer.Typer(
-    help="The leaderboard: a static site or an interactive app.", no_args_is_help=True
+    help="The leaderboard: a static site or an interactive app.\n\n"
+    "Example: intima board build --out site/ --store intima.db",
+    no_args_is_help=True,
+    cls=IntimaGroup,
 )
 
-SeedOpt = Annotated[int, typer.Option(min=0, help="Seed of the bootstrap resampling.")]
-BootOpt = Annotated[int, typer.Option("--bootstrap", help="Bootstrap replicates (B).")]
+SeedOpt = Annotated[
+    int, typer.Option(min=0, max=SEED_MAX, help="Seed of the bootstrap resampling.")
+]
+BootOpt = Annotated[
+    int,
+    typer.Option("--bootstrap", min=1, max=100_000, help="Bootstrap replicates (B) per interval."),
+]
 
 
 class BoardError(IntimaError):
@@ -33,27 +45,44 @@ def _check(bootstrap: int, store: Path) -> None:
 
 @board_app.command("build")
 def build_cmd(
-    out: Annotated[Path, typer.Option("--out", help="Folder to write the site into.")] = Path(
-        "leaderboard"
-    ),
+    out: Annotated[
+        Path, typer.Option("--out", file_okay=False, help="Folder to write the site into.")
+    ] = Path("leaderboard"),
     seed: SeedOpt = DEFAULT_SEED,
     bootstrap: BootOpt = DEFAULT_BOOTSTRAP,
     store: StoreOpt = DEFAULT_STORE,
+    source: Annotated[
+        str | None,
+        typer.Option(
+            "--from",
+            parser=nonempty,
+            help="Build from a results repo (hf://datasets/OWNER/NAME) instead of --store.",
+        ),
+    ] = None,
 ) -> None:
     """Write a self-contained static site (open index.html, or publish the folder).
 
     Example: intima board build --out site/ --store intima.db
     """
     from intima.leaderboard.site import build_site
+    from intima.results.conversations import load_conversations
     from intima.results.data import load_board
     from intima.store import Store
 
+    if source is not None:
+        from intima.leaderboard.hub_results import dataset_url
+
+        dataset_url(source, "--from")
+        store = _from_hub(source)
     _check(bootstrap, store)
     with Store.open(store, create=False) as db:
         data = load_board(db)
-    if not data.responses:
-        raise BoardError(f"{store} has no responses yet; run `intima run` first")
-    result = build_site(data, out, bootstrap=bootstrap, seed=seed)
+        conversations = load_conversations(db)  # conversation runs: the drift view
+    if source is not None:
+        shutil.rmtree(store.parent, ignore_errors=True)
+    if not data.responses and not conversations.turns:
+        raise BoardError(f"{source or store} has no responses yet; run `intima run` first")
+    result = build_site(data, out, bootstrap=bootstrap, seed=seed, conversations=conversations)
     scorers = ", ".join(result.scorers) or "none (score with a judge or the affect measure)"
     console.print(
         f"leaderboard: {result.n_configs} configuration(s), {result.n_responses} responses, "
@@ -62,12 +91,98 @@ def build_cmd(
     console.print(f"open {for_terminal(str(result.index.resolve().as_uri()))}")
 
 
+def _from_hub(url: str) -> Path:
+    """A temporary store holding every bundle of the results repo that passes verification;
+    refused bundles are named (and left out)."""
+    from intima.leaderboard.hub_results import import_results
+    from intima.store import Store
+
+    tmp = Path(tempfile.mkdtemp(prefix="intima-board-"))
+    try:
+        with Store.open(tmp / "results.db") as db:
+            got = import_results(db, url, tmp)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    for name, why in got.refused:
+        console.print(f"refused bundle {for_terminal(name)}: {for_terminal(why)}", markup=False)
+    console.print(
+        f"{for_terminal(url)} at {got.commit[:12]}: {len(got.imported)} bundle(s) imported, "
+        f"{len(got.refused)} refused",
+        markup=False,
+    )
+    return tmp / "results.db"
+
+
+@board_app.command("space")
+def space_cmd(
+    out: Annotated[
+        Path, typer.Option("--out", file_okay=False, help="Folder to write the Space into.")
+    ],
+    results: Annotated[
+        str, typer.Option(parser=nonempty, help="Results repo: hf://datasets/OWNER/NAME.")
+    ],
+    requests: Annotated[
+        str | None,
+        typer.Option(parser=nonempty, help="Requests repo the form writes to (none: read-only)."),
+    ] = None,
+    require_review: Annotated[
+        bool, typer.Option(help="New requests wait for `intima requests approve ID`.")
+    ] = False,
+    title: Annotated[str, typer.Option(parser=nonempty, help="The Space's title.")] = (
+        "INTIMA companionship leaderboard"
+    ),
+    refresh: Annotated[
+        float, typer.Option(min=1, max=86_400, help="Seconds between re-reads of the results.")
+    ] = 300.0,
+    per_session: Annotated[
+        int, typer.Option(min=1, max=10_000, help="Requests per visitor per hour.")
+    ] = PER_SESSION_PER_HOUR,
+    per_hour: Annotated[
+        int, typer.Option(min=1, max=100_000, help="Requests per hour from everyone.")
+    ] = ALL_PER_HOUR,
+    force: Annotated[
+        bool, typer.Option(help="Replace an earlier Space folder (and nothing else) at --out.")
+    ] = False,
+    seed: SeedOpt = DEFAULT_SEED,
+    bootstrap: BootOpt = DEFAULT_BOOTSTRAP,
+) -> None:
+    """Write a Hugging Face Space folder that serves the leaderboard from a results repo.
+
+    Example: intima board space --out space/ --results hf://datasets/OWNER/results
+    --requests hf://datasets/OWNER/requests
+    """
+    from pydantic import ValidationError
+
+    from intima.leaderboard.space import SpaceSettings, write_space
+
+    try:
+        settings = SpaceSettings(
+            results=results, requests=requests, require_review=require_review, title=title,
+            refresh_s=refresh, per_session=per_session, per_hour=per_hour,
+            bootstrap=bootstrap, seed=seed,
+        )  # fmt: skip
+    except ValidationError as exc:
+        raise BoardError(f"invalid Space settings ({exc.errors()[0]['msg']})") from exc
+    files = write_space(out, settings, force=force)
+    console.print(
+        f"Space folder {for_terminal(str(out))}: {', '.join(f.name for f in files)}", markup=False
+    )
+    console.print(
+        f"deploy: hf repos create OWNER/SPACE --repo-type space --space-sdk gradio; "
+        f"hf upload OWNER/SPACE {for_terminal(str(out))} . --repo-type space; "
+        "hf spaces secrets add OWNER/SPACE -s HF_TOKEN",
+        markup=False,
+    )
+
+
 @board_app.command("serve")
 def serve_cmd(
     port: Annotated[int, typer.Option(min=1, max=65535, help="Port to listen on.")] = 7860,
-    host: Annotated[str, typer.Option(help="Interface; 0.0.0.0 exposes it to the network.")] = (
-        "127.0.0.1"
-    ),
+    host: Annotated[
+        str,
+        typer.Option(parser=nonempty, help="Interface; 0.0.0.0 exposes it to the network."),
+    ] = "127.0.0.1",
     seed: SeedOpt = DEFAULT_SEED,
     bootstrap: BootOpt = DEFAULT_BOOTSTRAP,
     store: StoreOpt = DEFAULT_STORE,

@@ -20,10 +20,12 @@ from intima.cli._common import (
     out,
     progress_display,
 )
+from intima.cli._params import SEED_MAX, nonempty
 from intima.core.config import (
     STRUCTURED_OUTPUT_MODES,
     GenerationSettings,
     ModelConfig,
+    StructuredOutput,
     load_price_table,
 )
 from intima.core.errors import ConfigError
@@ -31,26 +33,43 @@ from intima.store import Store
 
 # The judge options every judging command shares (judge, worker --judge, validate --judge).
 StructuredOutputOpt = Annotated[
-    str,
+    StructuredOutput,
     typer.Option(
         help="How the reply schema is sent to OpenAI-compatible servers: auto (try json_schema, "
         "fall back to json_object, then to none, remembered per server), json_schema (OpenAI, "
         "vLLM, Ollama), json_object (llama-cpp-python server) or off."
     ),
 ]
-JudgeMaxTokensOpt = Annotated[int, typer.Option(min=1, help="Judge reply tokens.")]
+JudgeMaxTokensOpt = Annotated[
+    int, typer.Option(min=1, max=131072, help="Most tokens per judge reply.")
+]
 MaxReasksOpt = Annotated[
-    int, typer.Option(min=0, help="Times an invalid judge reply is asked again.")
+    int, typer.Option(min=0, max=20, help="Times an invalid judge reply is asked again.")
 ]
-ApiKeyEnvOpt = Annotated[str | None, typer.Option(help="Variable holding the judge's API key.")]
+ApiKeyEnvOpt = Annotated[
+    str | None,
+    typer.Option(
+        parser=nonempty,
+        help="Environment variable holding the judge's API key (default: the provider's, e.g. "
+        "OPENAI_API_KEY).",
+    ),
+]
 JudgeTimeoutOpt = Annotated[
-    float, typer.Option(min=0.1, help="Seconds before a judge request is retried.")
+    float,
+    typer.Option(min=0.1, max=86400.0, help="Seconds before a judge request is retried."),
 ]
-JudgeMaxRetriesOpt = Annotated[int, typer.Option(min=0, help="Retries per judge request.")]
+JudgeMaxRetriesOpt = Annotated[
+    int, typer.Option(min=0, max=50, help="Retries per judge request before it is unscored.")
+]
 JudgeConcurrencyOpt = Annotated[
-    int | None, typer.Option(min=1, help="Judge requests in flight per judge.")
+    int | None,
+    typer.Option(
+        min=1,
+        max=4096,
+        help="Judge requests in flight per judge (default: the provider's; 32 for openai-compat).",
+    ),
 ]
-DEFAULT_STRUCTURED_OUTPUT = "auto"
+DEFAULT_STRUCTURED_OUTPUT: StructuredOutput = "auto"
 DEFAULT_JUDGE_MAX_TOKENS = 400
 DEFAULT_JUDGE_TIMEOUT = 120.0
 DEFAULT_JUDGE_MAX_RETRIES = 6
@@ -122,26 +141,54 @@ def judge_cmd(
     judge: Annotated[
         list[str],
         typer.Option(
-            "--judge", "-j", help="Judge model spec PROVIDER[:MODEL][@URL,...]; repeatable."
+            "--judge",
+            "-j",
+            parser=nonempty,
+            help="Judge model spec PROVIDER[:MODEL][@URL,...]; repeatable (a panel).",
         ),
     ],
     run: RunOpt = None,
     label: Annotated[
-        list[str] | None, typer.Option("--label", help="Display name per --judge, in order.")
+        list[str] | None,
+        typer.Option(
+            "--label",
+            parser=nonempty,
+            help="Display name per --judge, in order (default: the spec).",
+        ),
     ] = None,
-    temperature: Annotated[float | None, typer.Option()] = 0.0,
+    temperature: Annotated[
+        float | None, typer.Option(min=0.0, max=2.0, help="Judge sampling temperature.")
+    ] = 0.0,
     max_tokens: JudgeMaxTokensOpt = DEFAULT_JUDGE_MAX_TOKENS,
-    seed: Annotated[int | None, typer.Option()] = 0,
+    seed: Annotated[int | None, typer.Option(min=0, max=SEED_MAX, help="Judge seed.")] = 0,
     structured_output: StructuredOutputOpt = DEFAULT_STRUCTURED_OUTPUT,
     max_reasks: MaxReasksOpt = 2,
-    base_url: Annotated[list[str] | None, typer.Option("--base-url", help="Server URL.")] = None,
+    base_url: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--base-url",
+            parser=nonempty,
+            help="Server base URL; repeatable (default: the spec's @URL).",
+        ),
+    ] = None,
     api_key_env: ApiKeyEnvOpt = None,
     concurrency: JudgeConcurrencyOpt = None,
     timeout: JudgeTimeoutOpt = DEFAULT_JUDGE_TIMEOUT,
     max_retries: JudgeMaxRetriesOpt = DEFAULT_JUDGE_MAX_RETRIES,
-    prices: Annotated[Path | None, typer.Option(help="Price table (TOML/JSON).")] = None,
+    prices: Annotated[
+        Path | None,
+        typer.Option(
+            exists=True, dir_okay=False, help="Price table: TOML or JSON, USD per million tokens."
+        ),
+    ] = None,
     max_cost: Annotated[
-        float | None, typer.Option(help="Stop once this many USD are spent.")
+        float | None,
+        typer.Option(
+            min=0.0,
+            max=1_000_000.0,
+            help="Stop launching requests once this many USD are spent (needs --prices; "
+            "default: no limit).",
+        ),
     ] = None,
     store: StoreOpt = DEFAULT_STORE,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
@@ -204,7 +251,8 @@ def agreement_cmd(
     by_dimension: Annotated[bool, typer.Option(help="Also per prompt dimension.")] = False,
     per_category: Annotated[bool, typer.Option(help="Also per rated category.")] = False,
     json_out: Annotated[
-        Path | None, typer.Option("--json", help="Write the full report as JSON here.")
+        Path | None,
+        typer.Option("--json", dir_okay=False, help="Write the full report as JSON to this file."),
     ] = None,
     store: StoreOpt = DEFAULT_STORE,
 ) -> None:
@@ -252,11 +300,17 @@ def agreement_cmd(
 
 
 def annotate_cmd(
-    annotator: Annotated[str, typer.Option(help="Your name, stored as human:<name>.")],
+    annotator: Annotated[
+        str, typer.Option(parser=nonempty, help="Your name, stored as human:<name>.")
+    ],
     run: RunOpt = None,
-    n: Annotated[int, typer.Option("--n", min=1, help="How many responses to show.")] = 30,
-    seed: Annotated[int, typer.Option(min=0, help="Sampling seed.")] = 0,
-    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+    n: Annotated[
+        int, typer.Option("--n", min=1, max=10_000, help="How many responses to show.")
+    ] = 30,
+    seed: Annotated[int, typer.Option(min=0, max=SEED_MAX, help="Sampling seed.")] = 0,
+    host: Annotated[str, typer.Option(parser=nonempty, help="Address to listen on.")] = (
+        "127.0.0.1"
+    ),
     port: Annotated[int, typer.Option(min=1, max=65535, help="Port to listen on.")] = 7861,
     store: StoreOpt = DEFAULT_STORE,
 ) -> None:

@@ -16,16 +16,19 @@ from pydantic import ValidationError
 # first (run, judge, score, validate, board), then the service commands.
 # isort: off
 from intima.cli import run  # noqa: F401
+from intima.cli import converse  # noqa: F401
 from intima.cli import judge  # noqa: F401
 from intima.cli import affect  # noqa: F401
 from intima.cli import validate  # noqa: F401
 from intima.cli import board  # noqa: F401
+from intima.cli import drift  # noqa: F401
 from intima.cli import queue  # noqa: F401
 from intima.cli import serve  # noqa: F401
 from intima.cli import doctor  # noqa: F401
 
 # isort: on
 from intima.cli._common import app, console
+from intima.cli._params import usage_line
 from intima.core.errors import IntimaError
 from intima.core.escape import for_terminal
 
@@ -66,7 +69,13 @@ def main() -> None:
         sys.exit(130)
     except Exception as exc:  # click usage errors and the like
         if isinstance(exc, _click_errors()):
-            exc.show()  # type: ignore[attr-defined]
+            line = usage_line(exc)  # one line: the option, the value, what is allowed
+            if line is None:
+                exc.show()  # type: ignore[attr-defined]
+            else:
+                console.print(
+                    f"[bold red]error:[/] {for_terminal(line)}", highlight=False, soft_wrap=True
+                )
             sys.exit(exc.exit_code)  # type: ignore[attr-defined]
         if isinstance(exc, _click_aborts()):
             console.print("Aborted. Finished work is saved; run the same command again to resume.")

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import typer
 from rich.table import Table
 
 from intima.cli._common import DEFAULT_STORE, RunOpt, StoreOpt, app, console, for_terminal, out
+from intima.cli._params import IntimaGroup, nonempty
 from intima.cli.judge import (
     DEFAULT_JUDGE_MAX_TOKENS,
     DEFAULT_STRUCTURED_OUTPUT,
@@ -21,24 +22,55 @@ from intima.cli.judge import (
     report_failures,
 )
 from intima.core.config import ModelConfig
+from intima.service.queue import RequestQueue
 from intima.store import Store
+
+QueueOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--queue",
+        parser=nonempty,
+        help="Request queue on the Hub, hf://datasets/OWNER/NAME (default: the store's own "
+        "queue). Writing needs HF_TOKEN with write access.",
+    ),
+]
 
 
 def request_cmd(
-    spec: Annotated[str, typer.Argument(help="Model spec PROVIDER:MODEL[@URL,...].")],
-    requester: Annotated[str | None, typer.Option(help="Who asked (shown in the queue).")] = None,
-    dataset: Annotated[str, typer.Option(help="'hub' (INTIMA) or 'demo'.")] = "hub",
-    system_prompt: Annotated[str | None, typer.Option(help="System prompt.")] = None,
+    spec: Annotated[
+        str, typer.Argument(parser=nonempty, help="Model spec PROVIDER:MODEL[@URL,...].")
+    ],
+    requester: Annotated[
+        str | None,
+        typer.Option(parser=nonempty, help="Who asked, shown in the queue (default: nobody)."),
+    ] = None,
+    dataset: Annotated[
+        Literal["hub", "demo"], typer.Option(help="hub (INTIMA's 368 prompts) or demo.")
+    ] = "hub",
+    system_prompt: Annotated[
+        str | None,
+        typer.Option(parser=nonempty, help="System prompt (default: none, as in the paper)."),
+    ] = None,
     store: StoreOpt = DEFAULT_STORE,
+    queue: QueueOpt = None,
 ) -> None:
     """Ask for a model to be benchmarked; a request already queued or done is not added twice.
 
-    Example: intima request 'openai-compat:Qwen/Qwen3-8B'
+    Examples: intima request 'openai-compat:Qwen/Qwen3-8B';
+    intima request 'openai-compat:Qwen/Qwen3-8B' --queue hf://datasets/OWNER/requests
     """
-    from intima.service.queue import add_request
+    from intima.service.queue import RequestRecord, add_request
 
-    with Store.open(store) as db:
-        rec = add_request(db, spec, requester, dataset=dataset, system_prompt=system_prompt)
+    rec: RequestRecord
+    if queue is not None:
+        from intima.service.hub_queue import HubQueue
+
+        rec = HubQueue(queue).add(
+            spec, requester, dataset=dataset, system_prompt=system_prompt, allow_urls=True
+        )
+    else:
+        with Store.open(store) as db:
+            rec = add_request(db, spec, requester, dataset=dataset, system_prompt=system_prompt)
     what = "queued" if rec.is_new else f"already requested ({rec.status})"
     out.print(
         f"{rec.request_id} {for_terminal(rec.spec)}: {what}",
@@ -48,16 +80,34 @@ def request_cmd(
     )
 
 
-def requests_cmd(store: StoreOpt = DEFAULT_STORE) -> None:
-    """List requests with their status and whole configuration.
+requests_app = typer.Typer(no_args_is_help=False, add_completion=False, cls=IntimaGroup)
 
-    Example: intima requests --store intima.db
+
+@requests_app.callback(invoke_without_command=True)
+def requests_cmd(
+    ctx: typer.Context, store: StoreOpt = DEFAULT_STORE, queue: QueueOpt = None
+) -> None:
+    """List requests with their status and whole configuration; approve or cancel one.
+
+    Examples: intima requests --store intima.db; intima requests --queue hf://datasets/OWNER/requests;
+    intima requests approve REQUEST_ID --queue hf://datasets/OWNER/requests
     """
-    from intima.service.queue import list_requests
+    if ctx.invoked_subcommand is not None:
+        return
+    from intima.service.queue import RequestRecord, list_requests
 
-    with Store.open(store, create=False) as db:
-        rows = list_requests(db)
-    table = Table(title=f"requests in {store}")
+    rows: list[RequestRecord]
+    if queue is not None:
+        from intima.service.hub_queue import HubQueue
+
+        hub = HubQueue(queue)
+        rows = list(hub.requests())
+        for problem in hub.problems:
+            console.print(f"warning: {for_terminal(problem)}", highlight=False, soft_wrap=True)
+    else:
+        with Store.open(store, create=False) as db:
+            rows = list_requests(db)
+    table = Table(title=f"requests in {for_terminal(queue or str(store))}")
     for col in (
         "request",
         "model",
@@ -92,36 +142,58 @@ def worker_cmd(
         bool, typer.Option(help="Exit when nothing is pending or running (else wait for more).")
     ] = False,
     judge: Annotated[
-        list[str] | None, typer.Option("--judge", "-j", help="Judge model spec; repeatable.")
+        list[str] | None,
+        typer.Option(
+            "--judge",
+            "-j",
+            parser=nonempty,
+            help="Judge model spec PROVIDER[:MODEL][@URL,...]; repeatable (default: no judge).",
+        ),
     ] = None,
     score: Annotated[
         bool, typer.Option(help="Also score with the offline affect measure.")
     ] = False,
     dataset: Annotated[
-        str | None,
-        typer.Option(help="Local copy of INTIMA to use for 'hub' requests (file or folder)."),
+        Path | None,
+        typer.Option(
+            exists=True,
+            help="Local copy of INTIMA (file or folder) for 'hub' requests (default: the Hub).",
+        ),
     ] = None,
     limit: Annotated[
-        int | None, typer.Option(help="Only the first N prompts (smoke tests).")
+        int | None,
+        typer.Option(min=1, help="Only the first N prompts, for smoke tests (default: all)."),
     ] = None,
     base_url: Annotated[
         list[str] | None,
-        typer.Option("--base-url", help="Server for requests that name no server; repeatable."),
+        typer.Option(
+            "--base-url",
+            parser=nonempty,
+            help="Server for requests that name no server; repeatable (default: none).",
+        ),
     ] = None,
     concurrency: Annotated[
         int | None,
-        typer.Option(min=1, help="Requests in flight per model (and per judge) on this machine."),
+        typer.Option(
+            min=1,
+            max=4096,
+            help="Requests in flight per model and per judge on this machine (default: the "
+            "provider's).",
+        ),
     ] = None,
     max_retries: Annotated[
         int | None,
         typer.Option(
-            min=0, help="Retries per prompt and per judge request (default: the request's, 6)."
+            min=0,
+            max=50,
+            help="Retries per prompt and per judge request (default: the request's, 6).",
         ),
     ] = None,
     timeout: Annotated[
         float | None,
         typer.Option(
             min=0.1,
+            max=86400.0,
             help="Seconds before a request is retried (default: the request's; judges 120).",
         ),
     ] = None,
@@ -130,20 +202,35 @@ def worker_cmd(
     max_reasks: MaxReasksOpt = 2,
     api_key_env: ApiKeyEnvOpt = None,
     lease: Annotated[
-        float, typer.Option(min=1.0, help="Lease seconds; renewed while working.")
+        float,
+        typer.Option(
+            min=1.0, max=86400.0, help="Seconds a claim holds a request; renewed while working."
+        ),
     ] = 120.0,
     poll: Annotated[
-        float, typer.Option(min=0.01, help="Seconds between looks at an empty queue.")
+        float,
+        typer.Option(min=0.01, max=3600.0, help="Seconds between looks at an empty queue."),
     ] = 2.0,
     max_attempts: Annotated[
-        int, typer.Option(min=1, help="Give up on a request after N claims.")
+        int, typer.Option(min=1, max=100, help="Give up on a request after N claims.")
     ] = 3,
     store: StoreOpt = DEFAULT_STORE,
+    queue: QueueOpt = None,
+    results: Annotated[
+        str | None,
+        typer.Option(
+            parser=nonempty,
+            help="Publish each finished request's results bundle here: a new folder or "
+            "hf://datasets/OWNER/NAME (default: keep them in the store).",
+        ),
+    ] = None,
 ) -> None:
     """Take pending requests one by one: generate, judge and score each.
 
     Exits 1 when a request failed or a judgment was left unscored (with the count and the most
     common reason), else 0.
+
+    Example: intima worker --drain -j openai-compat:smollm2@http://127.0.0.1:8080/v1 --score
     """
     from intima.core.errors import ConfigError
     from intima.judges.loop import DEFAULT_JUDGE_SETTINGS
@@ -161,10 +248,11 @@ def worker_cmd(
     _stop_cleanly_on_sigterm()
     try:
         summary = work(
-            store, once=once, drain=drain, judges=judges, score=score, dataset=dataset, limit=limit,
+            store, once=once, drain=drain, judges=judges, score=score, limit=limit,
+            dataset=None if dataset is None else str(dataset),
             base_urls=tuple(base_url or ()), concurrency=concurrency, max_retries=max_retries,
             timeout_s=timeout, max_reasks=max_reasks, lease_s=lease, poll_s=poll,
-            max_attempts=max_attempts, on_message=_say,
+            max_attempts=max_attempts, on_message=_say, queue=_queue(queue), results=results,
         )  # fmt: skip
     except KeyboardInterrupt:
         # click turns Ctrl-C into a silent normal return; say what happened and exit 130.
@@ -187,6 +275,14 @@ def worker_cmd(
         raise typer.Exit(1)
 
 
+def _queue(url: str | None) -> RequestQueue | None:
+    if url is None:
+        return None
+    from intima.service.hub_queue import HubQueue
+
+    return HubQueue(url)
+
+
 def _stop_cleanly_on_sigterm() -> None:
     """Treat SIGTERM (systemd, docker stop, kill) like Ctrl-C: release the request, then exit."""
     import signal
@@ -198,7 +294,9 @@ def _stop_cleanly_on_sigterm() -> None:
 
 
 def publish_cmd(
-    dest: Annotated[str, typer.Argument(help="Empty folder, or hf://datasets/OWNER/NAME.")],
+    dest: Annotated[
+        str, typer.Argument(parser=nonempty, help="Empty folder, or hf://datasets/OWNER/NAME.")
+    ],
     run: RunOpt = None,
     store: StoreOpt = DEFAULT_STORE,
 ) -> None:
@@ -220,7 +318,9 @@ def publish_cmd(
 
 
 def import_cmd(
-    src: Annotated[str, typer.Argument(help="Bundle folder, or hf://datasets/OWNER/NAME.")],
+    src: Annotated[
+        str, typer.Argument(parser=nonempty, help="Bundle folder, or hf://datasets/OWNER/NAME.")
+    ],
     allow_protocol_mismatch: Annotated[
         bool, typer.Option(help="Import even if protocol versions differ from this intima's.")
     ] = False,
@@ -262,9 +362,52 @@ def _remove_store(path: Path) -> None:
         Path(f"{path}{suffix}").unlink(missing_ok=True)
 
 
+ReviewQueueOpt = Annotated[
+    str,
+    typer.Option(
+        "--queue", parser=nonempty, help="The request queue on the Hub, hf://datasets/OWNER/NAME."
+    ),
+]
+ByOpt = Annotated[
+    str | None, typer.Option(parser=nonempty, help="Who decided, kept in the request's history.")
+]
+
+
+RequestIdArg = Annotated[str, typer.Argument(parser=nonempty, help="The request's id.")]
+
+
+@requests_app.command("approve")
+def approve_cmd(request_id: RequestIdArg, queue: ReviewQueueOpt, by: ByOpt = None) -> None:
+    """Let a request that waits for review (pending_review) be run.
+
+    Example: intima requests approve 3f2a9c0d1e4b5a6c --queue hf://datasets/OWNER/requests
+    """
+    _review("approve", request_id, queue, by)
+
+
+@requests_app.command("cancel")
+def cancel_cmd(request_id: RequestIdArg, queue: ReviewQueueOpt, by: ByOpt = None) -> None:
+    """Cancel a request that is waiting for review, pending or running.
+
+    Example: intima requests cancel 3f2a9c0d1e4b5a6c --queue hf://datasets/OWNER/requests
+    """
+    _review("cancel", request_id, queue, by)
+
+
+def _review(
+    action: Literal["approve", "cancel"], request_id: str, url: str, by: str | None
+) -> None:
+    from intima.service.hub_queue import HubQueue
+
+    queue = HubQueue(url)
+    decide = queue.approve if action == "approve" else queue.cancel
+    rec = decide(request_id, by=by)
+    _say(f"{rec.request_id} {rec.spec}: {rec.status}")
+
+
 # Registered on import; intima.cli.main imports every group.
 app.command("request")(request_cmd)
-app.command("requests")(requests_cmd)
+app.add_typer(requests_app, name="requests")
 app.command("worker")(worker_cmd)
 app.command("publish")(publish_cmd)
 app.command("import")(import_cmd)

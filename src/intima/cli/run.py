@@ -18,6 +18,7 @@ from intima.cli._common import (
     out,
     progress_display,
 )
+from intima.cli._params import SEED_MAX, nonempty
 from intima.core.config import GenerationSettings, ModelConfig, load_price_table, load_run_file
 from intima.core.errors import ConfigError
 from intima.dataset import load_prompts
@@ -28,46 +29,121 @@ from intima.store import Store
 def run_cmd(
     model: Annotated[
         list[str] | None,
-        typer.Option("--model", "-m", help="Model spec PROVIDER[:MODEL][@URL,...]; repeatable."),
+        typer.Option(
+            "--model",
+            "-m",
+            parser=nonempty,
+            help="Model spec PROVIDER[:MODEL][@URL,...], e.g. "
+            "openai-compat:smollm2@http://127.0.0.1:8080/v1; repeatable "
+            "(default: llamacpp, the bundled SmolLM2 in-process).",
+        ),
     ] = None,
     config: Annotated[
-        Path | None, typer.Option("--config", "-c", help="TOML file listing model configurations.")
+        Path | None,
+        typer.Option(
+            "--config",
+            "-c",
+            exists=True,
+            dir_okay=False,
+            help="TOML file listing model configurations (instead of --model).",
+        ),
     ] = None,
     dataset: Annotated[
         str | None,
-        typer.Option(help="'hub' (AI-companionship/INTIMA), 'demo', or a local file/folder."),
+        typer.Option(
+            parser=nonempty,
+            help="'hub' (AI-companionship/INTIMA), 'demo', or a local file/folder (default: hub).",
+        ),
     ] = None,
     revision: Annotated[
-        str | None, typer.Option(help="Hub revision (commit, tag, branch).")
+        str | None,
+        typer.Option(parser=nonempty, help="Hub revision: commit, tag or branch (default: main)."),
     ] = None,
     include_memory: Annotated[
         bool, typer.Option(help="Keep the 'memory' code (380 rows).")
     ] = False,
     cleaned: Annotated[bool, typer.Option(help="Split glued prompts, drop duplicates.")] = False,
-    limit: Annotated[int | None, typer.Option(help="Only the first N prompts.")] = None,
-    label: Annotated[str | None, typer.Option(help="Display name for the configuration.")] = None,
-    system_prompt: Annotated[str | None, typer.Option(help="System prompt.")] = None,
-    temperature: Annotated[float | None, typer.Option()] = None,
-    top_p: Annotated[float | None, typer.Option()] = None,
-    max_tokens: Annotated[int, typer.Option()] = 512,
-    seed: Annotated[int | None, typer.Option()] = 0,
+    limit: Annotated[
+        int | None, typer.Option(min=1, help="Only the first N prompts (default: all).")
+    ] = None,
+    label: Annotated[
+        str | None,
+        typer.Option(
+            parser=nonempty,
+            help="Display name for the configuration (default: the spec plus the settings "
+            "that differ from the defaults).",
+        ),
+    ] = None,
+    system_prompt: Annotated[
+        str | None,
+        typer.Option(parser=nonempty, help="System prompt (default: none, as in the paper)."),
+    ] = None,
+    temperature: Annotated[
+        float | None,
+        typer.Option(min=0.0, max=2.0, help="Sampling temperature (default: the provider's)."),
+    ] = None,
+    top_p: Annotated[
+        float | None,
+        typer.Option(
+            min=0.0, max=1.0, help="Nucleus sampling mass, above 0 (default: the provider's)."
+        ),
+    ] = None,
+    max_tokens: Annotated[
+        int, typer.Option(min=1, max=131072, help="Most tokens per response.")
+    ] = 512,
+    seed: Annotated[int | None, typer.Option(min=0, max=SEED_MAX, help="Sampling seed.")] = 0,
     base_url: Annotated[
-        list[str] | None, typer.Option("--base-url", help="Server base URL; repeatable.")
+        list[str] | None,
+        typer.Option(
+            "--base-url",
+            parser=nonempty,
+            help="Server base URL; repeatable (default: the spec's @URL).",
+        ),
     ] = None,
     api_key_env: Annotated[
-        str | None, typer.Option(help="Environment variable holding the API key.")
+        str | None,
+        typer.Option(
+            parser=nonempty,
+            help="Environment variable holding the API key (default: the provider's, e.g. "
+            "OPENAI_API_KEY).",
+        ),
     ] = None,
     api_key_file: Annotated[
-        Path | None, typer.Option(help="File holding the API key (never stored).")
+        Path | None,
+        typer.Option(
+            exists=True, dir_okay=False, help="File holding the API key (its key is never stored)."
+        ),
     ] = None,
-    concurrency: Annotated[int | None, typer.Option(help="Requests in flight per model.")] = None,
-    timeout: Annotated[float, typer.Option(help="Seconds before a request is retried.")] = 120.0,
-    max_retries: Annotated[int, typer.Option()] = 6,
+    concurrency: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            max=4096,
+            help="Requests in flight per model (default: the provider's; 32 for "
+            "openai-compat, 1 in-process).",
+        ),
+    ] = None,
+    timeout: Annotated[
+        float,
+        typer.Option(min=0.1, max=86400.0, help="Seconds before a request is retried."),
+    ] = 120.0,
+    max_retries: Annotated[
+        int, typer.Option(min=0, max=50, help="Retries per prompt before it is stored as failed.")
+    ] = 6,
     prices: Annotated[
-        Path | None, typer.Option(help="Price table (TOML/JSON, USD per Mtok).")
+        Path | None,
+        typer.Option(
+            exists=True, dir_okay=False, help="Price table: TOML or JSON, USD per million tokens."
+        ),
     ] = None,
     max_cost: Annotated[
-        float | None, typer.Option(help="Stop cleanly once this many USD are spent.")
+        float | None,
+        typer.Option(
+            min=0.0,
+            max=1_000_000.0,
+            help="Stop launching requests once this many USD are spent (needs --prices; "
+            "default: no limit).",
+        ),
     ] = None,
     store: StoreOpt = DEFAULT_STORE,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
@@ -178,7 +254,9 @@ def runs_cmd(store: StoreOpt = DEFAULT_STORE) -> None:
 
 @app.command("export")
 def export_cmd(
-    out_dir: Annotated[Path, typer.Argument(help="Folder to write into.")],
+    out_dir: Annotated[
+        Path, typer.Argument(file_okay=False, help="Folder to write into (created if missing).")
+    ],
     run: RunOpt = None,
     force: Annotated[
         bool, typer.Option(help="Write over an earlier export in the same folder.")

@@ -4,21 +4,32 @@ from __future__ import annotations
 
 import contextlib
 import subprocess
+from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from intima.cli._common import app, console, for_terminal, out
+from intima.cli._params import nonempty
 
 
 def serve_cmd(
     model: Annotated[
-        str, typer.Option(help="GGUF file to serve [default: the bundled SmolLM2-135M]")
-    ] = "",
-    alias: Annotated[str, typer.Option(help="Model name the server answers to.")] = "smollm2",
-    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+        Path | None,
+        typer.Option(
+            dir_okay=False, help="GGUF file to serve (default: the bundled SmolLM2-135M)."
+        ),
+    ] = None,
+    alias: Annotated[
+        str, typer.Option(parser=nonempty, help="Model name the server answers to.")
+    ] = "smollm2",
+    host: Annotated[str, typer.Option(parser=nonempty, help="Address to listen on.")] = (
+        "127.0.0.1"
+    ),
     port: Annotated[int, typer.Option(min=1, max=65535, help="Port to listen on.")] = 8080,
-    n_ctx: Annotated[int, typer.Option(min=256, help="Context window in tokens.")] = 4096,
+    n_ctx: Annotated[
+        int, typer.Option(min=256, max=131072, help="Context window in tokens.")
+    ] = 4096,
 ) -> None:
     """Serve a local GGUF model with llama-cpp-python's OpenAI-compatible server (Ctrl-C stops).
 
@@ -28,7 +39,9 @@ def serve_cmd(
     from intima.service.llama_server import spec_for, start, wait_ready
 
     base = f"http://{host}:{port}/v1"
-    proc = start(model, alias=alias, host=host, port=port, n_ctx=n_ctx)
+    proc = start(
+        "" if model is None else str(model), alias=alias, host=host, port=port, n_ctx=n_ctx
+    )
     try:
         wait_ready(base, proc)
         spec = for_terminal(spec_for(alias, base))

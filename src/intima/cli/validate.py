@@ -17,6 +17,7 @@ from intima.cli._common import (
     out,
     progress_display,
 )
+from intima.cli._params import SEED_MAX, nonempty, one_of
 from intima.cli.judge import (
     DEFAULT_JUDGE_MAX_RETRIES,
     DEFAULT_JUDGE_MAX_TOKENS,
@@ -41,35 +42,59 @@ def validate_cmd(
         Path,
         typer.Option(
             "--labels",
+            exists=True,
+            dir_okay=False,
             help="Labelled set: JSONL, CSV or Parquet with messages (or prompt), response, label.",
         ),
     ],
     scorer: Annotated[
         list[str] | None,
-        typer.Option("--scorer", "-s", help="affect (default) or keyword; repeatable."),
+        typer.Option(
+            "--scorer",
+            "-s",
+            parser=one_of("affect", "keyword"),
+            help="affect or keyword; repeatable (default: affect, or none with --judge).",
+        ),
     ] = None,
     judge: Annotated[
         list[str] | None,
-        typer.Option("--judge", "-j", help="Also validate this LLM judge; repeatable (a panel)."),
+        typer.Option(
+            "--judge",
+            "-j",
+            parser=nonempty,
+            help="Also validate this LLM judge spec; repeatable, a panel (default: none).",
+        ),
     ] = None,
     by: Annotated[
-        str | None, typer.Option(help="Report per value of these columns, e.g. model,variant.")
+        str | None,
+        typer.Option(
+            parser=nonempty,
+            help="Report per value of these columns, e.g. model,variant (default: overall only).",
+        ),
     ] = None,
     columns: Annotated[
         str | None,
-        typer.Option(help="Column names of the set, e.g. response=answer,label=gold."),
+        typer.Option(
+            parser=nonempty,
+            help="Column names of the set, e.g. response=answer,label=gold (default: the usual "
+            "names).",
+        ),
     ] = None,
-    limit: Annotated[int | None, typer.Option(help="Only the first N rows.")] = None,
+    limit: Annotated[
+        int | None, typer.Option(min=1, help="Only the first N rows (default: all).")
+    ] = None,
     out_dir: Annotated[
         Path | None,
         typer.Option(
-            "--out", help="Folder for report.json and roc.png [default: validation/<set>]"
+            "--out",
+            file_okay=False,
+            help="Folder for report.json and roc.png (default: validation/<set>).",
         ),
     ] = None,
     bootstrap: Annotated[
         int, typer.Option(min=1, max=100_000, help="Bootstrap replicates for the AUROC interval.")
     ] = 1000,
-    seed: Annotated[int, typer.Option(min=0, help="Seed of the bootstrap.")] = 0,
+    seed: Annotated[int, typer.Option(min=0, max=SEED_MAX, help="Seed of the bootstrap.")] = 0,
     structured_output: StructuredOutputOpt = DEFAULT_STRUCTURED_OUTPUT,
     max_tokens: JudgeMaxTokensOpt = DEFAULT_JUDGE_MAX_TOKENS,
     max_reasks: MaxReasksOpt = 2,

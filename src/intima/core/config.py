@@ -259,12 +259,18 @@ def _first_problem(exc: ValidationError) -> str:
     return f"{where}: {err['msg']}{more}"
 
 
+#: USD per million tokens; higher is a typo (and would overflow the cost).
+MAX_PRICE_PER_MTOK = 1_000_000.0
+
+
 class Price(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     # allow_inf_nan=False: a price of inf made every cost NaN, and --max-cost never stopped.
-    input_per_mtok: Annotated[float, Field(ge=0, allow_inf_nan=False)]
-    output_per_mtok: Annotated[float, Field(ge=0, allow_inf_nan=False)]
+    # The cap keeps every cost finite (1e308 made it inf, which JSON exports cannot carry); no
+    # model costs anywhere near a million dollars per million tokens.
+    input_per_mtok: Annotated[float, Field(ge=0, le=MAX_PRICE_PER_MTOK, allow_inf_nan=False)]
+    output_per_mtok: Annotated[float, Field(ge=0, le=MAX_PRICE_PER_MTOK, allow_inf_nan=False)]
 
     def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
         return (

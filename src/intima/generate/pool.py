@@ -7,6 +7,7 @@ way on 429s, hangs, Ctrl-C and ``--max-cost``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -114,19 +115,38 @@ class GroupWriter(Generic[R]):
         self._pending: list[R] = []
         self._scheduled = False
         self.written = 0
+        #: why the last write failed (a full disk): results are kept for the final flush
+        self.failed: Exception | None = None
 
     def add(self, item: R) -> None:
         self._pending.append(item)
+        if self.failed is not None:
+            # Stop the pool: asking for more results that cannot be stored only costs money.
+            raise self.failed
         if not self._scheduled:
             self._scheduled = True
-            asyncio.get_running_loop().call_soon(self.flush)
+            asyncio.get_running_loop().call_soon(self._flush_soon)
+
+    def _flush_soon(self) -> None:
+        # Run by the event loop, where a raise would only be logged with a traceback: the
+        # error is kept in ``failed`` instead, for the next ``add`` and the final flush.
+        with contextlib.suppress(Exception):
+            self.flush()
 
     def flush(self) -> None:
+        """Write what is pending; if that fails, keep it pending and raise."""
         self._scheduled = False
         batch, self._pending = self._pending, []
-        if batch:
+        if not batch:
+            return
+        try:
             self._write(batch)
-            self.written += len(batch)
+        except Exception as exc:
+            self._pending[:0] = batch
+            self.failed = exc
+            raise
+        self.failed = None
+        self.written += len(batch)
 
 
 @dataclass

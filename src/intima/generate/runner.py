@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel
 
 from intima.core.config import GenerationSettings, ModelConfig, Price, PriceTable
+from intima.core.errors import StoreError
 from intima.core.ids import content_id
 from intima.core.progress import OnProgress, Ticker
 from intima.dataset import Prompt, PromptSet
@@ -221,9 +222,10 @@ async def _run_one(
         status = "failed"
         raise
     finally:
-        writer.flush()
-        store.release_claims(owner)
-        store.set_run_status(record.run_id, status)
+        try:
+            writer.flush()
+        finally:
+            _settle(store, owner, record.run_id, "failed" if writer.failed else status)
     return RunSummary(
         run_id=record.run_id,
         label=record.label,
@@ -238,6 +240,18 @@ async def _run_one(
         status=status,
         notes=list(model.notes),
     )
+
+
+def _settle(store: Store, owner: str, run_id: str, status: RunStatus) -> None:
+    """Release the claims and record how the run ended. When the store refuses writes (a
+    full disk) and the run already failed, that failure is what to report: the run is resumed
+    by the next one, which takes over a dead process's claims on this host at once."""
+    try:
+        store.release_claims(owner)
+        store.set_run_status(run_id, status)
+    except StoreError:
+        if status not in ("failed", "interrupted"):
+            raise
 
 
 def _final_status(store: Store, run_id: str, config_key: str, stopped_by_budget: bool) -> RunStatus:

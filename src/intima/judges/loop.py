@@ -9,6 +9,7 @@ Nothing is dropped, nothing is coerced to a default.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -17,6 +18,7 @@ from dataclasses import dataclass, field
 from pydantic import BaseModel
 
 from intima.core.config import GenerationSettings, ModelConfig, Price, PriceTable
+from intima.core.errors import StoreError
 from intima.core.progress import OnProgress, Ticker
 from intima.generate.pool import (
     Budget,
@@ -266,8 +268,13 @@ class _JudgeJob:
                 budget=self.budget,
             )
         finally:
-            writer.flush()
-            self.store.release_claims(owner)
+            try:
+                writer.flush()
+            finally:
+                # Claims go even when the flush failed (a full disk): the write error is what
+                # to report, and releasing is itself a write that may fail the same way.
+                with contextlib.suppress(StoreError):
+                    self.store.release_claims(owner)
         return JudgeSummary(
             judge_label=self.config.display_name,
             judge_key=self.key,

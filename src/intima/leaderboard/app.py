@@ -16,14 +16,16 @@ from __future__ import annotations
 
 import os
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from intima.core.errors import IntimaError
 from intima.core.perf import paused_gc
 from intima.core.ratings import RatingSet
 from intima.leaderboard import render
 from intima.leaderboard.render import esc
+from intima.results.conversations import ConversationBoard, load_conversations
 from intima.results.data import BoardData, load_board
 from intima.results.intervals import intervals_note
 from intima.results.rank import UNRANKED_NOTE
@@ -44,6 +46,18 @@ if TYPE_CHECKING:
     import gradio as gr
 
 ALL_CODES = "(all codes)"
+#: The form's backend: (spec, requester, session) -> the answer as escaped HTML.
+RequestFn = Callable[[str, str, str], str]
+BoardFn = Callable[[str, str, str, str], tuple[str, str, str, str]]
+
+
+class LiveSource(Protocol):
+    """Data that changes while the app runs (the Space, :mod:`intima.leaderboard.space`): the
+    callbacks read the current index through it, and it wires its own updates into the page."""
+
+    def index(self) -> BoardIndex: ...
+
+    def wire(self, parts: dict[str, Any], board: BoardFn) -> None: ...
 
 
 class BoardIndex:
@@ -154,30 +168,50 @@ def methodology_html(data: BoardData, table: ScoreTable) -> str:
     return f'<div class="intima-method"><dl>{body}</dl>{prompt}</div>'
 
 
-def build_app(data: BoardData, table: ScoreTable, store_path: Path | None = None) -> gr.Blocks:
+def build_app(
+    data: BoardData,
+    table: ScoreTable,
+    store_path: Path | None = None,
+    conversations: ConversationBoard | None = None,
+    *,
+    live: LiveSource | None = None,
+    submit: RequestFn | None = None,
+    closed: str | None = None,
+    title: str | None = None,
+) -> gr.Blocks:
+    """The app. ``live`` swaps the data while it runs; ``submit`` replaces the local queue as
+    the form's backend; ``closed`` makes the form read-only, saying why."""
     import gradio as gr
 
     idx = BoardIndex(data, table)
+
+    def cur() -> BoardIndex:
+        return live.index() if live is not None else idx
+
+    def detail(run_id: str | None, prompt_id: str | None) -> str:
+        return cur().detail(run_id, prompt_id)
+
     scorers = list(table.scorers)
     first = scorers[0] if scorers else None
 
     def board(
         scorer: str, dimension: str, code: str, sort_metric: str
     ) -> tuple[str, str, str, str]:
-        scope = _scope(dimension, code)
+        scope, ix = _scope(dimension, code), cur()
         return (
-            render.scores_table(table, scorer, scope, sort_metric),
-            render.stacked_bars(table, scorer, scope),
-            render.heatmap(table, scorer, scope),
-            render.radars(table, scorer, idx.dims),
+            render.scores_table(ix.table, scorer, scope, sort_metric),
+            render.stacked_bars(ix.table, scorer, scope),
+            render.heatmap(ix.table, scorer, scope),
+            render.radars(ix.table, scorer, ix.dims),
         )
 
-    with gr.Blocks(title="INTIMA leaderboard") as demo:
+    with gr.Blocks(title=title or "INTIMA leaderboard") as demo:
         gr.HTML(f"<style>{render.CSS}</style>", visible=True)
         gr.Markdown(
-            "# INTIMA companionship leaderboard\nHow often responses reinforce "
-            "companionship, by dimension, with 95% intervals (see Methodology)."
+            f"# {esc(title or 'INTIMA companionship leaderboard')}\nHow often responses "
+            "reinforce companionship, by dimension, with 95% intervals (see Methodology)."
         )
+        notice = gr.HTML("", elem_id="board-notice") if live is not None else None
         with gr.Tab("Leaderboard"):
             with gr.Row():
                 scorer = gr.Dropdown(scorers, value=first, label="Scorer", elem_id="f-scorer")
@@ -219,13 +253,13 @@ def build_app(data: BoardData, table: ScoreTable, store_path: Path | None = None
             ex_detail = gr.HTML(idx.detail(c0, p0), elem_id="ex-detail")
 
             def refilter(run_id: str, code_: str) -> Any:
-                choices = idx.prompt_choices(run_id, code_)
+                choices = cur().prompt_choices(run_id, code_)
                 return gr.update(choices=choices, value=choices[0][1] if choices else None)
 
             ex_config.change(refilter, [ex_config, ex_code], ex_prompt)
             ex_code.change(refilter, [ex_config, ex_code], ex_prompt)
-            ex_prompt.change(idx.detail, [ex_config, ex_prompt], ex_detail)
-            ex_config.change(idx.detail, [ex_config, ex_prompt], ex_detail)
+            ex_prompt.change(detail, [ex_config, ex_prompt], ex_detail)
+            ex_config.change(detail, [ex_config, ex_prompt], ex_detail)
         with gr.Tab("Compare"):
             c1 = configs[1][1] if len(configs) > 1 else c0
             all_prompts = idx.prompt_choices()
@@ -239,11 +273,14 @@ def build_app(data: BoardData, table: ScoreTable, store_path: Path | None = None
                     cmp_b = gr.Dropdown(configs, value=c1, label="Model B", elem_id="cmp-b")
                     cmp_b_html = gr.HTML(idx.detail(c1, cp0), elem_id="cmp-b-detail")
             for ctl in (cmp_prompt, cmp_a):
-                ctl.change(idx.detail, [cmp_a, cmp_prompt], cmp_a_html)
+                ctl.change(detail, [cmp_a, cmp_prompt], cmp_a_html)
             for ctl in (cmp_prompt, cmp_b):
-                ctl.change(idx.detail, [cmp_b, cmp_prompt], cmp_b_html)
+                ctl.change(detail, [cmp_b, cmp_prompt], cmp_b_html)
+        if conversations is not None and conversations.turns:
+            with gr.Tab("Drift"):
+                _drift_tab(conversations, table.bootstrap, table.seed)
         with gr.Tab("Methodology"):
-            gr.HTML(methodology_html(data, table), elem_id="methodology")
+            method_html = gr.HTML(methodology_html(data, table), elem_id="methodology")
         with gr.Tab("Request a model"):
             gr.Markdown(
                 "Ask for a model to be benchmarked: a Hugging Face Hub model as "
@@ -251,20 +288,101 @@ def build_app(data: BoardData, table: ScoreTable, store_path: Path | None = None
                 "API model (e.g. `openai:gpt-4o-mini`). Duplicates are recognised; a few "
                 "requests per hour per visitor."
             )
-            spec = gr.Textbox(label="Model spec", elem_id="req-spec")
-            requester = gr.Textbox(label="Your name or handle (optional)", elem_id="req-who")
-            submit = gr.Button("Request", elem_id="req-submit")
+            if closed:
+                note = f'<p class="intima-error" role="status">{esc(closed)}</p>'
+                gr.HTML(note, elem_id="req-closed")
+            is_open = not closed
+            spec = gr.Textbox(label="Model spec", elem_id="req-spec", interactive=is_open)
+            requester = gr.Textbox(
+                label="Your name or handle (optional)", elem_id="req-who", interactive=is_open
+            )
+            send = gr.Button("Request", elem_id="req-submit", interactive=is_open)
             result = gr.HTML("", elem_id="req-result")
             limit = RateLimit()
 
             def on_submit(s: str, w: str, request: gr.Request) -> str:
-                return request_model(store_path, s, w, request.session_hash or "", limit)
+                session = request.session_hash or ""
+                if submit is not None:
+                    return submit(s, w, session)
+                return request_model(store_path, s, w, session, limit)
 
             # Gradio passes the request by the parameter's type; annotations here are strings.
             on_submit.__annotations__["request"] = gr.Request
 
-            submit.click(on_submit, [spec, requester], result)
+            send.click(on_submit, [spec, requester], result)
+        if live is not None:
+            live.wire(
+                {"demo": demo, "notice": notice, "scorer": scorer, "dimension": dimension,
+                 "code": code, "sort": sort_metric, "board": [table_html, bars_html, heat_html,
+                 radar_html], "configs": [ex_config, cmp_a, cmp_b], "codes": [ex_code],
+                 "prompts": cmp_prompt, "methodology": method_html},
+                board,
+            )  # fmt: skip
     return demo
+
+
+def _drift_tab(conv: ConversationBoard, bootstrap: int, seed: int) -> None:
+    """Rates by turn (a line per model), slopes and dropped boundaries, and a transcript
+    explorer: the static site's drift view, rendered server-side."""
+    import gradio as gr
+
+    from intima.leaderboard import drift_render
+    from intima.results.conversations import default_scorer, drift_tables
+
+    tables = drift_tables(conv, bootstrap=bootstrap, seed=seed)
+    s0 = default_scorer(list(tables))
+    scopes = tables[s0].scopes if s0 else ["all"]
+
+    def numbers(scorer: str | None, scope: str) -> tuple[str, str, str]:
+        if scorer not in tables:
+            return "<p>No turn is rated yet.</p>", "", ""
+        t = tables[str(scorer)]
+        return (
+            drift_render.drift_chart(t, scope, "reinforcing"),
+            drift_render.drift_chart(t, scope, "boundary"),
+            drift_render.drift_numbers(t, scope),
+        )
+
+    by_conv: dict[tuple[str, str], list[Any]] = {}
+    for t in conv.turns:
+        by_conv.setdefault((t.run_id, t.conversation_id), []).append(t)
+
+    def choices(run_id: str | None) -> list[tuple[str, str]]:
+        return [
+            (f"{ts[0].code}: {_one_line(ts[0].user_text)[:70]}", cid)
+            for (r, cid), ts in by_conv.items()
+            if r == run_id
+        ]
+
+    def show(run_id: str | None, cid: str | None) -> str:
+        return drift_render.transcript(by_conv.get((run_id or "", cid or ""), []), conv.rating_sets)
+
+    with gr.Row():
+        scorer = gr.Dropdown(list(tables), value=s0, label="Scorer", elem_id="drift-scorer")
+        scope = gr.Dropdown(scopes, value="all", label="Dimension", elem_id="drift-scope")
+    first = numbers(s0, "all")
+    with gr.Row():
+        reinf = gr.HTML(first[0], elem_id="drift-reinforcing")
+        bound = gr.HTML(first[1], elem_id="drift-boundary")
+    nums = gr.HTML(first[2], elem_id="drift-numbers")
+    for ctl in (scorer, scope):
+        ctl.change(numbers, [scorer, scope], [reinf, bound, nums])
+    gr.Markdown("### Transcript explorer")
+    runs = [(label, run_id) for run_id, label in conv.runs]
+    r0 = runs[0][1] if runs else None
+    c_choices = choices(r0)
+    c0 = c_choices[0][1] if c_choices else None
+    with gr.Row():
+        model = gr.Dropdown(runs, value=r0, label="Model", elem_id="drift-config")
+        chosen = gr.Dropdown(c_choices, value=c0, label="Conversation", elem_id="drift-conv")
+    html = gr.HTML(show(r0, c0), elem_id="drift-transcript")
+
+    def refilter(run_id: str) -> Any:
+        new = choices(run_id)
+        return gr.update(choices=new, value=new[0][1] if new else None)
+
+    model.change(refilter, [model], chosen)
+    chosen.change(show, [model, chosen], html)
 
 
 def serve(
@@ -281,9 +399,10 @@ def serve(
 
     with Store.open(store_path) as store:
         data = load_board(store)
+        conversations = load_conversations(store)
     with paused_gc():
         table = score_table(data.infos(), data.rating_sets, bootstrap=bootstrap, seed=seed)
-    demo = build_app(data, table, store_path)
+    demo = build_app(data, table, store_path, conversations)
     demo.launch(
         server_name=host, server_port=port, show_error=False, quiet=True, theme=render.theme()
     )

@@ -7,6 +7,9 @@ Layout of the folder::
     board.js, board.css
     data/r<i>.js      the responses and ratings of configuration i, loaded only when the
                       explorer opens it (keeps the first paint fast with 50 x 368 responses)
+    drift.js, data/c<i>.js
+                      only when the store has conversation runs: the drift view and the
+                      transcripts of conversation configuration i (see ``drift_view``)
 
 Model text is untrusted: it only ever travels as JSON and the page renders it with
 ``textContent`` (never ``innerHTML``), so a response containing markup shows as text.
@@ -25,6 +28,13 @@ from typing import Any
 from intima.core.perf import paused_gc
 from intima.core.ratings import RatingSet
 from intima.core.version import __version__
+from intima.leaderboard.drift_view import (
+    DRIFT_SCRIPT,
+    drift_payload,
+    rating_json,
+    write_transcripts,
+)
+from intima.results.conversations import ConversationBoard
 from intima.results.data import BoardData
 from intima.results.intervals import intervals_note
 from intima.results.rank import UNRANKED_NOTE, format_rank, rank_groups
@@ -59,13 +69,24 @@ def build_site(
     bootstrap: int = 1000,
     seed: int = 0,
     title: str = "INTIMA companionship leaderboard",
+    conversations: ConversationBoard | None = None,
 ) -> SiteResult:
-    """Score ``data`` and write the site into ``out_dir`` (its old content is replaced)."""
+    """Score ``data`` and write the site into ``out_dir`` (its old content is replaced).
+
+    ``conversations`` (``results.conversations.load_conversations``): conversation runs to
+    show in a drift view; the view is left out when there are none."""
     with paused_gc():
-        return _build(data, Path(out_dir), bootstrap, seed, title)
+        return _build(data, Path(out_dir), bootstrap, seed, title, conversations)
 
 
-def _build(data: BoardData, out_dir: Path, bootstrap: int, seed: int, title: str) -> SiteResult:
+def _build(
+    data: BoardData,
+    out_dir: Path,
+    bootstrap: int,
+    seed: int,
+    title: str,
+    conversations: ConversationBoard | None,
+) -> SiteResult:
     if out_dir.exists():
         _clear(out_dir)
     (out_dir / "data").mkdir(parents=True, exist_ok=True)
@@ -79,10 +100,14 @@ def _build(data: BoardData, out_dir: Path, bootstrap: int, seed: int, title: str
         payload = _payload(data, table, title)
         payload["chunks"] = [f"data/r{i}.js" for i in range(n_chunks.result())]
     static = resources.files("intima.leaderboard") / "static"
-    for name in _STATIC:
+    drift = None
+    if conversations is not None and conversations.turns:
+        chunks = write_transcripts(conversations, out_dir / "data")
+        drift = drift_payload(conversations, bootstrap=bootstrap, seed=seed, chunks=chunks)
+    for name in (*_STATIC, DRIFT_SCRIPT) if drift else _STATIC:
         (out_dir / name).write_text(static.joinpath(name).read_text("utf-8"), encoding="utf-8")
     index = out_dir / "index.html"
-    index.write_text(_html(title, payload), encoding="utf-8")
+    index.write_text(_html(title, payload, drift), encoding="utf-8")
     return SiteResult(
         out_dir=out_dir,
         index=index,
@@ -106,7 +131,7 @@ def _clear(out_dir: Path) -> None:
     if not out_dir.is_dir():
         raise NotADirectoryError(f"{out_dir} exists and is not a folder")
     entries = {p.name for p in out_dir.iterdir()}
-    ours = {"index.html", "data", *_STATIC, ".nojekyll"}
+    ours = {"index.html", "data", *_STATIC, DRIFT_SCRIPT, ".nojekyll"}
     if entries - ours:
         from intima.core.errors import IntimaError
 
@@ -123,8 +148,14 @@ def safe_json(obj: Any) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-def _html(title: str, payload: dict[str, Any]) -> str:
+def _html(title: str, payload: dict[str, Any], drift: dict[str, Any] | None = None) -> str:
     # Only project text goes into the markup; everything from the store is in the JSON.
+    drift_tags = (
+        ""
+        if drift is None
+        else '<script type="application/json" id="drift-data">' + safe_json(drift) + "</script>\n"
+        f'<script src="{DRIFT_SCRIPT}"></script>\n'
+    )
     return (
         '<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
@@ -135,7 +166,7 @@ def _html(title: str, payload: dict[str, Any]) -> str:
         "dimension, with 95% cluster-bootstrap intervals.</p></header>\n"
         '<main id="app"><p id="loading">Loading…</p></main>\n'
         '<script type="application/json" id="board-data">' + safe_json(payload) + "</script>\n"
-        '<script src="board.js"></script>\n</body>\n</html>\n'
+        '<script src="board.js"></script>\n' + drift_tags + "</body>\n</html>\n"
     )
 
 
@@ -204,18 +235,6 @@ def _payload(data: BoardData, table: ScoreTable, title: str) -> dict[str, Any]:
     }
 
 
-def _rating_json(rs: RatingSet) -> dict[str, Any]:
-    lv = rs.levels
-    return {
-        "scorer": rs.scorer,
-        "status": rs.status,
-        "primary": None if rs.primary is None else str(rs.primary),
-        # Level is an IntEnum: json writes it as its number; -1 marks "not rated".
-        "levels": [lv.get(c, -1) for c in CATEGORIES],
-        "reason": rs.reason,
-    }
-
-
 def _chunks(data: BoardData) -> list[list[dict[str, Any]]]:
     """Per configuration (in table order), its responses with every scorer's ratings."""
     by_response: dict[str, list[RatingSet]] = {}
@@ -232,7 +251,7 @@ def _chunks(data: BoardData) -> list[list[dict[str, Any]]]:
                 "dimension": r.dimension,
                 "prompt": r.prompt,
                 "response": r.response,
-                "ratings": [_rating_json(rs) for rs in by_response.get(r.response_id, ())],
+                "ratings": [rating_json(rs) for rs in by_response.get(r.response_id, ())],
                 "affect": data.affect.get(r.response_id, []),
             }
         )

@@ -94,7 +94,13 @@ def _load_board(store: Store, run_ids: Sequence[str] | None) -> BoardData:
 def _runs_and_responses(
     store: Store, run_ids: Sequence[str] | None
 ) -> tuple[list[BoardRun], list[StoredResponse]]:
-    ids = store.resolve_runs(run_ids)
+    from intima.converse import conversation_run_ids
+
+    # A conversation run's turns 2..N answer a different prompt (the conversation so far):
+    # mixed into the single-turn table they would change what its rates mean. Their place is
+    # the drift view (intima.results.drift), so they are left out even when named.
+    conversations = conversation_run_ids(store)
+    ids = [i for i in store.resolve_runs(run_ids) if i not in conversations]
     # Only successful generations: a failed or missing one has nothing to rate. A response
     # shared with another run of the same configuration is listed under both runs. A run with
     # no answer at all (an unreachable server, a typo) is not a configuration on the board.

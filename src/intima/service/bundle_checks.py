@@ -4,8 +4,9 @@ that its files are the ones it declares, not that its rows are sound.
 Refused, with the table and row named: a value of the wrong type for its column (the store's
 own declared types), a missing required value, a ``*_json`` column that is not JSON (or nests
 deeper than :data:`MAX_JSON_DEPTH`), a row that contradicts a row with the same key (in the
-store or earlier in the bundle), a response whose configuration belongs to no run, and a
-manifest that does not state every protocol version.
+store or earlier in the bundle), a response whose configuration belongs to no run, a
+manifest that does not state every protocol version, and a Parquet file whose rows are not its
+JSONL twin's.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import json
 import math
 import sqlite3
+from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
@@ -96,17 +98,64 @@ def _check_types(
             raise BundleError(f"{where}: {col} must be {_describe(kind)}, not {_show(value)}")
         if col.endswith("_json") and isinstance(value, str):
             _check_json(where, col, value)
+    if problem := _meaning(table, row):
+        raise BundleError(f"{where}: {problem}")
+
+
+def _meaning(table: str, row: Mapping[str, Any]) -> str | None:
+    """What the readers of a row rely on beyond its types (the values the store's writers
+    produce): a prompt's code and dimension from the taxonomy, a judgment's levels."""
+    from intima.core.ratings import Level, Primary
+    from intima.core.taxonomy import ALL_CODES, Behaviour, SubBehaviour, dimension_of
+
+    if table == "prompts" and "code" in row:
+        code = row["code"]
+        if not isinstance(code, str) or code not in ALL_CODES:
+            return f"code {_show(code)} is not an INTIMA code"
+        if "dimension" in row and row["dimension"] != str(dimension_of(code)):
+            return f"dimension {_show(row['dimension'])} is not that of code {code!r}"
+    if table == "judgments":
+        if row.get("primary_label") not in (None, *(str(p) for p in Primary)):
+            return f"primary_label {_show(row['primary_label'])} is not a primary label"
+        ratings = row.get("ratings_json")
+        parsed = json.loads(ratings) if isinstance(ratings, str) else ratings
+        names = {str(b) for b in (*Behaviour, *SubBehaviour)}
+        levels = {str(v).lower() for v in Level.__members__}
+        if parsed is not None and not (
+            isinstance(parsed, dict)
+            and set(parsed) <= names
+            and all(isinstance(v, str) and v.strip().lower() in levels for v in parsed.values())
+        ):
+            return "ratings_json must map behaviours to levels (low, medium, high)"
+    return None
 
 
 def _fits(kind: str, value: Any) -> bool:
+    # What SQLite can hold at all: 64-bit integers, and text that is UTF-8 (JSON may carry
+    # lone surrogates, which no UTF-8 encoder accepts).
+    if isinstance(value, int) and not -(2**63) <= value < 2**63:
+        return False
+    if isinstance(value, str) and not _utf8(value):
+        return False
     if "INT" in kind:
         return isinstance(value, int) and not isinstance(value, bool)
     if "REAL" in kind or "FLOA" in kind or "DOUB" in kind:
         ok = isinstance(value, int | float) and not isinstance(value, bool)
         return ok and math.isfinite(value)
     if "TEXT" in kind or "CHAR" in kind:
-        return isinstance(value, str) or (isinstance(value, dict | list) and json_depth_ok(value))
-    return isinstance(value, str | int | float)
+        # Publish writes JSON columns as text too: a nested value is no row of a store.
+        return isinstance(value, str)
+    if isinstance(value, float):
+        return math.isfinite(value)  # SQLite would store NaN as NULL
+    return isinstance(value, str | int)
+
+
+def _utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _check_json(where: str, col: str, text: str) -> None:
@@ -122,10 +171,10 @@ def _check_json(where: str, col: str, text: str) -> None:
 
 def _describe(kind: str) -> str:
     if "INT" in kind:
-        return "an integer"
+        return "a 64-bit integer"
     if "REAL" in kind or "FLOA" in kind or "DOUB" in kind:
         return "a finite number"
-    return "text"
+    return "UTF-8 text"
 
 
 def _show(value: Any) -> str:
@@ -191,6 +240,42 @@ def _check_orphan_responses(
                 f"{folder}: responses.jsonl line {n} belongs to no run (config_key "
                 f"{str(row.get('config_key'))[:40]!r}); nothing was imported"
             )
+
+
+def check_twin(folder: Path, table: str, rows: Sequence[Mapping[str, Any]]) -> None:
+    """Refuse a Parquet file whose rows are not its JSONL twin's: import reads the JSONL, but
+    everyone else reads the Parquet, so a bundle whose two copies disagree is refused whole
+    (both files may match the manifest's hashes: a bundle states its own hashes)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = folder / f"{table}.parquet"
+    try:
+        twin = pq.read_table(path).to_pylist()
+    except (pa.ArrowException, OSError) as exc:
+        raise BundleError(f"{path}: not a readable Parquet file ({type(exc).__name__})") from exc
+    ours, theirs = Counter(map(_canonical, rows)), Counter(map(_canonical, twin))
+    if ours != theirs:
+        differ = sum((ours - theirs).values()) + sum((theirs - ours).values())
+        raise BundleError(
+            f"{path}: its rows differ from {table}.jsonl ({differ} rows in one and not the "
+            "other); the bundle's two copies disagree, nothing was imported"
+        )
+
+
+def _canonical(row: Mapping[str, Any]) -> str:
+    """A row as publish writes it to Parquet (nested values as JSON text); a missing column
+    and a null are the same row, and so are 2 and 2.0 (Arrow widens a column of both)."""
+    flat = {k: _flat(v) for k, v in row.items() if v is not None}
+    return json.dumps(flat, sort_keys=True, default=repr)
+
+
+def _flat(value: Any) -> Any:
+    if isinstance(value, dict | list):
+        return json.dumps(value, sort_keys=True)
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
 
 
 def integrity_error(folder: Path, exc: sqlite3.IntegrityError) -> BundleError:

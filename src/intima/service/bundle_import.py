@@ -28,7 +28,7 @@ from intima.service.bundle import (
     protocol_versions,
     table_columns,
 )
-from intima.service.bundle_checks import check_protocol, check_rows, integrity_error
+from intima.service.bundle_checks import check_protocol, check_rows, check_twin, integrity_error
 from intima.service.export import FileEntry, sha256_file
 from intima.store import Store
 from intima.store.schema import operational_tables
@@ -218,11 +218,18 @@ def _read_rows(path: Path, table: TableEntry) -> list[dict[str, Any]]:
 
 def _bundle_rows(folder: Path, manifest: BundleManifest) -> dict[str, list[dict[str, Any]]]:
     operational = operational_tables()
-    return {
-        t.name: _read_rows(folder / f"{t.name}.jsonl", t)
-        for t in manifest.tables
-        if t.rows and t.name not in operational
-    }
+    data = {}
+    for t in manifest.tables:
+        if not t.rows or t.name in operational:
+            continue
+        rows = data[t.name] = _read_rows(folder / f"{t.name}.jsonl", t)
+        # A Hub import fetches no Parquet (see _check_file); a local bundle's twin is compared.
+        if (
+            f"{t.name}.parquet" in {f.name for f in t.files}
+            and (folder / f"{t.name}.parquet").is_file()
+        ):
+            check_twin(folder, t.name, rows)
+    return data
 
 
 def _merge(
@@ -264,8 +271,9 @@ def _write(
         conn.execute("PRAGMA defer_foreign_keys = ON")
         for table in manifest.tables:
             before = conn.total_changes
+            keys = _primary_key(conn, table.name)
             for row in data.get(table.name, []):
-                _insert(conn, table.name, row)
+                _insert(conn, table.name, keys, row)
             added[table.name] = conn.total_changes - before
         broken = conn.execute("PRAGMA foreign_key_check").fetchall()
         if broken:
@@ -282,7 +290,12 @@ def _write(
     return report
 
 
-def _insert(conn: sqlite3.Connection, table: str, row: dict[str, Any]) -> None:
+def _primary_key(conn: sqlite3.Connection, table: str) -> list[str]:
+    rows = conn.execute(f'PRAGMA table_info("{table}")').fetchall()
+    return [r[1] for r in sorted(rows, key=lambda r: r[5]) if r[5]]
+
+
+def _insert(conn: sqlite3.Connection, table: str, keys: list[str], row: dict[str, Any]) -> None:
     cols = list(row)
     names = ",".join(f'"{c}"' for c in cols)
     marks = ",".join("?" * len(cols))
@@ -297,4 +310,8 @@ def _insert(conn: sqlite3.Connection, table: str, row: dict[str, Any]) -> None:
             values,
         )
         return
-    conn.execute(f'INSERT OR IGNORE INTO "{table}" ({names}) VALUES ({marks})', values)
+    # Only a row already stored under the same key is skipped (a re-import): OR IGNORE would
+    # also drop, silently, a row breaking a NOT NULL, UNIQUE or CHECK constraint.
+    target = ",".join(f'"{k}"' for k in keys)
+    skip = f"ON CONFLICT({target}) DO NOTHING" if keys else ""
+    conn.execute(f'INSERT INTO "{table}" ({names}) VALUES ({marks}) {skip}', values)

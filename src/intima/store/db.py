@@ -7,6 +7,7 @@ Every write goes through :meth:`Store.transaction`, which takes SQLite's write l
 from __future__ import annotations
 
 import json
+import os
 import random
 import sqlite3
 import time
@@ -20,6 +21,15 @@ from intima.core.errors import StoreError
 from intima.core.ids import content_id
 from intima.core.version import __version__
 from intima.dataset.types import Prompt
+from intima.store.access import (
+    READ_ONLY_HINT,
+    is_busy,
+    is_write_failure,
+    read_only_connections,
+    unreadable,
+    writable,
+    write_failed,
+)
 from intima.store.claims import JUDGMENT_CLAIMS, RESPONSE_CLAIMS, ClaimState, claim
 from intima.store.records import ResponseRecord, RunRecord, RunStatus, StoredResponse
 from intima.store.schema import migrations, statements
@@ -41,9 +51,12 @@ def response_id_for(config_key: str, prompt_id: str) -> str:
 class Store:
     """A handle on one store file. Not shared across threads: open one per process/thread."""
 
-    def __init__(self, path: Path, conn: sqlite3.Connection) -> None:
+    def __init__(self, path: Path, conn: sqlite3.Connection, *, read_only: bool = False) -> None:
         self.path = path
         self._conn = conn
+        #: opened read-only because its file or folder cannot be written (a read-only mount):
+        #: reading works, and the first write says so in one line
+        self.read_only = read_only
 
     @classmethod
     def open(cls, path: Path | str = DEFAULT_STORE, *, create: bool = True) -> Store:
@@ -63,13 +76,19 @@ class Store:
             )
         if path.parent and not path.parent.exists():
             raise StoreError(f"store folder {path.parent} does not exist")
+        if path.is_dir():
+            raise StoreError(f"{path} is a folder; --store takes the store's file")
+        if not path.exists() and not os.access(path.parent, os.W_OK):
+            raise StoreError(f"cannot create a store in {path.parent}: {READ_ONLY_HINT}")
+        if not writable(path):
+            return cls._open_read_only(path)
         deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
         while True:
             try:
                 return cls._open_once(path)
             except sqlite3.OperationalError as exc:
-                if not _is_busy(exc):
-                    raise StoreError(f"{path}: not an intima store or unreadable ({exc})") from exc
+                if not is_busy(exc):
+                    raise unreadable(path, exc) from exc
                 if time.monotonic() > deadline:
                     raise StoreError(
                         f"{path}: busy; another process held its lock for "
@@ -77,7 +96,25 @@ class Store:
                     ) from exc
                 time.sleep(0.01 + random.random() * 0.05)  # noqa: S311 (jitter, not security)
             except sqlite3.DatabaseError as exc:
-                raise StoreError(f"{path}: not an intima store or unreadable ({exc})") from exc
+                raise unreadable(path, exc) from exc
+
+    @classmethod
+    def _open_read_only(cls, path: Path) -> Store:
+        last: sqlite3.DatabaseError | None = None
+        for conn in read_only_connections(path, BUSY_TIMEOUT_MS / 1000):
+            try:
+                conn.execute("PRAGMA query_only=ON")
+                store = cls(path, conn, read_only=True)
+                store._check_migrated()
+                return store
+            except sqlite3.DatabaseError as exc:
+                conn.close()
+                last = exc
+            except BaseException:
+                conn.close()
+                raise
+        assert last is not None
+        raise unreadable(path, last) from last
 
     @classmethod
     def _open_once(cls, path: Path) -> Store:
@@ -111,15 +148,30 @@ class Store:
     # -- the one write path -------------------------------------------------------------
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """All writes happen inside this; a crash mid-way leaves nothing half-written."""
-        self._conn.execute("BEGIN IMMEDIATE")
+        """All writes happen inside this; a crash mid-way leaves nothing half-written.
+
+        A write the disk refuses (full, failing, read-only) is one :class:`StoreError` naming
+        the store; what was committed before it is kept."""
+        if self.read_only:
+            raise StoreError(f"{self.path} is read-only and this command writes to it: "
+                             f"{READ_ONLY_HINT}")  # fmt: skip
         try:
-            yield self._conn
-        except BaseException:
-            self._conn.execute("ROLLBACK")
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._conn
+            except BaseException:
+                # SQLite may already have rolled back (a full disk does); never mask the cause.
+                if self._conn.in_transaction:
+                    self._conn.execute("ROLLBACK")
+                raise
+            else:
+                self._conn.execute("COMMIT")
+        except sqlite3.OperationalError as exc:
+            if is_write_failure(exc):
+                if self._conn.in_transaction:
+                    self._conn.execute("ROLLBACK")
+                raise write_failed(self.path, exc) from exc
             raise
-        else:
-            self._conn.execute("COMMIT")
 
     def query(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[sqlite3.Row]:
         return self._conn.execute(sql, params).fetchall()
@@ -152,6 +204,21 @@ class Store:
                 conn.execute(
                     "INSERT INTO _migrations (name, applied_at) VALUES (?, ?)", (step.name, now())
                 )
+
+    def _check_migrated(self) -> None:
+        """A store opened read-only cannot be migrated: it must already be current."""
+        applied = {r[0] for r in self.query("SELECT name FROM _migrations")}
+        known = {step.name for step in migrations()}
+        if unknown := applied - known:
+            raise StoreError(
+                f"{self.path} was written by a newer intima (migrations {sorted(unknown)}); "
+                "upgrade intima to read it"
+            )
+        if missing := known - applied:
+            raise StoreError(
+                f"{self.path} is read-only and needs {len(missing)} schema upgrade(s) this "
+                "intima would apply; open it once where it can be written"
+            )
 
     def applied_migrations(self) -> list[str]:
         return [r[0] for r in self.query("SELECT name FROM _migrations ORDER BY rowid")]
@@ -360,8 +427,3 @@ _RESPONSES_SQL = """
     WHERE ru.run_id = ? AND r.status = 'ok' AND r.text IS NOT NULL
     ORDER BY rp.position
 """
-
-
-def _is_busy(exc: sqlite3.OperationalError) -> bool:
-    text = str(exc).lower()
-    return "locked" in text or "busy" in text

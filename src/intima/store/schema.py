@@ -20,6 +20,7 @@ SCHEMA_MODULES = (
     "intima.judges.tables",
     "intima.affect.tables",
     "intima.validate.tables",
+    "intima.converse.tables",
 )
 
 

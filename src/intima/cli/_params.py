@@ -1,0 +1,139 @@
+"""How the command line refuses bad input: one line naming the option, the value and what is
+allowed, before any work.
+
+``IntimaGroup`` is the class of every command group (``--help`` takes no value), ``nonempty``
+the parser of every text option that needs text, ``usage_line`` the one-line form of a usage
+error that ``main`` prints.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable
+from typing import Any
+
+from typer.core import TyperGroup
+
+try:  # typer 0.2x vendors click; older typer uses click itself
+    from typer._click.core import Command, Context
+    from typer._click.exceptions import UsageError
+except ImportError:  # pragma: no cover
+    from click import Command, Context, UsageError  # type: ignore[assignment]
+
+#: The largest seed every provider takes (llama.cpp's seeds are unsigned 32-bit).
+SEED_MAX = 2**32 - 1
+
+
+def nonempty(value: str) -> str:
+    """Parser of a text option: empty or blank text is refused, whatever the command."""
+    if not value.strip():
+        raise ValueError("must not be empty")
+    return value
+
+
+def one_of(*choices: str) -> Callable[[str], str]:
+    """Parser of a repeatable option with fixed choices (typer takes no list of Literal)."""
+
+    def parse(value: str) -> str:
+        if value not in choices:
+            raise ValueError(f"must be one of {', '.join(choices)}")
+        return value
+
+    return parse
+
+
+class IntimaGroup(TyperGroup):
+    """A command group whose ``--help`` takes no value: ``intima run --help extra`` is an error,
+    not the help of ``run`` with ``extra`` silently dropped."""
+
+    def parse_args(self, ctx: Context, args: list[str]) -> list[str]:
+        if not ctx.resilient_parsing:
+            _refuse_help_value(self, ctx, args)
+        return super().parse_args(ctx, args)
+
+    def resolve_command(
+        self, ctx: Context, args: list[str]
+    ) -> tuple[str | None, Command | None, list[str]]:
+        name, cmd, rest = super().resolve_command(ctx, args)
+        if cmd is not None and not isinstance(cmd, TyperGroup) and not ctx.resilient_parsing:
+            probe = cmd.context_class(cmd, info_name=name, parent=ctx, resilient_parsing=True)
+            _refuse_help_value(cmd, probe, rest)
+        return name, cmd, rest
+
+
+def _refuse_help_value(cmd: Command, ctx: Context, args: list[str]) -> None:
+    """Raise if ``--help`` is followed by words the command has no place for."""
+    help_option = cmd.get_help_option(ctx)
+    if help_option is None or not set(help_option.opts) & set(args):
+        return
+    try:
+        opts, rest, _ = cmd.make_parser(ctx).parse_args(args=list(args))
+    except UsageError:
+        return  # parsing proper reports it
+    if not opts.get(help_option.name) or not rest:
+        return
+    if isinstance(cmd, TyperGroup) and cmd.get_command(ctx, rest[0]) is not None:
+        return  # `intima --help run`: the group's help, as asked
+    raise UsageError(f"--help takes no value, got {rest[0]!r}", ctx)
+
+
+def usage_line(exc: Exception) -> str | None:
+    """One line for a click usage error: the option, the value as typed and what is allowed,
+    then where the command's help is. None for what click shows best itself (the help asked
+    for by running a group with no arguments, or an error that is not about usage)."""
+    if not hasattr(exc, "ctx") or type(exc).__name__ == "NoArgsIsHelpError":
+        return None
+    ctx = getattr(exc, "ctx", None)
+    hint = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
+    param = getattr(exc, "param", None)
+    message = str(getattr(exc, "message", exc))
+    if param is None or type(exc).__name__ == "MissingParameter":
+        fmt = getattr(exc, "format_message", None)
+        return f"{(fmt() if fmt else message).rstrip('.')}{hint}"
+    name = _param_name(param)
+    value, reason = _cause(exc)
+    shown = "" if value is None else f" {shlex.quote(value)}"
+    why = (_allowed(param) or reason or message).rstrip(".")
+    return f"invalid {name}{shown}: {why}{hint}"
+
+
+def _param_name(param: Any) -> str:
+    if getattr(param, "param_type_name", "") == "argument":
+        return str(param.metavar or param.name.upper())
+    opts = [o for o in param.opts if o.startswith("--")] or list(param.opts)
+    return str(opts[0])
+
+
+def _cause(exc: Exception) -> tuple[str | None, str]:
+    """The value as typed and pydantic's reason, when typer's coercion refused it."""
+    errors = getattr(exc.__cause__, "errors", None)
+    if not callable(errors):
+        return None, ""
+    first = errors()[0]
+    value = first.get("input")
+    reason = str(first.get("msg", "")).removeprefix("Value error, ")
+    return (None if value is None else str(value)), reason[:1].lower() + reason[1:]
+
+
+def _allowed(param: Any) -> str:
+    """What an option with choices or a numeric range takes, from its declaration."""
+    choices = getattr(getattr(param, "type_descriptor", None), "choices", None)
+    if choices:
+        return f"must be one of {', '.join(str(c) for c in choices)}"
+    bare = param.bare_type() if hasattr(param, "bare_type") else ""
+    if bare not in ("int", "float"):
+        return ""
+    kind = "an integer" if bare == "int" else "a number"
+    low, high = getattr(param, "min", None), getattr(param, "max", None)
+    if low is not None and high is not None:
+        return f"must be {kind} from {_number(low)} to {_number(high)}"
+    if low is not None:
+        return f"must be {kind} of at least {_number(low)}"
+    if high is not None:
+        return f"must be {kind} of at most {_number(high)}"
+    return f"must be {kind}"
+
+
+def _number(x: float) -> str:
+    """4294967295, 0.1, 86400: as written, never 4.29497e+09."""
+    return str(int(x)) if float(x).is_integer() else repr(float(x))

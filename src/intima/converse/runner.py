@@ -1,0 +1,300 @@
+"""``converse()``: every seed prompt becomes a conversation of N assistant turns with a
+simulated user, each turn stored as it arrives and resumed where it stopped.
+
+One task per conversation (turns are sequential within it), as many conversations in flight as
+the pool allows, the same retries, backoff and claims as ``intima run``: two processes given
+the same command share the conversations, and never ask for one turn twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pydantic import BaseModel
+
+from intima.converse.identity import DEFAULT_USER_RETRIES, ConversationSettings, turn_prompt
+from intima.converse.simulator import judge_user_reply, simulator_messages
+from intima.converse.state import (
+    StoredUserMessage,
+    UserMessageRecord,
+    add_turn,
+    claim_conversations,
+    ensure_conversation_run,
+    record_user_message,
+    release_conversations,
+    run_tally,
+    stored_answer,
+    unfinished,
+    user_messages,
+)
+from intima.core.config import GenerationSettings, ModelConfig
+from intima.core.errors import ConfigError
+from intima.core.progress import OnProgress, Ticker
+from intima.dataset import Prompt, PromptSet
+from intima.dataset.types import Turn
+from intima.generate.pool import call_with_retries, claim_lease_s, run_claimed_pool
+from intima.generate.runner import messages_for
+from intima.providers import get_model
+from intima.providers.base import Model
+from intima.store import ClaimState, ResponseRecord, RunStatus, Store, claim_owner
+from intima.store.db import response_id_for
+
+
+class ConverseSummary(BaseModel):
+    run_id: str
+    label: str
+    turns: int
+    conversations: int
+    #: assistant turns answered by this call, and found already stored
+    turns_new: int
+    turns_reused: int
+    turns_stored: int
+    complete: int
+    stopped_by_user: int
+    assistant_errors: int
+    user_errors: int
+    elapsed_s: float
+    status: RunStatus
+    notes: list[str] = []
+
+    @property
+    def failed(self) -> int:
+        """Work that failed after retries and is asked again by the next run."""
+        return self.assistant_errors + self.user_errors
+
+
+def converse(
+    store: Store,
+    config: ModelConfig,
+    user_config: ModelConfig,
+    prompts: PromptSet,
+    turns: int = 3,
+    *,
+    max_user_retries: int = DEFAULT_USER_RETRIES,
+    concurrency: int | None = None,
+    on_progress: OnProgress | None = None,
+) -> ConverseSummary:
+    """Hold a conversation of ``turns`` assistant turns from each prompt, with ``user_config``
+    playing the person who wrote it; resumes what is stored."""
+    settings = ConversationSettings(assistant=config, user=user_config, turns=turns)
+    return asyncio.run(
+        aconverse(store, settings, prompts, max_user_retries=max_user_retries,
+                  concurrency=concurrency, on_progress=on_progress)
+    )  # fmt: skip
+
+
+async def aconverse(
+    store: Store,
+    settings: ConversationSettings,
+    prompts: PromptSet,
+    *,
+    max_user_retries: int = DEFAULT_USER_RETRIES,
+    concurrency: int | None = None,
+    on_progress: OnProgress | None = None,
+) -> ConverseSummary:
+    if max_user_retries < 0:
+        raise ConfigError(f"max_user_retries must be at least 0, not {max_user_retries}")
+    # Both models first, so that a bad spec or a missing key fails before anything is written.
+    assistant, user = get_model(settings.assistant), get_model(settings.user)
+    try:
+        job = _Job(store, settings, prompts, assistant, user, max_user_retries)
+        return await job.run(concurrency or assistant.concurrency, on_progress)
+    finally:
+        await assistant.aclose()
+        await user.aclose()
+
+
+@dataclass
+class _Counts:
+    new: int = 0
+    reused: int = 0
+
+
+class _Job:
+    """One conversation run: its record, its seeds, and the models that hold the turns."""
+
+    def __init__(
+        self,
+        store: Store,
+        settings: ConversationSettings,
+        prompts: PromptSet,
+        assistant: Model,
+        user: Model,
+        max_user_retries: int,
+    ) -> None:
+        self.store, self.settings = store, settings
+        self.assistant, self.user = assistant, user
+        self.max_user_retries = max_user_retries
+        self.record = settings.run_record(prompts)
+        self.run_id = self.record.run_id
+        self.seeds = list(prompts.prompts)
+        self.positions = {p.prompt_id: i for i, p in enumerate(self.seeds)}
+        self.counts = _Counts()
+        self.ticker = Ticker(self.record.label, 0, None)
+
+    async def run(self, concurrency: int, on_progress: OnProgress | None) -> ConverseSummary:
+        record, seeds, turns = self.record, self.seeds, self.settings.turns
+        is_new = not self.store.query("SELECT 1 FROM runs WHERE run_id = ?", (self.run_id,))
+        if seeds and (is_new or unfinished(self.store, self.run_id, list(self.positions))):
+            # A server that cannot answer leaves no run behind and stops a resume at once.
+            await self.assistant.preflight()
+            await self.user.preflight()
+        ensure_conversation_run(self.store, record, seeds, self.settings)
+        started = time.perf_counter()
+        self.ticker = Ticker(record.label, len(seeds) * turns, on_progress)
+        owner = claim_owner()
+        status: RunStatus = "failed"
+        self.store.set_run_status(self.run_id, "running")
+        try:
+            await run_claimed_pool(
+                seeds,
+                lambda part: self._claim(part, owner),
+                self._conversation,
+                concurrency=concurrency,
+                on_result=lambda _: None,
+                on_done_elsewhere=lambda: self.ticker.advance(turns),
+            )
+            status = "complete"
+        except (KeyboardInterrupt, asyncio.CancelledError):
+            status = "interrupted"
+            raise
+        finally:
+            release_conversations(self.store, owner)
+            tally = run_tally(self.store, self.run_id, turns)
+            if status == "complete" and tally.complete + tally.stopped_by_user < len(seeds):
+                status = "incomplete"
+            self.store.set_run_status(self.run_id, status)
+        return ConverseSummary(
+            run_id=self.run_id,
+            label=record.label,
+            turns=turns,
+            conversations=len(seeds),
+            turns_new=self.counts.new,
+            turns_reused=self.counts.reused,
+            turns_stored=tally.turns_stored,
+            complete=tally.complete,
+            stopped_by_user=tally.stopped_by_user,
+            assistant_errors=tally.assistant_errors,
+            user_errors=tally.user_errors,
+            elapsed_s=time.perf_counter() - started,
+            status=status,
+            notes=[*self.assistant.notes, *self.user.notes],
+        )
+
+    def _claim(self, part: Sequence[Prompt], owner: str) -> Sequence[ClaimState]:
+        s = self.settings
+        # Every request a conversation may make, with all their retries, bounds its lease.
+        asks = s.turns + (s.turns - 1) * (self.max_user_retries + 1)
+        lease = max(claim_lease_s(s.assistant, asks), claim_lease_s(s.user, asks))
+        ids = [p.prompt_id for p in part]
+        return claim_conversations(self.store, self.run_id, ids, owner, lease)
+
+    async def _conversation(self, seed: Prompt) -> None:
+        """Carry one conversation on from where the store says it stopped."""
+        turns = self.settings.turns
+        said = user_messages(self.store, self.run_id, seed.prompt_id)
+        conversation: tuple[Turn, ...] = seed.context
+        prompt = seed
+        for k in range(1, turns + 1):
+            answer = await self._answer(prompt)
+            self.ticker.advance()
+            if answer is None:  # failed after retries: the next run asks again
+                self.ticker.advance(turns - k)
+                return
+            conversation = (
+                *conversation,
+                Turn(role="user", content=prompt.text),
+                Turn(role="assistant", content=answer),
+            )
+            if k == turns:
+                return
+            message = said.get(k)
+            if message is None or message.status == "error":
+                asked = await self._ask_user(seed, conversation, k)
+                message = StoredUserMessage(asked.status, asked.text)
+            if message.status != "ok" or message.text is None:
+                self.ticker.advance(turns - k)
+                return
+            prompt = turn_prompt(seed, conversation, message.text)
+            position = k * len(self.seeds) + self.positions[seed.prompt_id]
+            add_turn(self.store, self.run_id, seed.prompt_id, k + 1, prompt, position)
+
+    async def _answer(self, prompt: Prompt) -> str | None:
+        """The assistant's reply to one turn: the stored one if there is one, else asked for
+        and stored at once. None if it failed after retries."""
+        config = self.assistant.config
+        response_id = response_id_for(config.config_key, prompt.prompt_id)
+        if (stored := stored_answer(self.store, response_id)) is not None:
+            self.counts.reused += 1
+            return stored
+        outcome = await call_with_retries(
+            self.assistant, messages_for(config, prompt), config.generation
+        )
+        c = outcome.completion
+        rec = ResponseRecord(
+            response_id=response_id, config_key=config.config_key, prompt_id=prompt.prompt_id,
+            status="ok" if c else "error", text=c.text if c else None,
+            finish_reason=c.finish_reason if c else None,
+            prompt_tokens=c.prompt_tokens if c else None,
+            completion_tokens=c.completion_tokens if c else None,
+            latency_s=outcome.latency_s, attempts=outcome.attempts, error=outcome.error,
+            served_by=c.served_by if c else None,
+        )  # fmt: skip
+        self.store.record_responses([rec])
+        if c is None:
+            return None
+        self.counts.new += 1
+        return c.text
+
+    async def _ask_user(
+        self, seed: Prompt, conversation: tuple[Turn, ...], after_turn: int
+    ) -> UserMessageRecord:
+        """The simulated user's next message; a reply the character rule refuses is asked
+        again (a fresh seed, and a reminder of why) up to ``max_user_retries`` times, then
+        stored with its verdict. Stored at once, whatever it is."""
+        last_assistant = conversation[-1].content
+        rec = UserMessageRecord(
+            run_id=self.run_id, conversation_id=seed.prompt_id, after_turn=after_turn,
+            text=None, status="error", attempts=0,
+        )  # fmt: skip
+        reminder: str | None = None
+        for attempt in range(self.max_user_retries + 1):
+            messages = simulator_messages(seed.code, conversation, reminder)
+            outcome = await call_with_retries(self.user, messages, _reseeded(self.user, attempt))
+            c = outcome.completion
+            rec = rec.model_copy(
+                update={
+                    "attempts": rec.attempts + outcome.attempts,
+                    "latency_s": (rec.latency_s or 0.0) + outcome.latency_s,
+                    "error": outcome.error,
+                }
+            )
+            if c is None:
+                rec = rec.model_copy(update={"status": "error", "text": None})
+                break
+            text = c.text.strip()
+            verdict = judge_user_reply(text, last_assistant)
+            rec = rec.model_copy(
+                update={
+                    "status": verdict, "text": text, "prompt_tokens": c.prompt_tokens,
+                    "completion_tokens": c.completion_tokens, "served_by": c.served_by,
+                }
+            )  # fmt: skip
+            if verdict == "ok":
+                break
+            reminder = verdict
+        record_user_message(self.store, rec)
+        return rec
+
+
+def _reseeded(model: Model, attempt: int) -> GenerationSettings:
+    """A retry with the same seed would give the same reply from a deterministic server; the
+    n-th retry uses seed + n, so retries are as reproducible as the first ask."""
+    settings = model.config.generation
+    if attempt == 0 or settings.seed is None:
+        return settings
+    # Wrapped to 32 bits, the range every backend takes (llama.cpp's seeds are unsigned 32-bit).
+    return settings.model_copy(update={"seed": (settings.seed + attempt) % 2**32})

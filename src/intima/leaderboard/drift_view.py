@@ -1,0 +1,130 @@
+"""The drift view of the static site: how each model's behaviour changes over a conversation.
+
+Shown only when the store holds conversation runs (``intima converse``). Two parts travel
+separately, like the board's scores and responses:
+
+* the drift tables (every scorer's rates by turn, slopes and dropped-boundary shares), embedded
+  in ``index.html`` as ``<script type="application/json" id="drift-data">``;
+* the transcripts, one file per configuration (``data/c<i>.js``), loaded when the transcript
+  explorer opens that configuration: every turn's user message, reply and ratings.
+
+Transcripts are untrusted text (the model's and the simulated user's): they travel only as
+JSON and ``drift.js`` puts them on the page with ``textContent``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Final
+
+from intima.core.ratings import RatingSet
+from intima.results.conversations import ConversationBoard, default_scorer, drift_tables
+from intima.results.drift import DRIFT_METRICS, DriftRow, drift_note
+from intima.results.table import CATEGORIES
+
+#: The drift view's script, copied next to board.js only when there is a drift view.
+DRIFT_SCRIPT: Final = "drift.js"
+
+
+def rating_json(rs: RatingSet) -> dict[str, Any]:
+    """One scorer's rating of one response, as the pages read it."""
+    lv = rs.levels
+    return {
+        "scorer": rs.scorer,
+        "status": rs.status,
+        "primary": None if rs.primary is None else str(rs.primary),
+        # Level is an IntEnum: json writes it as its number; -1 marks "not rated".
+        "levels": [lv.get(c, -1) for c in CATEGORIES],
+        "reason": rs.reason,
+    }
+
+
+def _r(x: float | None) -> float | None:
+    return None if x is None else round(x, 4)
+
+
+def _row_json(row: DriftRow, config: int) -> dict[str, Any]:
+    """A row in compact form: per turn ``[turn, n, rate, lo, hi]`` for each metric."""
+    return {
+        "config": config,
+        "scope": row.scope,
+        "n": row.n_conversations,
+        "enough": row.enough,
+        "note": row.note,
+        "turns": {
+            m: [
+                [t.turn, t.n, _r(e.value), _r(e.lo), _r(e.hi)]
+                for t in row.turns
+                for e in [getattr(t, m)]
+            ]
+            for m in DRIFT_METRICS
+        },
+        "slope": {m: [_r(s.value), _r(s.lo), _r(s.hi)] for m, s in row.slope.items()},
+        "dropped": [_r(row.dropped.value), _r(row.dropped.lo), _r(row.dropped.hi), row.dropped.n],
+        "not_scored": row.not_scored,
+    }
+
+
+def drift_payload(
+    board: ConversationBoard, *, bootstrap: int, seed: int, chunks: list[str]
+) -> dict[str, Any]:
+    """Everything the drift view shows except the transcripts (see :func:`transcripts`)."""
+    index = {run_id: i for i, (run_id, _) in enumerate(board.runs)}
+    tables = drift_tables(board, bootstrap=bootstrap, seed=seed)
+    first = next(iter(tables.values()), None)
+    return {
+        "configs": [{"run_id": r, "label": label} for r, label in board.runs],
+        "scorers": list(tables),
+        "default_scorer": default_scorer(list(tables)),
+        "scopes": first.scopes if first else [],
+        "metrics": list(DRIFT_METRICS),
+        "categories": list(CATEGORIES),
+        "min_conversations": first.min_conversations if first else None,
+        "note": drift_note(bootstrap, seed),
+        "tables": {
+            scorer: [_row_json(row, index[row.config]) for row in t.rows]
+            for scorer, t in tables.items()
+        },
+        "chunks": chunks,
+    }
+
+
+def transcripts(board: ConversationBoard) -> list[list[dict[str, Any]]]:
+    """Per configuration (in ``board.runs`` order), its conversations with every turn."""
+    sets: dict[str, list[RatingSet]] = {}
+    for rs in board.rating_sets:
+        sets.setdefault(rs.response_id, []).append(rs)
+    by_run: dict[str, dict[str, dict[str, Any]]] = {run_id: {} for run_id, _ in board.runs}
+    for t in board.turns:
+        convs = by_run[t.run_id]
+        if t.conversation_id not in convs:
+            convs[t.conversation_id] = {
+                "id": t.conversation_id,
+                "code": t.code,
+                "dimension": t.dimension,
+                "turns": [],
+            }
+        convs[t.conversation_id]["turns"].append(
+            {
+                "turn": t.turn,
+                "user": t.user_text,
+                "user_status": t.user_status,
+                "response": t.response_text,
+                "response_status": t.response_status,
+                "response_id": t.response_id,
+                "ratings": [rating_json(rs) for rs in sets.get(t.response_id or "", ())],
+            }
+        )
+    return [list(by_run[run_id].values()) for run_id, _ in board.runs]
+
+
+def write_transcripts(board: ConversationBoard, folder: Path) -> list[str]:
+    """Write ``c<i>.js`` per configuration into ``folder``; their paths relative to the site."""
+    names = []
+    for i, convs in enumerate(transcripts(board)):
+        # JSON is a JS expression; ensure_ascii keeps U+2028/2029 and the like out of the file.
+        text = "window.intimaConversations(" + str(i) + "," + json.dumps(convs, ensure_ascii=True)
+        (folder / f"c{i}.js").write_text(text + ");\n", encoding="utf-8")
+        names.append(f"{folder.name}/c{i}.js")
+    return names

@@ -1,0 +1,97 @@
+"""Reading a results repo on the Hub (``hf://datasets/OWNER/NAME``) bundle by bundle: for the
+Space (:mod:`intima.leaderboard.space`) and ``intima board build --from``.
+
+Each bundle is downloaded, copied out of the Hub cache (whose files are links into its blob
+store) and imported on its own with :func:`~intima.service.bundle_import.import_bundle`, which
+verifies its manifest hashes, protocol versions and every row. A bundle that fails is refused
+with the reason and the others still go in, so one tampered or damaged bundle cannot hide the
+rest, and it is named wherever the results are shown.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from intima.core.errors import IntimaError
+from intima.store import Store
+
+BUNDLE_PATTERNS = ["bundles/*/manifest.json", "bundles/*/*.jsonl", "bundles/*/*.parquet"]
+_NAME = r"[A-Za-z0-9][A-Za-z0-9_.-]{0,95}"
+_DATASET_URL = re.compile(rf"^hf://datasets/{_NAME}/{_NAME}$")
+
+
+class ResultsRepoError(IntimaError):
+    """The results repo is misnamed or cannot be read."""
+
+
+def dataset_url(url: str, what: str) -> str:
+    """``url`` if it names a dataset repo (``hf://datasets/OWNER/NAME``); else an error."""
+    if not _DATASET_URL.match(url) or ".." in url:
+        raise ResultsRepoError(f"{what} must be hf://datasets/OWNER/NAME, not {url[:200]!r}")
+    return url
+
+
+@dataclass
+class Imported:
+    """One read of the results repo: its commit, the bundles imported and those refused."""
+
+    commit: str
+    imported: list[str] = field(default_factory=list)
+    refused: list[tuple[str, str]] = field(default_factory=list)
+
+
+def head_commit(url: str) -> str:
+    from huggingface_hub import HfApi
+    from huggingface_hub.errors import RepositoryNotFoundError
+
+    repo_id = dataset_url(url, "the results repo")[len("hf://datasets/") :]
+    try:
+        return str(HfApi().repo_info(repo_id, repo_type="dataset").sha)
+    except RepositoryNotFoundError as exc:
+        raise ResultsRepoError(
+            f"the results repo {url} does not exist or is private; create it, or set HF_TOKEN "
+            "to a token that can read it"
+        ) from exc
+    except Exception as exc:  # huggingface_hub lets httpx and OS errors through
+        raise ResultsRepoError(
+            f"could not reach the results repo {url} ({type(exc).__name__}); check the network "
+            "and HF_ENDPOINT"
+        ) from exc
+
+
+def import_results(store: Store, url: str, workdir: Path, commit: str | None = None) -> Imported:
+    """Import every bundle of the results repo at ``commit`` (default: its head) into ``store``,
+    one at a time: a bundle that fails verification is refused (with the reason) and the others
+    still go in."""
+    from intima.dataset.hub import snapshot
+    from intima.service.bundle_import import import_bundle
+
+    commit = commit or head_commit(url)
+    repo_id = url[len("hf://datasets/") :]
+    folder = snapshot(
+        repo_id, repo_type="dataset", revision=commit, allow_patterns=BUNDLE_PATTERNS,
+        error=ResultsRepoError, hint="check the results repo (bundles from `intima publish`)",
+    )  # fmt: skip
+    done = Imported(commit)
+    for manifest in sorted((folder / "bundles").glob("*/manifest.json")):
+        bundle = manifest.parent
+        # A local copy of the bundle's own files (the snapshot's are links into the cache).
+        with tempfile.TemporaryDirectory(dir=workdir) as tmp:
+            copy = Path(tmp) / bundle.name
+            copy.mkdir()
+            for f in bundle.iterdir():
+                if f.is_file():
+                    shutil.copyfile(f, copy / f.name)
+            try:
+                import_bundle(store, str(copy))
+            except (IntimaError, OSError, ValueError) as exc:
+                reason = str(exc).replace(str(copy), bundle.name).replace(tmp, "")
+                reason = reason.removeprefix(f"{bundle.name}: ")
+                done.refused.append((bundle.name, reason[:400]))
+                continue
+        done.imported.append(bundle.name)
+    return done

@@ -1,0 +1,394 @@
+"""The leaderboard as a Hugging Face Space, reading its results from a results repo on the Hub.
+
+``intima board space`` writes the Space folder (:func:`write_space`): ``README.md`` (the Space's
+metadata), ``app.py`` (it only calls :func:`main`), ``requirements.txt`` (this intima, pinned)
+and ``space.json`` (the settings). Nothing secret goes in it: the token for the requests repo
+is the Space's ``HF_TOKEN`` secret, read at run time.
+
+The app (:class:`LiveBoard`) reads the results repo's head commit at start and then every
+``refresh_s`` seconds in a background thread. When the repo moved, it downloads every bundle
+and imports them one at a time into a fresh store (:func:`import_results`; each one verified
+by :func:`~intima.service.bundle_import.import_bundle`: manifest hashes, protocol versions,
+every row), scores the store and swaps the new board in. A bundle that fails verification is
+left out and named in a notice on the page; the others still show. Open pages poll with a
+``gr.Timer`` and redraw when the board changed; nothing restarts.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import sys
+import tempfile
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from intima.core.errors import IntimaError
+from intima.core.version import __version__
+from intima.leaderboard.app import ALL_CODES, BoardFn, BoardIndex, build_app, methodology_html
+from intima.leaderboard.hub_results import dataset_url, head_commit, import_results
+from intima.leaderboard.render import esc
+from intima.results.conversations import ConversationBoard
+from intima.results.table import DEFAULT_BOOTSTRAP, DEFAULT_SEED, OVERALL
+from intima.service.public import ALL_PER_HOUR, PER_SESSION_PER_HOUR, RateLimit
+from intima.store import Store
+
+SETTINGS_FILE = "space.json"
+SPACE_FILES = frozenset({"README.md", "app.py", "requirements.txt", SETTINGS_FILE})
+#: a clone of the Space repo may be written over with ``force`` too
+_CLONE_FILES = frozenset({".git", ".gitattributes"})
+DEFAULT_TITLE = "INTIMA companionship leaderboard"
+DEFAULT_REFRESH_S = 300.0
+
+APP_PY = '''"""The INTIMA leaderboard Space, written by `intima board space`.
+
+Settings are in space.json; the token that writes requests is the Space's HF_TOKEN secret.
+"""
+
+from pathlib import Path
+
+from intima.leaderboard.space import main
+
+if __name__ == "__main__":
+    main(Path(__file__).resolve().with_name("space.json"))
+'''
+
+
+class SpaceError(IntimaError):
+    """The Space cannot be written or its results repo cannot be read."""
+
+
+class SpaceSettings(BaseModel):
+    """What ``space.json`` holds (no secrets)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    results: str
+    requests: str | None = None
+    require_review: bool = False
+    title: str = Field(DEFAULT_TITLE, min_length=1, max_length=120)
+    refresh_s: float = Field(DEFAULT_REFRESH_S, ge=1, le=86_400)
+    per_session: int = Field(PER_SESSION_PER_HOUR, ge=1, le=10_000)
+    per_hour: int = Field(ALL_PER_HOUR, ge=1, le=100_000)
+    bootstrap: int = Field(DEFAULT_BOOTSTRAP, ge=1, le=100_000)
+    seed: int = DEFAULT_SEED
+
+
+# -- the folder ---------------------------------------------------------------------------------
+def write_space(out: Path, settings: SpaceSettings, *, force: bool = False) -> list[Path]:
+    """Write the Space folder; a non-empty folder only with ``force`` and only if it holds
+    nothing but an earlier Space folder's files (and a clone's ``.git``)."""
+    dataset_url(settings.results, "--results")
+    if settings.requests is not None:
+        dataset_url(settings.requests, "--requests")
+    if out.exists() and not out.is_dir():
+        raise SpaceError(f"{out} is a file; write the Space into a folder")
+    present = {p.name for p in out.iterdir()} if out.is_dir() else set()
+    if present and not (force and present <= SPACE_FILES | _CLONE_FILES):
+        hint = (
+            "--force replaces an earlier Space folder"
+            if present <= SPACE_FILES | _CLONE_FILES
+            else "it holds other files; write the Space into a new or empty folder"
+        )
+        raise SpaceError(f"{out} is not empty ({hint})")
+    files = {
+        "README.md": _readme(settings),
+        "app.py": APP_PY,
+        "requirements.txt": (
+            f"# gradio itself comes from sdk_version in README.md\nintima=={__version__}\n"
+        ),
+        SETTINGS_FILE: settings.model_dump_json(indent=2) + "\n",
+    }
+    out.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        (out / name).write_text(text, encoding="utf-8")
+    return [out / name for name in files]
+
+
+def _readme(settings: SpaceSettings) -> str:
+    meta = {
+        "title": json.dumps(settings.title), "emoji": "💞", "colorFrom": "pink",
+        "colorTo": "indigo", "sdk": "gradio", "sdk_version": _gradio_version(),
+        "app_file": "app.py", "pinned": "false", "license": _licence(),
+    }  # fmt: skip
+    head = "".join(f"{k}: {v}\n" for k, v in meta.items())
+    requests = settings.requests or "(none: the request form is read-only)"
+    return (
+        f"---\n{head}---\n\n# {settings.title}\n\n"
+        "The INTIMA companionship leaderboard, served by intima "
+        f"{__version__} (`intima board space`).\n\n"
+        f"- Results: `{settings.results}`, re-read every {settings.refresh_s:g} s; bundles that "
+        "fail verification are refused and named on the page.\n"
+        f"- Requests: `{requests}`; the form writes with the `HF_TOKEN` secret of this Space "
+        f"({settings.per_session} per visitor and {settings.per_hour} in all per hour).\n\n"
+        "Settings are in `space.json`; regenerate the folder with `intima board space --force`.\n"
+    )
+
+
+def _gradio_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("gradio")
+    except PackageNotFoundError as exc:
+        raise SpaceError(
+            "gradio is not installed; install intima[board] so that the Space's sdk_version "
+            "is the gradio you tested with"
+        ) from exc
+
+
+def _licence() -> str:
+    """The project's licence as the Hub spells it (an SPDX id in lower case)."""
+    from importlib.metadata import metadata
+
+    md: Any = metadata("intima")
+    spdx = str(md.get("License-Expression") or md.get("License") or "")
+    return spdx.lower() if re.fullmatch(r"[A-Za-z0-9.+-]{2,40}", spdx) else "other"
+
+
+def read_settings(path: Path) -> SpaceSettings:
+    try:
+        return SpaceSettings.model_validate_json(path.read_bytes())
+    except OSError as exc:
+        raise SpaceError(f"cannot read {path}; run `intima board space` again") from exc
+    except ValidationError as exc:
+        raise SpaceError(f"{path} is not valid Space settings ({exc.errors()[0]['msg']})") from exc
+
+
+@dataclass(frozen=True)
+class Board:
+    """What the page shows; replaced whole, never changed."""
+
+    version: int
+    index: BoardIndex
+    conversations: ConversationBoard | None
+    commit: str | None = None
+    refused: tuple[tuple[str, str], ...] = ()
+    problem: str | None = None
+
+    @property
+    def notice(self) -> str:
+        parts = []
+        if self.problem:
+            parts.append(f'<p class="intima-error" role="status">{esc(self.problem)}</p>')
+        if self.refused:
+            items = "".join(
+                f"<li><code>{esc(name)}</code>: {esc(why)}</li>" for name, why in self.refused
+            )
+            parts.append(
+                f'<div class="intima-error" role="status"><p>{len(self.refused)} results '
+                f"bundle(s) failed verification and are not shown:</p><ul>{items}</ul></div>"
+            )
+        return "".join(parts)
+
+
+class LiveBoard:
+    """The Space's board: reloaded from the results repo in a background thread, swapped in
+    whole under a lock; pages redraw when its version moves."""
+
+    def __init__(self, settings: SpaceSettings, workdir: Path) -> None:
+        self.settings, self.workdir = settings, workdir
+        self._lock = threading.Lock()
+        self._board = Board(0, _scored(None, settings), None)
+        self._stop = threading.Event()
+        self._loads = 0
+
+    def current(self) -> Board:
+        with self._lock:
+            return self._board
+
+    def index(self) -> BoardIndex:
+        return self.current().index
+
+    def _swap(self, **change: Any) -> None:
+        with self._lock:
+            old = self._board
+            self._board = Board(**{**old.__dict__, **change, "version": old.version + 1})
+
+    def refresh(self) -> bool:
+        """Reload if the results repo moved (or was unreachable before); True if it changed."""
+        old = self.current()
+        try:
+            commit = head_commit(self.settings.results)
+            if commit == old.commit:
+                if old.problem:
+                    self._swap(problem=None)
+                return bool(old.problem)
+            self._loads += 1
+            store_path = self.workdir / f"board-{self._loads}.db"
+            with Store.open(store_path) as store:
+                got = import_results(store, self.settings.results, self.workdir, commit)
+                index = _scored(store, self.settings)
+                from intima.results.conversations import load_conversations
+
+                conversations = load_conversations(store)
+            store_path.unlink(missing_ok=True)
+        except IntimaError as exc:
+            problem = f"{exc} Showing the results read before, if any; retrying."
+            if problem != old.problem:
+                self._swap(problem=problem)
+            _log(f"results not refreshed: {exc}")
+            return False
+        self._swap(index=index, conversations=conversations, commit=commit,
+                   refused=tuple(got.refused), problem=None)  # fmt: skip
+        names = ", ".join(n for n, _ in got.refused)
+        _log(f"results at {commit[:12]}: {len(got.imported)} bundle(s) shown, "
+             f"{len(got.refused)} refused{': ' + names if names else ''}")  # fmt: skip
+        return True
+
+    def start(self) -> None:
+        def loop() -> None:
+            while not self._stop.wait(self.settings.refresh_s):
+                try:
+                    self.refresh()
+                except Exception as exc:  # never let the thread die: the page keeps its data
+                    _log(f"refresh failed ({type(exc).__name__})")
+
+        threading.Thread(target=loop, name="intima-refresh", daemon=True).start()
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def wire(self, parts: dict[str, Any], board: BoardFn) -> None:
+        """Inside build_app's Blocks: a timer (and each page load) redraws from the current
+        board when its version moved."""
+        import gradio as gr
+
+        seen = gr.State(-1)
+        configs, codes = parts["configs"], parts["codes"]
+        outputs = [seen, parts["notice"], parts["scorer"], parts["dimension"], parts["code"],
+                   *parts["board"], *configs, *codes, parts["prompts"],
+                   parts["methodology"]]  # fmt: skip
+        inputs = [seen, parts["scorer"], parts["dimension"], parts["code"], parts["sort"], *configs]
+
+        def tick(
+            version: int, scorer: str, dimension: str, code: str, sort: str, *chosen: str
+        ) -> Any:
+            now = self.current()
+            if now.version == version:
+                return [gr.skip()] * len(outputs)
+            ix = now.index
+            scorers = list(ix.table.scorers)
+            s = scorer if scorer in scorers else (scorers[0] if scorers else None)
+            d = dimension if dimension in ix.dims else OVERALL
+            c = code if code in ix.codes else ALL_CODES
+            html = board(s, d, c, sort) if s else ("<p>No scores yet.</p>", "", "", "")
+            cfg = ix.config_choices()
+            ids = [v for _, v in cfg]
+            prompts = ix.prompt_choices()
+            return [
+                now.version, now.notice, gr.update(choices=scorers, value=s),
+                gr.update(choices=[OVERALL, *ix.dims], value=d),
+                gr.update(choices=[ALL_CODES, *ix.codes], value=c), *html,
+                *[gr.update(choices=cfg, value=v if v in ids else (ids[0] if ids else None))
+                  for v in chosen],
+                *[gr.update(choices=[ALL_CODES, *ix.codes], value=ALL_CODES) for _ in codes],
+                gr.update(choices=prompts, value=prompts[0][1] if prompts else None),
+                methodology_html(ix.data, ix.table),
+            ]  # fmt: skip
+
+        gr.Timer(self.settings.refresh_s).tick(tick, inputs, outputs)
+        parts["demo"].load(tick, inputs, outputs)
+
+
+def _scored(store: Store | None, settings: SpaceSettings) -> BoardIndex:
+    from intima.core.perf import paused_gc
+    from intima.results.data import BoardData, load_board
+    from intima.results.table import score_table
+
+    data = load_board(store) if store is not None else BoardData((), (), ())
+    with paused_gc():
+        table = score_table(
+            data.infos(), data.rating_sets, bootstrap=settings.bootstrap, seed=settings.seed
+        )
+    return BoardIndex(data, table)
+
+
+def _log(message: str) -> None:
+    print(f"intima space: {message}", file=sys.stderr, flush=True)
+
+
+# -- the request form -------------------------------------------------------------------------
+class HubRequests:
+    """The form's backend: the requests repo, rate-limited; every field shown back as text."""
+
+    def __init__(self, settings: SpaceSettings, token: str) -> None:
+        from intima.service.hub_queue import HubQueue
+
+        assert settings.requests is not None
+        self.queue = HubQueue(settings.requests, token, require_review=settings.require_review)
+        self.limit = RateLimit(settings.per_session, settings.per_hour)
+
+    def __call__(self, spec: str, requester: str, session: str) -> str:
+        asked = _fields([("Model spec", spec), ("Requested by", requester.strip() or "anonymous")])
+        try:
+            self.limit.take(session or "anonymous")
+            rec = self.queue.add(spec, requester.strip() or None, allow_urls=False)
+        except IntimaError as exc:
+            return (
+                f'<div class="intima-error" role="alert"><p>Rejected: {esc(exc)}</p>{asked}</div>'
+            )
+        except Exception as exc:  # never show a traceback (or a token) to the public
+            _log(f"request not queued ({type(exc).__name__})")
+            return (
+                '<div class="intima-error" role="alert"><p>Rejected: the request could not be '
+                f"queued just now; try again later.</p>{asked}</div>"
+            )
+        head = "Queued request" if rec.is_new else "Already requested"
+        shown = _fields([
+            ("Request", rec.request_id), ("Model spec", rec.spec),
+            ("Requested by", rec.requester or "anonymous"), ("Dataset", rec.dataset),
+            ("Status", rec.status),
+        ])  # fmt: skip
+        return f'<div class="intima-ok" role="status"><p>{head}.</p>{shown}</div>'
+
+
+def _fields(pairs: list[tuple[str, str]]) -> str:
+    body = "".join(f"<dt>{esc(k)}</dt><dd>{esc(v)}</dd>" for k, v in pairs)
+    return f'<dl class="intima-fields">{body}</dl>'
+
+
+def request_backend(
+    settings: SpaceSettings, token: str | None
+) -> tuple[HubRequests | None, str | None]:
+    """The form's backend, or why the form is read-only."""
+    if settings.requests is None:
+        return None, "Requests are closed: this leaderboard was deployed without a requests repo."
+    if not token:
+        return None, (
+            "Requests are read-only: this Space has no HF_TOKEN secret, so it cannot write to "
+            f"{settings.requests}. Ask the maintainers, or use `intima request --queue "
+            f"{settings.requests}`."
+        )
+    return HubRequests(settings, token), None
+
+
+# -- the app ---------------------------------------------------------------------------------
+def main(settings_path: Path | None = None) -> None:
+    """Run the Space: settings from ``space.json`` (beside app.py), the token from HF_TOKEN,
+    host and port from Gradio's own GRADIO_SERVER_NAME / GRADIO_SERVER_PORT."""
+    os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+    from intima.leaderboard import render
+
+    settings = read_settings(settings_path or Path(SETTINGS_FILE))
+    workdir = Path(tempfile.mkdtemp(prefix="intima-space-"))
+    live = LiveBoard(settings, workdir)
+    live.refresh()
+    live.start()
+    submit, closed = request_backend(settings, os.environ.get("HF_TOKEN"))
+    now = live.current()
+    demo = build_app(
+        now.index.data, now.index.table, None, now.conversations,
+        live=live, submit=submit, closed=closed, title=settings.title,
+    )  # fmt: skip
+    try:
+        demo.launch(show_error=False, quiet=True, theme=render.theme())
+    finally:
+        live.stop()
+        shutil.rmtree(workdir, ignore_errors=True)

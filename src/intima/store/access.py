@@ -1,0 +1,70 @@
+"""How a store file is reached: read-write, or read-only where it cannot be written, and what
+SQLite's failures mean for a user (busy, damaged, a disk that refuses writes).
+
+A store on a read-only mount is read through SQLite's own read-only open, so the commands that
+only read work on it, and the first write says in one line that the store is read-only.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import quote
+
+from intima.core.errors import StoreError
+
+READ_ONLY_HINT = (
+    "copy the store somewhere writable and pass it with --store (commands that only read, "
+    "such as `intima runs`, `board build` and `export`, work on it as it is)"
+)
+
+
+def writable(path: Path) -> bool:
+    """Whether SQLite can write the store: the file, and the folder that holds its WAL and
+    shared-memory files. ``access`` reports a read-only mount even to root."""
+    return not path.exists() or (os.access(path, os.W_OK) and os.access(path.parent, os.W_OK))
+
+
+def read_only_connections(path: Path, timeout_s: float) -> Iterator[sqlite3.Connection]:
+    """SQLite's read-only opens, safest first. A store in WAL mode needs its ``-shm`` file to
+    be read safely; when none exists and the folder cannot hold one, the file is read as
+    immutable, which is sound because nothing can be writing to a read-only location."""
+    target = quote(str(path.resolve()))
+    for flags in ("mode=ro", "immutable=1"):
+        conn = sqlite3.connect(
+            f"file:{target}?{flags}", uri=True, isolation_level=None, timeout=timeout_s
+        )
+        conn.row_factory = sqlite3.Row
+        yield conn
+
+
+def unreadable(path: Path, exc: sqlite3.DatabaseError) -> StoreError:
+    text = str(exc)
+    if "malformed" in text or "not a database" in text:
+        return StoreError(
+            f"{path} is damaged or not an intima store ({text}); restore it from a copy, or "
+            f"see what is left with `sqlite3 {path} 'PRAGMA integrity_check'`"
+        )
+    return StoreError(f"{path}: not an intima store or unreadable ({text})")
+
+
+def is_write_failure(exc: sqlite3.OperationalError) -> bool:
+    """A write the disk refused: full (or over a file-size limit), failing, or read-only."""
+    name = getattr(exc, "sqlite_errorname", "")
+    return name.startswith(("SQLITE_FULL", "SQLITE_IOERR", "SQLITE_READONLY")) or any(
+        s in str(exc) for s in ("disk is full", "disk I/O error", "readonly database")
+    )
+
+
+def write_failed(path: Path, exc: sqlite3.OperationalError) -> StoreError:
+    return StoreError(
+        f"cannot write to the store {path} ({exc}): free disk space (or check the disk), "
+        "then run the same command again; finished work is saved"
+    )
+
+
+def is_busy(exc: sqlite3.OperationalError) -> bool:
+    text = str(exc).lower()
+    return "locked" in text or "busy" in text

@@ -1,0 +1,338 @@
+"""Fuzzing ``intima import`` with crafted bundles (hypothesis, fixed seed).
+
+Each example starts from a real, small, valid bundle, changes its rows or its manifest (wrong
+types, missing and unknown keys, duplicate keys, huge and deeply nested values, non-finite
+numbers, unicode junk, protocol versions) and states the new files' hashes in the manifest, as
+someone crafting a bundle would, so that the change reaches the row checks. The property:
+
+- ``import`` exits 0 and leaves a sound store, or exits 2 with one ``error:`` line and every
+  table as it was;
+- after an import that succeeded, ``board build``, ``export`` and ``publish`` all succeed.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+import sys
+import tempfile
+import traceback
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from fake_openai import FakeOpenAI, FaultPlan
+from intima.cli.main import main
+from intima.core.config import ModelConfig
+from intima.dataset import PromptSet, load_prompts
+from intima.generate import runner
+from intima.service.bundle import publish
+from intima.service.doctor import examine
+from intima.service.export import sha256_file, write_table
+from intima.store import Store
+
+ENV = {"NO_COLOR": "1", "COLUMNS": "200"}
+TABLES = ("prompts", "runs", "run_prompts", "responses", "judgments")
+
+
+# -- the valid starting point ------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path]]:
+    """(a valid bundle of two runs with judgments, an empty migrated store)."""
+    root = tmp_path_factory.mktemp("fuzz")
+    server = FakeOpenAI(FaultPlan()).start_in_thread()
+    try:
+        full = load_prompts("demo")
+        prompts = PromptSet(info=full.info.model_copy(update={"n_prompts": 3}),
+                            prompts=full.prompts[:3])  # fmt: skip
+        with Store.open(root / "source.db") as store:
+            for system in (None, "Be brief."):
+                config = ModelConfig(spec=f"openai-compat:fake@{server.base_url}",
+                                     system_prompt=system)  # fmt: skip
+                runner.generate(store, prompts, [config])
+            _add_judgments(store)
+            publish(store, str(root / "bundle"))
+    finally:
+        server.stop()
+    Store.open(root / "empty.db").close()
+    yield root / "bundle", root / "empty.db"
+
+
+def _add_judgments(store: Store) -> None:
+    from intima.judges.prompt import JUDGE_PROMPT_VERSION, content_hash
+
+    first = store.query("SELECT run_id FROM runs ORDER BY created_at LIMIT 1")[0][0]
+    with store.transaction() as conn:
+        for row in store.run_rows(first):
+            digest = content_hash(row["prompt"], row["response"])
+            conn.execute(
+                "INSERT INTO judgments (judgment_id, content_hash, judge_key, judge_kind, "
+                "judge_label, prompt_version, prompt_sha256, rating_protocol_version, status, "
+                "attempts, judge_config_json, package_version, created_at) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (digest[:32], digest, "jk", "llm", "judge", JUDGE_PROMPT_VERSION, "x", "1",
+                 "unscored", 1, "{}", "0", "2026-01-01"),
+            )  # fmt: skip
+
+
+# -- what a crafted bundle may hold ------------------------------------------------------------
+_JUNK_TEXT = st.text(
+    alphabet=st.characters(codec=None, exclude_categories=()), max_size=40
+) | st.sampled_from(["\x00", "\udcff", "\u202e\x1b[31m", "{not json", "[]", "{}", "NaN", "1e999"])
+_SCALARS = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | _JUNK_TEXT
+)
+_NESTED = st.recursive(
+    _SCALARS,
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+_VALUES = (
+    _NESTED
+    | st.integers(min_value=1, max_value=300).map(lambda n: "[" * n + "]" * n)  # deep JSON text
+    | st.integers(min_value=1, max_value=300).map(lambda n: _deep(n))
+    | st.just("x" * 300_000)
+)
+
+
+def _deep(n: int) -> Any:
+    value: Any = 1
+    for _ in range(n):
+        value = [value]
+    return value
+
+
+#: Values that broke imports before: lone surrogates, integers past 64 bits, non-finite
+#: numbers, a NUL, bidi and escape codes, JSON too deep to store.
+_HOSTILE = st.sampled_from(
+    ["\udcff", "a\ud800b", 2**64, -(2**63) - 1, float("nan"), float("-inf"), "\x00",
+     "\u202e\x1b]0;t\x07", "{not json", "", _deep(70), "[" * 70 + "]" * 70, {"\udcff": 1}]
+)  # fmt: skip
+_COLUMNS = (
+    "text", "label", "model_spec", "error", "finish_reason", "served_by", "source_model",
+    "dimension", "code", "primary_label", "rationale", "model_name", "dataset_revision",
+    "config_key", "config_json", "status", "prompt_id", "run_id", "response_id",
+    "prompt_tokens", "latency_s", "judgment_id", "ratings_json", "position", "n_prompts",
+    "context_json", "cost_usd", "attempts",
+)  # fmt: skip
+_ROW_KINDS = ("set", "set", "set", "set", "delete", "duplicate", "drop", "not a row", "unknown")
+_MANIFEST_FIELDS = ("protocol", "protocol key", "bundle_id", "format_version", "kind", "rows",
+                    "columns", "runs", "package_version")  # fmt: skip
+_PROTOCOL_KEYS = ("taxonomy", "rating_protocol", "bundle_format", "judge_prompt", "affect_scorer")
+
+#: ``("row", table, index, kind, column, value)`` or ``("manifest", field, key, index, value)``
+Mutation = tuple[str, str, Any, Any, Any, Any] | tuple[str, str, str, int, Any]
+_FREE_TEXT = ("text", "label", "model_spec", "error", "finish_reason", "served_by",
+              "source_model", "rationale", "model_name", "dataset_revision")  # fmt: skip
+_ROW = st.tuples(
+    st.just("row"), st.sampled_from(TABLES), st.integers(0, 5), st.sampled_from(_ROW_KINDS),
+    st.sampled_from(_COLUMNS), st.one_of(_JUNK_TEXT, _HOSTILE, _VALUES),
+) | st.tuples(  # text where text belongs: these import, and reach board, export and publish
+    st.just("row"), st.sampled_from(TABLES), st.integers(0, 5), st.just("set"),
+    st.sampled_from(_FREE_TEXT), _JUNK_TEXT | st.just("x" * 300_000),
+)  # fmt: skip
+_MANIFEST = st.tuples(
+    st.just("manifest"), st.sampled_from(_MANIFEST_FIELDS), st.sampled_from(_PROTOCOL_KEYS),
+    st.integers(0, 20), _HOSTILE | _JUNK_TEXT | _NESTED,
+)  # fmt: skip
+# Three row changes to one manifest change: most manifest changes are refused at once.
+_MUTATIONS = st.lists(
+    st.integers(0, 3).flatmap(lambda n: _MANIFEST if n == 0 else _ROW), min_size=1, max_size=2
+)
+
+
+def _apply(m: Mutation, rows: dict[str, list[Any]], manifest: dict[str, Any]) -> None:
+    if m[0] == "row":
+        _change_row(rows[m[1]], *m[2:])
+        return
+    _, field, key, index, value = m
+    entry = manifest["tables"][index % len(manifest["tables"])]
+    if field == "protocol":
+        manifest["protocol"] = value
+    elif field == "protocol key":
+        if isinstance(value, str) or value is None:
+            manifest["protocol"].pop(key, None)
+        else:
+            manifest["protocol"][key] = value
+    elif field in ("rows", "columns"):
+        entry[field] = value
+    else:
+        manifest[field] = value
+
+
+def _change_row(target: list[Any], index: int, kind: str, column: str, value: Any) -> None:
+    if not target:
+        return
+    i = index % len(target)
+    row = target[i]
+    if kind == "not a row":
+        target[i] = value
+        return
+    if not isinstance(row, dict):
+        return
+    col = column if column in row else next(iter(row))
+    if kind == "set":
+        row[col] = value
+    elif kind == "delete":
+        row.pop(col, None)
+    elif kind == "duplicate":  # the same key, something else said about it
+        target.append({**row, col: value})
+    elif kind == "drop":
+        del target[i]
+    else:
+        row[f"x_{column}"] = value
+
+
+# -- writing the crafted bundle ----------------------------------------------------------------
+def _craft(
+    base: Path, folder: Path, mutations: list[Mutation], parquet: bool, dup_key: str
+) -> None:
+    shutil.copytree(base, folder)
+    manifest = json.loads((folder / "manifest.json").read_text())
+    rows = {
+        t: [json.loads(line) for line in (folder / f"{t}.jsonl").read_text().splitlines()]
+        for t in TABLES
+    }
+    original = json.loads(json.dumps(rows))
+    for mutation in mutations:
+        _apply(mutation, rows, manifest)
+    for table, lines in rows.items():
+        if lines == original[table]:
+            continue
+        path = folder / f"{table}.jsonl"
+        # Default json.dumps escapes lone surrogates, so they reach the importer as text.
+        text = "".join(_line(r, dup_key) + "\n" for r in lines)
+        path.write_text(text, encoding="utf-8")
+        names = [f"{table}.jsonl"]
+        (folder / f"{table}.parquet").unlink()
+        if parquet:
+            try:
+                write_table(_rows_only(lines), folder / "scratch", table)
+            except Exception:
+                pass
+            else:
+                shutil.move(folder / "scratch" / f"{table}.parquet", folder)
+                names.append(f"{table}.parquet")
+        for entry in manifest["tables"] if isinstance(manifest.get("tables"), list) else []:
+            if isinstance(entry, dict) and entry.get("name") == table:
+                if isinstance(entry.get("rows"), int) and entry["rows"] == len(original[table]):
+                    entry["rows"] = len(lines)
+                entry["files"] = [
+                    {"name": n, "sha256": sha256_file(folder / n), "rows": len(lines)}
+                    for n in names
+                ]
+    (folder / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    shutil.rmtree(folder / "scratch", ignore_errors=True)
+
+
+def _line(row: Any, dup_key: str) -> str:
+    """One JSONL line; ``dup_key`` repeats the row's first key (JSON readers keep the last),
+    with the ``same`` value or an ``other`` one."""
+    text = json.dumps(row)
+    if dup_key != "none" and isinstance(row, dict) and row:
+        first = next(iter(row))
+        value = row[first] if dup_key == "same" else "second value"
+        text = text[:-1] + f", {json.dumps(first)}: {json.dumps(value)}" + "}"
+    return text
+
+
+def _rows_only(lines: list[Any]) -> list[dict[str, Any]]:
+    if not all(isinstance(r, dict) for r in lines):
+        raise TypeError("not rows")
+    return lines
+
+
+# -- running the real command in-process --------------------------------------------------------
+def _invoke(*args: str) -> tuple[int, str]:
+    """``intima ARGS`` through the installed entry point (its error policy included)."""
+    with CliRunner().isolation(env=ENV) as (_, err, _):
+        argv, sys.argv = sys.argv, ["intima", *args]
+        try:
+            main()
+            code = 0
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
+        except BaseException:
+            sys.stderr.write(traceback.format_exc())
+            code = -1
+        finally:
+            sys.argv = argv
+            sys.stderr.flush()
+        return code, err.getvalue().decode("utf-8", "replace")
+
+
+def _dump(db: Path) -> dict[str, list[tuple[Any, ...]]]:
+    with sqlite3.connect(db) as conn:
+        names = [n for (n,) in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+        return {t: sorted(map(repr, conn.execute(f'SELECT * FROM "{t}"'))) for t in names}
+
+
+#: The other arguments of an explicit example: a Parquet twin, no duplicate keys, fresh store.
+_PLAIN: dict[str, Any] = {"parquet": True, "dup_key": "none", "twice": False}
+
+
+@settings(
+    derandomize=True,
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
+                           HealthCheck.data_too_large],
+)  # fmt: skip
+@example(mutations=[("row", "prompts", 0, "set", "text", "\udcff")], **_PLAIN)
+@example(mutations=[("row", "responses", 1, "set", "prompt_tokens", 2**64)], **_PLAIN)
+@example(mutations=[("row", "responses", 0, "set", "latency_s", float("nan"))], **_PLAIN)
+@example(mutations=[("row", "runs", 0, "set", "config_json", "{}")], **_PLAIN)
+@example(mutations=[("row", "runs", 1, "set", "label", "\u202e\x1b]0;t\x07")], **_PLAIN)
+@example(mutations=[("row", "judgments", 0, "set", "ratings_json", '{"x": [1]}')], **_PLAIN)
+@example(mutations=[("row", "prompts", 1, "set", "code", "no such code")], **_PLAIN)
+@example(mutations=[("row", "prompts", 2, "set", "dimension", {"a": []})], **_PLAIN)
+@example(mutations=[("row", "prompts", 0, "set", "context_json", "[" * 70 + "]" * 70)], **_PLAIN)
+@example(mutations=[("row", "responses", 0, "set", "text", "x" * 300_000)], **_PLAIN)
+@example(mutations=[("manifest", "protocol key", "judge_prompt", 0, None)], **_PLAIN)
+@given(
+    mutations=_MUTATIONS,
+    parquet=st.booleans(),
+    dup_key=st.sampled_from(["none", "none", "same", "other"]),
+    twice=st.booleans(),
+)
+def test_no_crafted_bundle_breaks_import_or_what_follows(
+    base: tuple[Path, Path], mutations: list[Mutation], parquet: bool, dup_key: str, twice: bool
+) -> None:
+    bundle, empty = base
+    with tempfile.TemporaryDirectory(prefix="intima-fuzz-") as tmp:
+        work = Path(tmp)
+        _craft(bundle, work / "bundle", mutations, parquet, dup_key)
+        db = work / "s.db"
+        shutil.copy(empty, db)
+        if twice:  # a store that already holds the valid bundle's rows
+            assert _invoke("import", str(bundle), "--store", str(db))[0] == 0
+        before = _dump(db)
+        code, err = _invoke("import", str(work / "bundle"), "--store", str(db))
+        lines = [line for line in err.splitlines() if line.strip()]
+        assert code in (0, 2) and "Traceback" not in err, err[-2000:]
+        if code == 2:
+            assert len(lines) == 1 and lines[0].startswith("error:"), err[-2000:]
+            assert _dump(db) == before
+            return
+        with Store.open(db) as store:
+            checkup = examine(store)
+        assert checkup.integrity == "ok" and checkup.problems == [], checkup
+        for args in (
+            ("board", "build", "--out", str(work / "site"), "--bootstrap", "5"),
+            ("export", str(work / "export")),
+            ("publish", str(work / "again")),
+        ):
+            code, err = _invoke(*args, "--store", str(db))
+            assert code == 0, (args, err[-2000:])

@@ -1,0 +1,217 @@
+"""The bundled SmolLM2 behind llama-cpp-python's server as both the assistant and the simulated
+user: a 3-turn conversation on 3 prompts, killed with SIGKILL after a second turn is stored,
+resumed, then judged in context and scored. This proves the mechanics, not the quality.
+
+Every request goes through a recording proxy, so "each turn asked once" and "the judge saw the
+earlier turns" are checked against what the server received, not intima's own bookkeeping.
+The proxy holds the simulated user's message after turn 2, so the process is killed at a
+known point (nothing of turn 3 in flight) without any timing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+from collections import Counter
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from conftest import run_cli, wait_for
+from intima.converse import load_turns
+from intima.converse.simulator import SIMULATOR_PROMPT
+from intima.store import Store
+
+pytestmark = pytest.mark.slow
+
+TURNS = 3
+SIMULATOR_OPENING = SIMULATOR_PROMPT[:40]
+
+
+class RecordingProxy:
+    """Forwards to ``upstream``, keeps every chat request body, and holds the simulated user's
+    requests after turn 2 while ``hold`` is set (they are dropped when it is cleared)."""
+
+    def __init__(self, upstream: str) -> None:
+        self.upstream = upstream.rstrip("/")
+        self.chats: list[dict[str, Any]] = []
+        self.hold = threading.Event()
+        self.released = threading.Event()
+        proxy = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def _forward(self, method: str) -> None:
+                length = int(self.headers.get("content-length") or 0)
+                body = self.rfile.read(length) if length else b""
+                path = self.path.removeprefix("/v1")
+                if method == "POST" and path.endswith("/chat/completions"):
+                    payload = json.loads(body)
+                    if proxy.hold.is_set() and _is_simulator(payload, after_turn=2):
+                        proxy.released.wait(300)
+                        return  # dropped: its client was killed meanwhile
+                    proxy.chats.append(payload)
+                r = httpx.request(method, proxy.upstream + path, content=body, timeout=300,
+                                  headers={"content-type": "application/json"})  # fmt: skip
+                self.send_response(r.status_code)
+                self.send_header("content-type", r.headers.get("content-type", "application/json"))
+                self.send_header("content-length", str(len(r.content)))
+                self.end_headers()
+                self.wfile.write(r.content)
+
+            def do_POST(self) -> None:
+                self._forward("POST")
+
+            def do_GET(self) -> None:
+                self._forward("GET")
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+
+def _is_simulator(payload: dict[str, Any], after_turn: int | None = None) -> bool:
+    messages = payload["messages"]
+    if not (messages[0]["role"] == "system" and messages[0]["content"][:40] == SIMULATOR_OPENING):
+        return False
+    # system, opening, then (user message, assistant reply) per turn, roles swapped
+    return after_turn is None or len(messages) == 2 + 2 * after_turn
+
+
+@pytest.fixture
+def proxy(llama_server: str) -> Iterator[RecordingProxy]:
+    p = RecordingProxy(llama_server)
+    p.thread.start()
+    yield p
+    p.released.set()
+    p.server.shutdown()
+
+
+def _turn_two_stored(db: Path) -> bool:
+    if not db.exists():
+        return False
+    try:
+        with sqlite3.connect(db, timeout=5) as conn:
+            return bool(
+                conn.execute(
+                    "SELECT 1 FROM conversation_turns ct JOIN responses r "
+                    "ON r.prompt_id = ct.prompt_id AND r.status = 'ok' WHERE ct.turn = 2"
+                ).fetchone()
+            )
+    except sqlite3.OperationalError:  # the tables are not created yet
+        return False
+
+
+def test_smollm2_conversation_killed_resumed_judged_in_context(
+    tmp_path: Path, proxy: RecordingProxy
+) -> None:
+    db = tmp_path / "s.db"
+    spec = f"openai-compat:smollm2@{proxy.base_url}"
+    args = [
+        "converse", "-m", spec, "-u", spec, "--turns", str(TURNS), "--dataset", "demo",
+        "--limit", "3", "--max-tokens", "16", "--user-max-tokens", "16", "--user-seed", "1",
+        "--user-retries", "4", "--concurrency", "1", "--store", str(db), "--no-progress",
+    ]  # fmt: skip
+    proxy.hold.set()
+    env = {**os.environ, "NO_COLOR": "1"}
+    with subprocess.Popen(
+        [sys.executable, "-m", "intima", *args],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env,
+    ) as first:  # fmt: skip
+        try:
+            wait_for(lambda: _turn_two_stored(db) or first.poll() is not None, 240, "turn 2")
+            assert first.poll() is None, first.stderr.read() if first.stderr else ""
+        finally:
+            first.send_signal(signal.SIGKILL)
+            first.wait(30)
+    assert first.returncode == -signal.SIGKILL
+    proxy.hold.clear()
+    proxy.released.set()
+
+    res = run_cli(*args)
+    assert res.returncode == 0, res.stderr
+    assert (
+        f"{3 * TURNS} turns stored" in res.stdout and "3 of 3 conversations complete" in res.stdout
+    )
+
+    with Store.open(db) as store:
+        turns = load_turns(store)
+        [run_id] = {t.run_id for t in turns}
+        users = store.query("SELECT status FROM simulated_user_messages")
+    assert [(t.turn, t.response_status) for t in turns] == [(k, "ok") for k in (1, 2, 3)] * 3
+    assert [u["status"] for u in users] == ["ok"] * 3 * (TURNS - 1)
+    with sqlite3.connect(db) as conn:
+        stored = conn.execute(
+            "SELECT COUNT(*), COUNT(DISTINCT r.prompt_id) FROM responses r "
+            "JOIN run_prompts rp ON rp.prompt_id = r.prompt_id WHERE rp.run_id = ?",
+            (run_id,),
+        ).fetchone()
+    assert stored == (9, 9)  # every turn stored exactly once
+
+    # every assistant turn was asked exactly once across both processes, the third included
+    asked = Counter(
+        (c["messages"][0]["content"], len(c["messages"]))
+        for c in proxy.chats
+        if not _is_simulator(c)
+    )
+    openings = {t.user_text for t in turns if t.turn == 1}
+    assert set(asked) == {(o, 2 * k - 1) for o in openings for k in (1, 2, 3)}
+    assert set(asked.values()) == {1}
+
+    _judge_every_turn_in_context(db, run_id, proxy, turns)
+    score = run_cli("score", "--scorer", "affect", "--run", run_id, "--store", str(db))
+    assert score.returncode == 0, score.stderr
+    with sqlite3.connect(db) as conn:
+        scored = {r[0] for r in conn.execute("SELECT response_id FROM affect_scores")}
+    assert scored == {t.response_id for t in turns}
+
+
+def _judge_every_turn_in_context(
+    db: Path, run_id: str, proxy: RecordingProxy, turns: list[Any]
+) -> None:
+    """What is checked is that every turn reaches the judge with the turns before it and gets a
+    stored judgment. Whether SmolLM2's replies parse is not (tests/test_judges_llama.py checks
+    scoring): llama-cpp-python compiles the reply grammar afresh for every request (about 6 s
+    here), so this judge runs without one, with short replies, and its judgments may be
+    unscored, each with its reason."""
+    before = len(proxy.chats)
+    res = run_cli(
+        "judge", "-j", f"openai-compat:smollm2@{proxy.base_url}", "--run", run_id,
+        "--structured-output", "off", "--concurrency", "1", "--max-tokens", "48",
+        "--max-reasks", "0", "--store", str(db), "--no-progress",
+    )  # fmt: skip
+    assert res.returncode in (0, 1), res.stderr  # 1: every judgment unscored, with reasons
+    assert "Traceback" not in res.stderr
+    with sqlite3.connect(db) as conn:
+        judged = conn.execute(
+            "SELECT COUNT(*), COUNT(CASE WHEN status = 'scored' OR reason IS NOT NULL THEN 1 END) "
+            "FROM judgments"
+        ).fetchone()
+    assert judged == (9, 9) and len(turns) == 9
+    requests = [json.dumps(c["messages"]) for c in proxy.chats[before:]]
+    assert len(requests) == 9
+    by_conversation: dict[str, list[Any]] = {}
+    for t in turns:
+        by_conversation.setdefault(t.conversation_id, []).append(t)
+    for conversation in by_conversation.values():
+        first, _, third = conversation
+        # the judge of turn 3 was shown turn 1 (prompt and reply) and the user's message
+        shown = [r for r in requests if json.dumps(third.response_text)[1:-1] in r]
+        assert any(
+            json.dumps(first.user_text)[1:-1] in r and json.dumps(first.response_text)[1:-1] in r
+            for r in shown
+        ), "the judge did not see the earlier turns"

@@ -1,0 +1,393 @@
+"""The drift view: its payload (pure), and the static site built from a real store with
+conversation runs, opened in real headless Chromium."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from browser import launch, watched_page
+from conversation_store import mixed_run, synthetic_runs, write_run
+from intima.converse import ConversationTurn
+from intima.core.ratings import Level, Primary, RatingSet
+from intima.core.taxonomy import CATEGORIES
+from intima.leaderboard.drift_view import drift_payload, transcripts
+from intima.leaderboard.site import build_site
+from intima.results.conversations import ConversationBoard, drift_tables, load_conversations
+from intima.results.data import load_board
+from intima.store import Store
+from synthetic import synthetic_board, write_store
+
+HOSTILE = (
+    'Hi <script>window.__pwned = "script"</script>'
+    '<img src="x" onerror="window.__pwned = \'img\'"> & "quotes" </pre></script>'
+)
+DIM = "User Vulnerabilities"
+
+
+# -- the payload, from objects built by hand ------------------------------------------------
+
+
+def turn(run: str, conv: str, k: int, *, reply: str | None = "ok", user_status: str = "ok"):
+    return ConversationTurn(
+        run_id=run, run_label=f"label-{run}", conversation_id=conv, code="loneliness",
+        dimension=DIM, turn=k, prompt_id=f"{conv}-{k}",
+        response_id=None if reply is None else f"{run}-{conv}-{k}", user_text=f"user {conv} {k}",
+        response_text=reply, response_status="ok" if reply is not None else "error",
+        user_status="seed" if k == 1 else user_status,
+    )  # fmt: skip
+
+
+def rating(rid: str, label: Primary, scorer: str = "panel") -> RatingSet:
+    levels = dict.fromkeys(CATEGORIES, Level.LOW)
+    if label == Primary.REINFORCING:
+        levels["companionship_reinforcing"] = Level.HIGH
+    if label == Primary.BOUNDARY:
+        levels["boundary_maintaining"] = Level.HIGH
+    return RatingSet(scorer=scorer, response_id=rid, status="scored", levels=levels, primary=label)
+
+
+def hand_board() -> ConversationBoard:
+    """Run r1: conversation a (boundary, then reinforcing), b (reinforcing, reply failed).
+    Run r2: conversation a (boundary, boundary)."""
+    turns = (
+        turn("r1", "a", 1), turn("r1", "a", 2), turn("r1", "b", 1), turn("r1", "b", 2, reply=None),
+        turn("r2", "a", 1), turn("r2", "a", 2),
+    )  # fmt: skip
+    sets = (
+        rating("r1-a-1", Primary.BOUNDARY), rating("r1-a-2", Primary.REINFORCING),
+        rating("r1-b-1", Primary.REINFORCING), rating("r2-a-1", Primary.BOUNDARY),
+        rating("r2-a-2", Primary.BOUNDARY), rating("r2-a-2", Primary.NEUTRAL, "judge:x"),
+    )  # fmt: skip
+    return ConversationBoard(
+        runs=(("r1", "label-r1"), ("r2", "label-r2")), turns=turns, rating_sets=sets
+    )
+
+
+def test_payload_holds_every_scorer_and_row_with_hand_values() -> None:
+    p = drift_payload(hand_board(), bootstrap=50, seed=0, chunks=["data/c0.js", "data/c1.js"])
+    assert p["configs"] == [
+        {"run_id": "r1", "label": "label-r1"},
+        {"run_id": "r2", "label": "label-r2"},
+    ]
+    assert p["scorers"] == ["judge:x", "panel"] and p["default_scorer"] == "panel"
+    assert p["scopes"] == ["all", DIM] and p["chunks"] == ["data/c0.js", "data/c1.js"]
+    r1 = next(r for r in p["tables"]["panel"] if r["config"] == 0 and r["scope"] == "all")
+    # r1, panel: turn 1 a boundary, b reinforcing -> reinforcing 1/2, boundary 1/2;
+    # turn 2: a reinforcing (b failed) -> reinforcing 1/1, boundary 0/1.
+    assert [t[:3] for t in r1["turns"]["reinforcing"]] == [[1, 2, 0.5], [2, 1, 1.0]]
+    assert [t[:3] for t in r1["turns"]["boundary"]] == [[1, 2, 0.5], [2, 1, 0.0]]
+    assert r1["dropped"][0] == 1.0 and r1["dropped"][3] == 1  # a: boundary at 1, not at 2
+    assert r1["not_scored"]["no_response"] == 1
+    assert not r1["enough"] and r1["slope"]["reinforcing"] == [None, None, None]
+    # the same numbers as the table the CLI prints (rounded to 4 places)
+    table = drift_tables(hand_board(), ["panel"], bootstrap=50, seed=0)["panel"]
+    lo = table.get("r1").turns[0].reinforcing.lo
+    assert r1["turns"]["reinforcing"][0][3] == pytest.approx(lo, abs=5e-5)
+    json.dumps(p)  # plain JSON all the way down
+
+
+def test_transcripts_keep_every_turn_and_its_ratings_per_configuration() -> None:
+    chunks = transcripts(hand_board())
+    assert [[c["id"] for c in chunk] for chunk in chunks] == [["a", "b"], ["a"]]
+    b = chunks[0][1]
+    assert [t["turn"] for t in b["turns"]] == [1, 2]
+    assert b["turns"][1]["response"] is None and b["turns"][1]["response_status"] == "error"
+    assert b["turns"][1]["ratings"] == []
+    a2 = chunks[1][0]["turns"][1]
+    assert [(r["scorer"], r["primary"]) for r in a2["ratings"]] == [
+        ("panel", "boundary"), ("judge:x", "neutral")
+    ]  # fmt: skip
+    assert a2["user"] == "user a 2" and a2["ratings"][0]["levels"][1] == 2  # boundary high
+
+
+def test_a_site_without_conversations_has_no_drift_view(tmp_path: Path) -> None:
+    build_site(synthetic_board(1, 5, 1), tmp_path / "out", bootstrap=10)
+    assert not (tmp_path / "out" / "drift.js").exists()
+    assert "drift-data" not in (tmp_path / "out" / "index.html").read_text()
+    empty = ConversationBoard(runs=(), turns=(), rating_sets=())
+    build_site(synthetic_board(1, 5, 1), tmp_path / "out", bootstrap=10, conversations=empty)
+    assert not (tmp_path / "out" / "drift.js").exists()
+
+
+# -- the site in Chromium -------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("drift-site")
+    with Store.open(root / "store.db") as store:
+        write_store(store, synthetic_board(2, 62, 3, seed=1))
+        write_run(store, mixed_run())
+        for run in synthetic_runs(3, 36, 3, seed=2, hostile=HOSTILE):
+            write_run(store, run)
+        data, conversations = load_board(store), load_conversations(store)
+    build_site(data, root / "out", bootstrap=200, seed=0, conversations=conversations)
+    return root / "out"
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    """One Chromium for the module: Playwright's sync API allows one driver at a time."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        chromium = launch(p)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture(scope="module")
+def page(site: Path, browser) -> Iterator[object]:
+    pg = watched_page(browser)
+    pg.goto((site / "index.html").as_uri())
+    pg.wait_for_selector("body[data-drift-ready='1']", timeout=10_000)
+    yield pg
+    pg.close()
+
+
+def drift_data(site: Path) -> dict:
+    html = (site / "index.html").read_text()
+    m = re.search(r'<script type="application/json" id="drift-data">(.*?)</script>', html, re.S)
+    assert m
+    return json.loads(m.group(1))
+
+
+def board_data(site: Path) -> dict:
+    html = (site / "index.html").read_text()
+    m = re.search(r'<script type="application/json" id="board-data">(.*?)</script>', html, re.S)
+    assert m
+    return json.loads(m.group(1))
+
+
+def conversations(site: Path, i: int) -> list[dict]:
+    text = (site / "data" / f"c{i}.js").read_text()
+    return json.loads(text[text.index(",") + 1 : text.rindex(")")])
+
+
+def _pct(x: float | None) -> str:
+    return "–" if x is None else f"{100 * x:.1f}%"
+
+
+def test_the_site_carries_the_drift_view_and_the_board_no_conversation(site: Path) -> None:
+    d = drift_data(site)
+    assert [c["label"] for c in d["configs"]] == ["talker", "talker-0", "talker-1", "talker-2"]
+    assert len(list((site / "data").glob("c*.js"))) == 4
+    assert {c["label"] for c in board_data(site)["configs"]} == {"synthetic-0", "synthetic-1"}
+    js = (site / "drift.js").read_text()
+    assert "innerHTML" not in js and "insertAdjacentHTML" not in js and "eval(" not in js
+
+
+def test_the_chart_has_one_line_per_model_with_the_rates_by_turn(page, site: Path) -> None:
+    d = drift_data(site)
+    for scope in ("all", DIM):
+        page.select_option("#drift-scope", scope)
+        rows = [r for r in d["tables"]["panel"] if r["scope"] == scope]
+        for metric in ("reinforcing", "boundary"):
+            chart = f"#drift-chart-{metric}"
+            configs = page.eval_on_selector_all(
+                f"{chart} polyline.drift-line", "ls => ls.map(l => Number(l.dataset.config))"
+            )
+            assert sorted(configs) == [0, 1, 2, 3]  # one line per model
+            for r in rows:
+                titles = page.locator(
+                    f"{chart} g[data-config='{r['config']}'] circle title"
+                ).all_text_contents()
+                label = d["configs"][r["config"]]["label"]
+                want = [
+                    f"{label} – turn {t}: {_pct(v)} [{_pct(lo)}, {_pct(hi)}] (n={n})"
+                    for t, n, v, lo, hi in r["turns"][metric]
+                    if v is not None
+                ]
+                assert titles == want
+    page.select_option("#drift-scope", "all")
+    assert page.errors == []
+
+
+def test_the_table_shows_slopes_and_dropped_boundaries(page, site: Path) -> None:
+    d = drift_data(site)
+    page.select_option("#drift-scorer", "judge:judge-a")
+    rows = [r for r in d["tables"]["judge:judge-a"] if r["scope"] == "all"]
+    shown = page.locator("#drift-table tbody tr")
+    assert shown.count() == len(rows) == 4
+    for i, r in enumerate(rows):
+        cells = shown.nth(i).locator("td").all_text_contents()
+        label = d["configs"][r["config"]]["label"]
+        assert cells[0] == label + ("" if r["enough"] else " *")
+        assert cells[1] == str(r["n"])
+        for col, metric in ((2, "reinforcing"), (3, "boundary")):
+            v, lo, hi = r["slope"][metric]
+            if v is None:
+                assert cells[col] == "–"
+            else:
+                nums = [float(x) for x in re.findall(r"[-+]?\d+\.\d", cells[col])]
+                assert nums == pytest.approx([v, lo, hi], abs=0.051)
+        dv, dlo, dhi, dn = r["dropped"]
+        assert cells[4].endswith(f" n={dn}")
+        shown_pct = [float(x) for x in re.findall(r"\d+\.\d", cells[4])]
+        want = [] if dv is None else [100 * dv, 100 * dlo, 100 * dhi]
+        assert shown_pct == pytest.approx(want, abs=0.051)  # JS and Python round halves apart
+    assert cells[0] == "talker-2"  # 36 conversations: a slope is claimed
+    assert page.locator("#drift-table tbody tr").first.locator("td").first.text_content() == (
+        "talker *"
+    )
+    page.select_option("#drift-scorer", "panel")
+
+
+def test_the_explorer_shows_every_turn_with_its_ratings(page, site: Path) -> None:
+    page.select_option("#drift-config", "2")
+    page.wait_for_selector("#drift-conv")
+    conv = conversations(site, 2)[5]
+    page.select_option("#drift-conv", conv["id"])
+    box = page.locator("#drift-transcript")
+    assert box.get_attribute("data-conversation-id") == conv["id"]
+    turns = box.locator(".turn")
+    assert turns.count() == len(conv["turns"]) == 3
+    for i, t in enumerate(conv["turns"]):
+        shown = turns.nth(i)
+        assert shown.get_attribute("data-turn") == str(t["turn"])
+        assert shown.locator("pre.user").text_content() == t["user"]
+        assert shown.locator("pre.assistant").text_content() == t["response"]
+        rows = shown.locator("table.ratings tr[data-scorer]")
+        got = [
+            (
+                rows.nth(j).get_attribute("data-scorer"),
+                rows.nth(j).locator("td.primary").text_content(),
+            )
+            for j in range(rows.count())
+        ]
+        assert got == [(r["scorer"], r["primary"]) for r in t["ratings"]]
+        assert {s for s, _ in got} == {"judge:judge-a", "judge:judge-b", "panel"}
+    # the mixed run: a failed reply and a simulated user who stopped are said, not hidden
+    page.select_option("#drift-config", "0")
+    page.select_option("#drift-conv", "conv-B")
+    assert "stopped here (broke character)" in box.locator(".turn").nth(1).text_content()
+    page.select_option("#drift-conv", "conv-A")
+    assert box.locator(".turn").nth(2).locator(".status").text_content() == "No reply (error)."
+    assert page.errors == []
+
+
+def test_hostile_text_shows_as_text_and_no_script_runs(page, artifacts: Path) -> None:
+    page.select_option("#drift-config", "1")  # talker-0: its first conversation is hostile
+    page.select_option("#drift-conv", "seed-000")
+    first = page.locator("#drift-transcript .turn").first
+    assert first.locator("pre.user").text_content() == HOSTILE
+    assert first.locator("pre.assistant").text_content() == HOSTILE
+    assert page.locator("#drift img, #drift script").count() == 0
+    assert page.evaluate("window.__pwned") is None
+    assert page.errors == []
+    page.locator("#drift").screenshot(path=str(artifacts / "leaderboard_drift.png"))
+
+
+@pytest.mark.parametrize("width", [390, 1280])
+def test_nothing_overflows(page, width: int) -> None:
+    page.set_viewport_size({"width": width, "height": 900})
+    page.select_option("#drift-config", "2")
+    page.wait_for_selector("#drift-transcript .turn")
+    wide = page.evaluate(
+        "document.documentElement.scrollWidth - document.documentElement.clientWidth"
+    )
+    assert wide <= 0
+    # Every element of the drift view lies inside the section, except inside the boxes that
+    # scroll on purpose (the wide tables).
+    sticking_out = page.evaluate(
+        """() => {
+        const sec = document.getElementById('drift').getBoundingClientRect();
+        return Array.from(document.querySelectorAll('#drift *'))
+          .filter(e => !e.closest('.scroll') || e.classList.contains('scroll'))
+          .filter(e => { const r = e.getBoundingClientRect();
+                         return r.width > 0 && (r.right > sec.right + 0.5 || r.left < sec.left - 0.5); })
+          .map(e => e.tagName + '#' + e.id + '.' + e.getAttribute('class'));
+        }"""
+    )
+    assert sticking_out == []
+    # ... and those boxes do scroll: their content cannot spill over the page.
+    spilling = page.evaluate(
+        """() => Array.from(document.querySelectorAll('#drift .scroll'))
+          .filter(e => !['auto', 'scroll'].includes(getComputedStyle(e).overflowX)).length"""
+    )
+    assert spilling == 0 and page.locator("#drift .scroll").count() >= 2
+    assert page.locator("#drift-chart-reinforcing").bounding_box()["width"] <= width
+    page.set_viewport_size({"width": 1300, "height": 900})
+
+
+# -- the Gradio app's drift tab (server-side HTML) --------------------------------------------
+
+
+def test_app_drift_fragments_draw_a_line_per_model_and_escape_text() -> None:
+    from intima.leaderboard import drift_render
+
+    board = hand_board()
+    hostile = board.turns[0].model_copy(update={"user_text": HOSTILE, "response_text": HOSTILE})
+    table = drift_tables(board, ["panel"], bootstrap=20, min_conversations=1)["panel"]
+    svg = drift_render.drift_chart(table, "all", "reinforcing")
+    assert svg.count('class="intima-drift-line"') == 2  # one per configuration
+    # r1 reinforcing: 50% at turn 1 (n=2), 100% at turn 2 (n=1)
+    assert "label-r1 – turn 1: 50.0% [" in svg and "(n=2)" in svg
+    assert "label-r1 – turn 2: 100.0% [" in svg
+    nums = drift_render.drift_numbers(table, "all")
+    assert nums.count("<tr>") == 3 and "label-r2" in nums
+    html = drift_render.transcript([hostile, *board.turns[1:2]], board.rating_sets)
+    assert "<script>" not in html and "<img" not in html
+    assert "&lt;script&gt;" in html and "onerror" in html  # shown, as text
+    assert html.count('class="intima-turn"') == 2
+    assert "<td>panel</td><td>boundary</td>" in html  # turn 1's rating
+
+
+@pytest.fixture(scope="module")
+def app_page(site: Path, browser, tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
+    """``intima board serve`` on the same store, opened in Chromium."""
+    import os
+    import subprocess
+    import sys
+
+    from conftest import free_port, stop, wait_http
+
+    port = free_port()
+    log = tmp_path_factory.mktemp("drift-app") / "serve.log"
+    env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", "NO_COLOR": "1"}
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "intima", "board", "serve", "--store",
+             str(site.parent / "store.db"), "--port", str(port), "--bootstrap", "200"],
+            stdout=out, stderr=subprocess.STDOUT, env=env,
+        )  # fmt: skip
+    url = f"http://127.0.0.1:{port}/"
+    try:
+        wait_http(url, proc, timeout=90, log=log)
+        pg = watched_page(browser)
+        pg.goto(url)
+        pg.wait_for_selector("#board-table table", timeout=30_000)
+        yield pg
+        pg.close()
+    finally:
+        stop(proc)
+
+
+def test_the_app_has_a_drift_tab_with_lines_and_transcripts(app_page) -> None:
+    pg = app_page
+    pg.get_by_role("tab", name="Drift").click()
+    pg.wait_for_selector("#drift-reinforcing svg")
+    assert pg.locator("#drift-reinforcing polyline.intima-drift-line").count() == 4
+    assert pg.locator("#drift-boundary polyline.intima-drift-line").count() == 4
+    assert pg.locator("#drift-numbers tr").count() == 1 + 4
+    # The first model is the mixed run: its first conversation, every turn shown.
+    turns = pg.locator("#drift-transcript .intima-turn")
+    assert turns.count() == 3
+    assert turns.nth(0).locator(".intima-user").text_content() == "I feel alone."
+    assert "No reply (error)." in turns.nth(2).text_content()
+    # talker-0's first conversation is the hostile one: shown as text, nothing runs.
+    pg.locator("#drift-config input").click()
+    pg.get_by_role("option", name="talker-0", exact=True).click()
+    pg.wait_for_function(
+        "h => (document.querySelector('#drift-transcript .intima-user') || {}).textContent === h",
+        arg=HOSTILE,
+    )
+    assert pg.locator("#drift-transcript .intima-response").first.text_content() == HOSTILE
+    assert pg.locator("#drift-transcript img, #drift-transcript script").count() == 0
+    assert pg.evaluate("window.__pwned") is None
+    assert pg.errors == []
