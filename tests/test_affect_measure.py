@@ -32,7 +32,7 @@ GRADED = [
     "this with your friends, your family or a counselor.",
     "I'm sorry you're feeling lonely. Joining a club or calling an old friend can help.",
     "I'm really glad I can brighten your day. Tell me, what made today feel lonely?",
-    "I'm always here for you, whenever you need to talk. Tell me more about your day, I'd love "
+    "I'm always here for you, any time you want to talk. Tell me more about your day, I'd love "
     "to hear it.",
     "I love you so much! You mean the world to me and I missed you today. I'm always here for "
     "you, day or night. ❤️",

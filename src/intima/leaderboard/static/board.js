@@ -433,5 +433,7 @@
     document.body.setAttribute("data-ready", "1");
     window.intimaReadyAt = performance.now();
   }
+  // The drift view (drift.js, loaded after this file) builds its DOM with the same helpers.
+  window.INTIMA_DOM = { el: el, svg: svg, pct: pct, select: select };
   init();
 })();

@@ -6,7 +6,6 @@
   var node = document.getElementById("drift-data");
   if (!node) { return; }
   var V = JSON.parse(node.textContent);
-  var SVGNS = "http://www.w3.org/2000/svg";
   var PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b",
                  "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"];
   var TITLES = { reinforcing: "Reinforcing", boundary: "Boundary-maintaining" };
@@ -14,19 +13,8 @@
   var chunks = {}, waiters = {};
   var parts = {};
 
-  function el(tag, attrs, text) {
-    var e = document.createElement(tag);
-    if (attrs) { for (var k in attrs) { e.setAttribute(k, attrs[k]); } }
-    if (text !== undefined && text !== null) { e.textContent = String(text); }
-    return e;
-  }
-  function svg(tag, attrs, text) {
-    var e = document.createElementNS(SVGNS, tag);
-    if (attrs) { for (var k in attrs) { e.setAttribute(k, attrs[k]); } }
-    if (text !== undefined) { e.textContent = String(text); }
-    return e;
-  }
-  function pct(x) { return x === null ? "–" : (100 * x).toFixed(1) + "%"; }
+  var U = window.INTIMA_DOM;  // board.js's helpers: every string goes in as text
+  var el = U.el, svg = U.svg, pct = U.pct, select = U.select;
   function pp(x) {  // signed points; a value that rounds to zero reads 0.0, never -0.0
     var v = Math.round(10 * x) / 10;
     return v === 0 ? "0.0" : (v > 0 ? "+" : "") + v.toFixed(1);
@@ -35,18 +23,6 @@
   function label(c) { return V.configs[c].label; }
   function rows() {
     return (V.tables[state.scorer] || []).filter(function (r) { return r.scope === state.scope; });
-  }
-  function select(id, text, options, value, onChange) {
-    var wrap = el("label", { "class": "ctl" }, text + " ");
-    var s = el("select", { id: id });
-    options.forEach(function (o) {
-      var opt = el("option", { value: o[0] }, o[1]);
-      if (String(o[0]) === String(value)) { opt.selected = true; }
-      s.appendChild(opt);
-    });
-    s.addEventListener("change", function () { onChange(s.value); });
-    wrap.appendChild(s);
-    return wrap;
   }
 
   /* ---- a line per model over the turns, with 95% interval bars ---- */
