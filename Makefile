@@ -20,7 +20,7 @@ $(VENV)/.installed: pyproject.toml
 	# CPU torch from local disk; an unpinned torch would pull a multi-GB CUDA build.
 	$(BIN)/pip install -q torch==2.13.0
 	ls $(WHEELHOUSE)/llama_cpp_python-$(LLAMA_VERSION)-*.whl >/dev/null 2>&1 || { \
-	  echo "Building llama-cpp-python $(LLAMA_VERSION) once (about 5 minutes on 2 cores; kept in $(WHEELHOUSE))..."; \
+	  echo "Building llama-cpp-python $(LLAMA_VERSION) once: 10 to 20 minutes on 2 cores, only the first time (kept in $(WHEELHOUSE))..."; \
 	  CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/pip wheel -q --no-deps --no-cache-dir \
 	    -w $(WHEELHOUSE) llama-cpp-python==$(LLAMA_VERSION); }
 	$(BIN)/pip install -q $(WHEELHOUSE)/llama_cpp_python-$(LLAMA_VERSION)-*.whl
