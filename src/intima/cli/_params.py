@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Callable
-from typing import Any
+from typing import Annotated, Any
 
+import typer
 from typer.core import TyperGroup
 
 try:  # typer 0.2x vendors click; older typer uses click itself
@@ -29,6 +30,17 @@ def nonempty(value: str) -> str:
     if not value.strip():
         raise ValueError("must not be empty")
     return value
+
+
+#: ``--base-url`` of the commands that call one model (``run``, ``judge``).
+BaseUrlOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--base-url",
+        parser=nonempty,
+        help="Server base URL; repeatable (default: the spec's @URL).",
+    ),
+]
 
 
 def one_of(*choices: str) -> Callable[[str], str]:

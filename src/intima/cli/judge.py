@@ -20,7 +20,7 @@ from intima.cli._common import (
     out,
     progress_display,
 )
-from intima.cli._params import SEED_MAX, nonempty
+from intima.cli._params import SEED_MAX, BaseUrlOpt, nonempty
 from intima.core.config import (
     STRUCTURED_OUTPUT_MODES,
     GenerationSettings,
@@ -163,14 +163,7 @@ def judge_cmd(
     seed: Annotated[int | None, typer.Option(min=0, max=SEED_MAX, help="Judge seed.")] = 0,
     structured_output: StructuredOutputOpt = DEFAULT_STRUCTURED_OUTPUT,
     max_reasks: MaxReasksOpt = 2,
-    base_url: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--base-url",
-            parser=nonempty,
-            help="Server base URL; repeatable (default: the spec's @URL).",
-        ),
-    ] = None,
+    base_url: BaseUrlOpt = None,
     api_key_env: ApiKeyEnvOpt = None,
     concurrency: JudgeConcurrencyOpt = None,
     timeout: JudgeTimeoutOpt = DEFAULT_JUDGE_TIMEOUT,

@@ -18,7 +18,7 @@ from intima.cli._common import (
     out,
     progress_display,
 )
-from intima.cli._params import SEED_MAX, nonempty
+from intima.cli._params import SEED_MAX, BaseUrlOpt, nonempty
 from intima.core.config import GenerationSettings, ModelConfig, load_price_table, load_run_file
 from intima.core.errors import ConfigError
 from intima.dataset import load_prompts
@@ -92,14 +92,7 @@ def run_cmd(
         int, typer.Option(min=1, max=131072, help="Most tokens per response.")
     ] = 512,
     seed: Annotated[int | None, typer.Option(min=0, max=SEED_MAX, help="Sampling seed.")] = 0,
-    base_url: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--base-url",
-            parser=nonempty,
-            help="Server base URL; repeatable (default: the spec's @URL).",
-        ),
-    ] = None,
+    base_url: BaseUrlOpt = None,
     api_key_env: Annotated[
         str | None,
         typer.Option(
@@ -220,7 +213,7 @@ def run_cmd(
     print_notes(n for s in summaries for n in s.notes)
     if any(s.failed for s in summaries):
         from intima.cli.judge import fail_if_any
-        from intima.service.worker import generation_failures
+        from intima.generate.runner import generation_failures
 
         with Store.open(store) as db:
             reasons = generation_failures(db, [s.run_id for s in summaries if s.failed])

@@ -17,6 +17,7 @@ from intima.converse.identity import ConversationSettings, conversation_key
 from intima.converse.simulator import SIMULATOR_PROMPT_SHA256, SIMULATOR_PROMPT_VERSION
 from intima.core.version import __version__
 from intima.dataset.types import Prompt
+from intima.generate.runner import generation_failures
 from intima.store import ClaimState, RunRecord, Store, now
 from intima.store.claims import ClaimKind, claim
 
@@ -224,8 +225,9 @@ def failure_reasons(store: Store, run_id: str) -> Counter[str]:
     """Why the run's failed work failed (the assistant's or the simulated user's requests,
     after retries): reason -> count."""
     reasons: Counter[str] = Counter()
-    for row in store.query(_FAILED_TURNS_SQL, (run_id,)):
-        reasons[f"assistant: {row[0] or 'unknown'}"] += row[1]
+    # Every turn's prompt is in run_prompts, so the run's failed prompts are its failed turns.
+    for error, n in generation_failures(store, [run_id]).items():
+        reasons[f"assistant: {error}"] += n
     for row in store.query(
         "SELECT error, COUNT(*) FROM simulated_user_messages "
         "WHERE run_id = ? AND status = 'error' GROUP BY error",
@@ -233,13 +235,3 @@ def failure_reasons(store: Store, run_id: str) -> Counter[str]:
     ):
         reasons[f"simulated user: {row[0] or 'unknown'}"] += row[1]
     return reasons
-
-
-_FAILED_TURNS_SQL = """
-    SELECT r.error, COUNT(*)
-    FROM conversation_turns ct
-    JOIN runs ru ON ru.run_id = ct.run_id
-    JOIN responses r ON r.prompt_id = ct.prompt_id AND r.config_key = ru.config_key
-    WHERE ct.run_id = ? AND r.status = 'error'
-    GROUP BY r.error
-"""

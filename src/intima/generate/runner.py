@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from collections import Counter
 from collections.abc import Sequence
 
 from pydantic import BaseModel
@@ -306,3 +307,22 @@ def _to_record(
             "served_by": c.served_by,
         }
     )
+
+
+def generation_failures(store: Store, run_ids: Sequence[str]) -> Counter[str]:
+    """Why the runs' failed prompts failed: error -> number of prompts."""
+    reasons: Counter[str] = Counter()
+    for run_id in dict.fromkeys(run_ids):
+        for row in store.query(_FAILED_SQL, (run_id,)):
+            reasons[row[0] or "unknown"] += row[1]
+    return reasons
+
+
+_FAILED_SQL = """
+    SELECT r.error, COUNT(*)
+    FROM runs ru
+    JOIN run_prompts rp ON rp.run_id = ru.run_id
+    JOIN responses r ON r.prompt_id = rp.prompt_id AND r.config_key = ru.config_key
+    WHERE ru.run_id = ? AND r.status = 'error'
+    GROUP BY r.error
+"""

@@ -20,6 +20,7 @@ from pydantic import BaseModel
 from intima.core.config import ModelConfig
 from intima.core.errors import IntimaError
 from intima.dataset import PromptSet, load_prompts
+from intima.generate.runner import generation_failures
 from intima.service.queue import (
     DEFAULT_LEASE_S,
     DEFAULT_MAX_ATTEMPTS,
@@ -70,25 +71,6 @@ class WorkSummary(BaseModel):
     @property
     def unscored(self) -> int:
         return sum(self.unscored_reasons.values())
-
-
-def generation_failures(store: Store, run_ids: Sequence[str]) -> Counter[str]:
-    """Why the runs' failed prompts failed: error -> number of prompts."""
-    reasons: Counter[str] = Counter()
-    for run_id in dict.fromkeys(run_ids):
-        for row in store.query(_FAILED_SQL, (run_id,)):
-            reasons[row[0] or "unknown"] += row[1]
-    return reasons
-
-
-_FAILED_SQL = """
-    SELECT r.error, COUNT(*)
-    FROM runs ru
-    JOIN run_prompts rp ON rp.run_id = ru.run_id
-    JOIN responses r ON r.prompt_id = rp.prompt_id AND r.config_key = ru.config_key
-    WHERE ru.run_id = ? AND r.status = 'error'
-    GROUP BY r.error
-"""
 
 
 def _most_common(reasons: Counter[str]) -> str:
