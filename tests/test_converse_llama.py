@@ -19,13 +19,12 @@ import sys
 import threading
 from collections import Counter
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
+from chat_proxy import ChatProxy, running
 from conftest import run_cli, wait_for
 from intima.converse import load_turns
 from intima.converse.simulator import SIMULATOR_PROMPT
@@ -37,51 +36,20 @@ TURNS = 3
 SIMULATOR_OPENING = SIMULATOR_PROMPT[:40]
 
 
-class RecordingProxy:
-    """Forwards to ``upstream``, keeps every chat request body, and holds the simulated user's
-    requests after turn 2 while ``hold`` is set (they are dropped when it is cleared)."""
+class HoldingProxy(ChatProxy):
+    """Records every chat request, and holds the simulated user's requests after turn 2 while
+    ``hold`` is set (they are dropped when it is cleared)."""
 
     def __init__(self, upstream: str) -> None:
-        self.upstream = upstream.rstrip("/")
-        self.chats: list[dict[str, Any]] = []
+        super().__init__(upstream)
         self.hold = threading.Event()
         self.released = threading.Event()
-        proxy = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: object) -> None:
-                pass
-
-            def _forward(self, method: str) -> None:
-                length = int(self.headers.get("content-length") or 0)
-                body = self.rfile.read(length) if length else b""
-                path = self.path.removeprefix("/v1")
-                if method == "POST" and path.endswith("/chat/completions"):
-                    payload = json.loads(body)
-                    if proxy.hold.is_set() and _is_simulator(payload, after_turn=2):
-                        proxy.released.wait(300)
-                        return  # dropped: its client was killed meanwhile
-                    proxy.chats.append(payload)
-                r = httpx.request(method, proxy.upstream + path, content=body, timeout=300,
-                                  headers={"content-type": "application/json"})  # fmt: skip
-                self.send_response(r.status_code)
-                self.send_header("content-type", r.headers.get("content-type", "application/json"))
-                self.send_header("content-length", str(len(r.content)))
-                self.end_headers()
-                self.wfile.write(r.content)
-
-            def do_POST(self) -> None:
-                self._forward("POST")
-
-            def do_GET(self) -> None:
-                self._forward("GET")
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+    def admit(self, payload: dict[str, Any]) -> bool:
+        if self.hold.is_set() and _is_simulator(payload, after_turn=2):
+            self.released.wait(300)
+            return False  # its client was killed meanwhile
+        return True
 
 
 def _is_simulator(payload: dict[str, Any], after_turn: int | None = None) -> bool:
@@ -93,12 +61,11 @@ def _is_simulator(payload: dict[str, Any], after_turn: int | None = None) -> boo
 
 
 @pytest.fixture
-def proxy(llama_server: str) -> Iterator[RecordingProxy]:
-    p = RecordingProxy(llama_server)
-    p.thread.start()
-    yield p
-    p.released.set()
-    p.server.shutdown()
+def proxy(llama_server: str) -> Iterator[HoldingProxy]:
+    p = HoldingProxy(llama_server)
+    with running(p):
+        yield p
+        p.released.set()
 
 
 def _turn_two_stored(db: Path) -> bool:
@@ -117,7 +84,7 @@ def _turn_two_stored(db: Path) -> bool:
 
 
 def test_smollm2_conversation_killed_resumed_judged_in_context(
-    tmp_path: Path, proxy: RecordingProxy
+    tmp_path: Path, proxy: HoldingProxy
 ) -> None:
     db = tmp_path / "s.db"
     spec = f"openai-compat:smollm2@{proxy.base_url}"
@@ -181,7 +148,7 @@ def test_smollm2_conversation_killed_resumed_judged_in_context(
 
 
 def _judge_every_turn_in_context(
-    db: Path, run_id: str, proxy: RecordingProxy, turns: list[Any]
+    db: Path, run_id: str, proxy: HoldingProxy, turns: list[Any]
 ) -> None:
     """What is checked is that every turn reaches the judge with the turns before it and gets a
     stored judgment. Whether SmolLM2's replies parse is not (tests/test_judges_llama.py checks

@@ -10,15 +10,13 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import threading
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
+from chat_proxy import ChatProxy, running
 from conftest import run_cli
 from intima.core.config import GenerationSettings, ModelConfig
 from intima.core.taxonomy import CATEGORIES
@@ -30,54 +28,11 @@ from intima.store import Store
 pytestmark = pytest.mark.slow
 
 
-class CountingProxy:
-    """Forwards every request to ``upstream`` and counts chat completions."""
-
-    def __init__(self, upstream: str) -> None:
-        self.upstream = upstream.rstrip("/")
-        self.chat_calls = 0
-        self.response_formats: list[dict[str, object]] = []
-        proxy = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: object) -> None:
-                pass
-
-            def _forward(self, method: str) -> None:
-                length = int(self.headers.get("content-length") or 0)
-                body = self.rfile.read(length) if length else b""
-                path = self.path.removeprefix("/v1")
-                if method == "POST" and path.endswith("/chat/completions"):
-                    proxy.chat_calls += 1
-                    proxy.response_formats.append(json.loads(body).get("response_format"))
-                r = httpx.request(method, proxy.upstream + path, content=body, timeout=300,
-                                  headers={"content-type": "application/json"})  # fmt: skip
-                self.send_response(r.status_code)
-                self.send_header("content-type", r.headers.get("content-type", "application/json"))
-                self.send_header("content-length", str(len(r.content)))
-                self.end_headers()
-                self.wfile.write(r.content)
-
-            def do_POST(self) -> None:
-                self._forward("POST")
-
-            def do_GET(self) -> None:
-                self._forward("GET")
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-
-
 @pytest.fixture
-def proxy(llama_server: str) -> Iterator[CountingProxy]:
-    p = CountingProxy(llama_server)
-    p.thread.start()
-    yield p
-    p.server.shutdown()
+def proxy(llama_server: str) -> Iterator[ChatProxy]:
+    """Forwards every request to the real server and records the chat completions."""
+    with running(ChatProxy(llama_server)) as p:
+        yield p
 
 
 def _judge(db: Path, url: str, label: str, *extra: str) -> None:
@@ -96,7 +51,7 @@ def _rows(db: Path) -> list[sqlite3.Row]:
 
 
 def test_smollm2_judge_panel_and_rejudge(
-    tmp_path: Path, llama_server: str, proxy: CountingProxy
+    tmp_path: Path, llama_server: str, proxy: ChatProxy
 ) -> None:
     db = tmp_path / "s.db"
 
@@ -153,7 +108,7 @@ def test_smollm2_judge_panel_and_rejudge(
 
 
 def test_structured_output_is_detected_without_any_option(
-    tmp_path: Path, proxy: CountingProxy, fake_server: Callable[..., Any]
+    tmp_path: Path, proxy: ChatProxy, fake_server: Callable[..., Any]
 ) -> None:
     """llama-cpp-python's server rejects ``json_schema`` (HTTP 500): with no
     ``--structured-output`` the judge falls back to ``json_object`` once, remembers it, and
