@@ -187,7 +187,7 @@ def exported_tables(store: Store) -> list[str]:
 
 
 def table_columns(store: Store, table: str) -> list[str]:
-    return [r["name"] for r in store.query(f'PRAGMA table_info("{table}")')]
+    return [c.name for c in store.columns(table)]
 
 
 def _table_rows(

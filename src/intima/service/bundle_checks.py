@@ -72,11 +72,7 @@ def json_depth_ok(value: Any, limit: int = MAX_JSON_DEPTH) -> bool:
 
 def _columns(store: Store, table: str) -> dict[str, tuple[str, bool]]:
     """column -> (declared type, required)."""
-    out = {}
-    for r in store.query(f'PRAGMA table_info("{table}")'):
-        required = bool(r["notnull"]) and r["dflt_value"] is None
-        out[r["name"]] = (str(r["type"]).upper(), required or bool(r["pk"]))
-    return out
+    return {c.name: (c.type, c.required) for c in store.columns(table)}
 
 
 def _check_types(
@@ -181,16 +177,11 @@ def _show(value: Any) -> str:
     return repr(value)[:40]
 
 
-def _key_columns(store: Store, table: str) -> list[str]:
-    pk = [(r["pk"], r["name"]) for r in store.query(f'PRAGMA table_info("{table}")') if r["pk"]]
-    return [name for _, name in sorted(pk)]
-
-
 def _check_conflicts(
     store: Store, folder: Path, table: str, rows: Sequence[dict[str, Any]]
 ) -> None:
     identity = IDENTITY.get(table)
-    keys = _key_columns(store, table)
+    keys = store.primary_key(table)
     if identity is None or not keys:
         return
     seen: dict[tuple[Any, ...], dict[str, Any]] = {}

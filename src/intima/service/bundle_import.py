@@ -31,6 +31,7 @@ from intima.service.bundle import (
 from intima.service.bundle_checks import check_protocol, check_rows, check_twin, integrity_error
 from intima.service.export import FileEntry, sha256_file
 from intima.store import Store
+from intima.store.introspect import primary_key
 from intima.store.schema import operational_tables
 
 
@@ -271,7 +272,7 @@ def _write(
         conn.execute("PRAGMA defer_foreign_keys = ON")
         for table in manifest.tables:
             before = conn.total_changes
-            keys = _primary_key(conn, table.name)
+            keys = primary_key(conn, table.name)
             for row in data.get(table.name, []):
                 _insert(conn, table.name, keys, row)
             added[table.name] = conn.total_changes - before
@@ -288,11 +289,6 @@ def _write(
         if dry_run:
             raise _RolledBack(report)
     return report
-
-
-def _primary_key(conn: sqlite3.Connection, table: str) -> list[str]:
-    rows = conn.execute(f'PRAGMA table_info("{table}")').fetchall()
-    return [r[1] for r in sorted(rows, key=lambda r: r[5]) if r[5]]
 
 
 def _insert(conn: sqlite3.Connection, table: str, keys: list[str], row: dict[str, Any]) -> None:

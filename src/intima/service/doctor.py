@@ -64,8 +64,8 @@ def repair(store: Store) -> Checkup:
 
 def _typed(store: Store, table: str) -> list[Problem]:
     out = []
-    for col in store.query(f'PRAGMA table_info("{table}")'):
-        name, kind = col["name"], str(col["type"]).upper()
+    for col in store.columns(table):
+        name, kind = col.name, col.type
         allowed = next((v for k, v in _ALLOWED.items() if k in kind), None)
         if allowed is None:
             continue

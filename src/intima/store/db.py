@@ -31,6 +31,7 @@ from intima.store.access import (
     write_failed,
 )
 from intima.store.claims import JUDGMENT_CLAIMS, RESPONSE_CLAIMS, ClaimState, claim
+from intima.store.introspect import ColumnInfo, primary_key, table_info
 from intima.store.records import ResponseRecord, RunRecord, RunStatus, StoredResponse
 from intima.store.schema import migrations, statements
 
@@ -175,6 +176,12 @@ class Store:
 
     def query(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[sqlite3.Row]:
         return self._conn.execute(sql, params).fetchall()
+
+    def columns(self, table: str) -> list[ColumnInfo]:
+        return table_info(self._conn, table)
+
+    def primary_key(self, table: str) -> list[str]:
+        return primary_key(self._conn, table)
 
     # -- migrations -----------------------------------------------------------------------
     def _migrate(self) -> None:
