@@ -187,3 +187,21 @@ def test_the_bundled_smollm2_runs_through_transformers_without_llama_cpp(tmp_pat
     for response, tokens, served_by, error in rows:
         assert error is None and served_by == "transformers:smollm2"
         assert 0 < tokens <= 12 and response.strip()
+
+
+def test_without_llama_cpp_the_default_model_says_what_to_use_and_writes_nothing(
+    tmp_path: Path,
+) -> None:
+    import subprocess
+    import sys
+
+    db = tmp_path / "never.db"
+    proc = subprocess.run(
+        [sys.executable, "-c", NO_LLAMA, "run", "--dataset", "demo", "--limit", "2",
+         "--store", str(db)],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "pip install 'intima[local]'" in proc.stderr
+    assert "transformers:smollm2" in proc.stderr
+    assert not db.exists()

@@ -41,7 +41,10 @@ def _load(path: str, n_threads: int | None) -> tuple[Any, threading.Lock]:
     try:
         from llama_cpp import Llama
     except ImportError as exc:
-        raise ConfigError("llamacpp needs the 'local' extra: pip install 'intima[local]'") from exc
+        raise ConfigError(
+            "llamacpp needs the 'local' extra: pip install 'intima[local]' (compiles llama.cpp "
+            "once), or use --model transformers:smollm2, which needs no compiler"
+        ) from exc
     try:
         llm = Llama(model_path=path, n_ctx=N_CTX, n_threads=n_threads, verbose=False)
     except (ValueError, RuntimeError) as exc:
@@ -60,6 +63,9 @@ class LlamaCppModel(Model):
 
     def _llm(self) -> tuple[Any, threading.Lock]:
         return _load(str(self.path), None)
+
+    async def preflight(self) -> None:
+        await asyncio.to_thread(self._llm)  # a missing extra or bad file stops before any write
 
     async def generate(
         self,
