@@ -7,7 +7,6 @@ same object, and tests can build one by hand without a store.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -108,8 +107,8 @@ def _runs_and_responses(
     answered = {r.run_id for r in responses}
     runs: list[BoardRun] = []
     for run_id in (i for i in ids if i in answered):
-        meta = store.run(run_id)
-        config = json.loads(meta["config_json"])
+        meta = store.run_provenance(run_id)
+        config = meta["config"]
         runs.append(
             BoardRun(
                 run_id=run_id,

@@ -64,12 +64,6 @@ def write_table(rows: Sequence[dict[str, Any]], out_dir: Path, stem: str) -> lis
     return [FileEntry(name=p.name, sha256=sha256_file(p), rows=len(rows)) for p in (jsonl, parquet)]
 
 
-def run_provenance(store: Store, run_id: str) -> dict[str, Any]:
-    row = dict(store.run(run_id))
-    row["config"] = json.loads(row.pop("config_json"))
-    return row
-
-
 #: The files an export writes: a folder holding only these may be written over with ``force``.
 EXPORT_FILES = frozenset({"responses.jsonl", "responses.parquet", "manifest.json"})
 
@@ -96,6 +90,6 @@ def export_responses(
     out_dir.mkdir(parents=True, exist_ok=True)
     rows = [row for run_id in ids for row in store.run_rows(run_id)]
     files = write_table(rows, out_dir, "responses")
-    manifest = Manifest(created_at=now(), runs=[run_provenance(store, i) for i in ids], files=files)
+    manifest = Manifest(created_at=now(), runs=[store.run_provenance(i) for i in ids], files=files)
     (out_dir / "manifest.json").write_text(manifest.model_dump_json(indent=2), encoding="utf-8")
     return manifest

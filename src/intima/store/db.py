@@ -364,6 +364,10 @@ class Store:
             raise StoreError(f"{what} matching {run_id!r} in {self.path}; see `intima runs`")
         return rows[0]
 
+    def run_provenance(self, run_id: str) -> dict[str, Any]:
+        """The run's row with its configuration decoded (``config``), as exports carry it."""
+        return _with_config(self.run(run_id))
+
     def resolve_runs(self, run_ids: Sequence[str] | None) -> list[str]:
         """Full run ids for the given ids, prefixes or labels. None means every benchmark run:
         runs holding an external labelled set (``intima validate``) are never mixed in."""
@@ -416,12 +420,7 @@ class Store:
             """,
             (run_id,),
         )
-        out = []
-        for row in rows:
-            d = dict(row)
-            d["config"] = json.loads(d.pop("config_json"))
-            out.append(d)
-        return out
+        return [_with_config(row) for row in rows]
 
 
 _RESPONSES_SQL = """
@@ -434,3 +433,9 @@ _RESPONSES_SQL = """
     WHERE ru.run_id = ? AND r.status = 'ok' AND r.text IS NOT NULL
     ORDER BY rp.position
 """
+
+
+def _with_config(row: sqlite3.Row) -> dict[str, Any]:
+    out = dict(row)
+    out["config"] = json.loads(out.pop("config_json"))
+    return out
