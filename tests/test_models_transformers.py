@@ -227,3 +227,28 @@ def test_a_token_budget_splits_the_batch_shortest_first_without_changing_replies
     sizes = _record_batches(monkeypatch)
     assert _run_tiny(tmp_path, tiny_model, TEXTS, greedy) == alone
     assert sum(sizes) == len(TEXTS) and sizes[0] == 2 and max(sizes) <= 2
+
+
+def test_a_batch_that_breaks_before_generating_fails_its_callers_instead_of_hanging(
+    tiny_model: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import asyncio
+
+    from intima.providers import get_model
+    from intima.providers import transformers as tf
+    from intima.providers.base import Message
+
+    def broken(loaded, jobs):  # type: ignore[no-untyped-def]
+        raise ValueError("tokenizer broke")
+
+    monkeypatch.setattr(tf, "_by_budget", broken)
+    model = get_model(ModelConfig(spec=f"transformers:{tiny_model}"))
+
+    async def two_callers() -> list[object]:
+        asks = [model.generate([Message(role="user", content=t)], GenerationSettings(max_tokens=3))
+                for t in TEXTS[:2]]  # fmt: skip
+        # Generous: the failure is immediate; only a hang would reach this.
+        return await asyncio.wait_for(asyncio.gather(*asks, return_exceptions=True), 120)
+
+    outcomes = asyncio.run(two_callers())
+    assert [str(o) for o in outcomes] == ["tokenizer broke"] * 2

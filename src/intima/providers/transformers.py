@@ -6,7 +6,7 @@
 directory.
 
 Greedy requests in flight together are generated as one left-padded batch: on a CPU a small model
-spends most of each decoding step in per-call overhead, so sixty replies cost about six times
+spends most of each decoding step in per-call overhead, so sixty replies cost about five times
 one. Sampled requests run one at a time under their own seed, so a sampled reply never depends on
 what else was in flight.
 """
@@ -185,7 +185,13 @@ class TransformersModel(Model):
             if len(self._pending) < MAX_BATCH:
                 await asyncio.sleep(GATHER_WINDOW)
             batch = self._take_batch()
-            parts = await asyncio.to_thread(self._split, batch)
+            try:
+                parts = await asyncio.to_thread(self._split, batch)
+            except BaseException as exc:  # a caller must never wait for a batch that died
+                _settle(batch, [exc] * len(batch))
+                if not isinstance(exc, Exception):
+                    raise
+                continue
             for i, part in enumerate(parts):
                 try:
                     outcomes = await self._generate_batch(part)
