@@ -186,22 +186,16 @@ class TransformersModel(Model):
                 await asyncio.sleep(GATHER_WINDOW)
             batch = self._take_batch()
             try:
-                parts = await asyncio.to_thread(self._split, batch)
+                for part in await asyncio.to_thread(self._split, batch):
+                    try:
+                        outcomes = await self._generate_batch(part)
+                    except Exception as exc:
+                        outcomes = [exc] * len(part)
+                    _settle(part, outcomes)
             except BaseException as exc:  # a caller must never wait for a batch that died
-                _settle(batch, [exc] * len(batch))
+                _settle(batch, [exc] * len(batch))  # the jobs already answered are skipped
                 if not isinstance(exc, Exception):
                     raise
-                continue
-            for i, part in enumerate(parts):
-                try:
-                    outcomes = await self._generate_batch(part)
-                except Exception as exc:
-                    outcomes = [exc] * len(part)
-                except BaseException as exc:  # cancelled: no caller may wait forever
-                    left = [job for p in parts[i:] for job in p]
-                    _settle(left, [exc] * len(left))
-                    raise
-                _settle(part, outcomes)
 
     def _split(self, batch: list[_Job]) -> list[list[_Job]]:
         return _by_budget(self._loaded(), batch)
