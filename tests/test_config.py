@@ -1,6 +1,7 @@
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from intima.core.config import (
     GenerationSettings,
@@ -110,12 +111,37 @@ def test_price_table(tmp_path: Path) -> None:
         ("openai-compat:m@http://127.0.0.1:99999/v1", "Port out of range"),
         ("openai-compat:m@http://[::1/v1", "Invalid IPv6 URL"),
         ("openai-compat:m@http:///v1", "has no host"),
+        # A key in the query string used to be accepted, stored and published (issue 20).
+        ("openai-compat:m@http://127.0.0.1:8000/v1?key=tok-1", "query string"),
+        ("openai-compat:m@https://host/v1?api_key=tok-2&x=1", "query string"),
+        ("openai-compat:m@https://host/v1#tok-3", "query string or fragment"),
+        ("openai-compat:m@https://host/v1?", "query string"),
     ],
 )
 def test_unusable_server_urls_are_refused_naming_the_problem(spec: str, message: str) -> None:
     with pytest.raises(ConfigError, match=message) as err:
         ModelSpec.parse(spec)
     assert "pass" not in str(err.value) and "tok" not in str(err.value)  # never echoed
+
+
+@pytest.mark.parametrize(
+    "url", ["http://127.0.0.1:8000/v1?key=tok-4", "http://u:tok-5@127.0.0.1/v1", "ftp://h/v1"]
+)
+def test_base_urls_given_apart_from_the_spec_obey_the_same_rules(url: str) -> None:
+    with pytest.raises(ValidationError) as err:
+        ModelConfig(spec="openai-compat:m", base_urls=(url,))
+    assert all("tok" not in e["msg"] for e in err.value.errors())  # what the CLI shows
+    assert ModelConfig(spec="openai-compat:m", base_urls=("http://127.0.0.1:8000/v1",)).base_urls
+
+
+def test_a_key_in_a_base_url_is_refused_by_the_cli_and_never_echoed(tmp_path: Path) -> None:
+    from conftest import run_cli
+
+    db = tmp_path / "s.db"
+    res = run_cli("run", "--model", "openai-compat:m", "--base-url",
+                  "http://127.0.0.1:8000/v1?key=tok-6", "--dataset", "demo", "--store", str(db))  # fmt: skip
+    assert res.returncode == 2 and "query string" in res.stderr, res.stderr
+    assert "tok-6" not in res.stderr + res.stdout and not db.exists()
 
 
 def test_config_and_price_files_that_cannot_be_read_are_one_line(tmp_path: Path) -> None:

@@ -25,6 +25,8 @@ TOKEN = "hf_fake_write_token_service_0123"
 #: the model server's key, from the worker's environment: it must reach no file on the Hub
 SENTINEL = "sk-sentinel-hub-service-9f8e7d6c5b4a"
 LIMIT = 4
+#: requests on the Hub name a public Hub model; the workers' server serves the bundled SmolLM2
+MODEL = "HuggingFaceTB/SmolLM2-135M-Instruct"
 
 
 @pytest.fixture
@@ -33,6 +35,7 @@ def hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeHub]:
         server.write_token = TOKEN
         server.add_repo(REQUESTS)
         server.add_repo(RESULTS)
+        server.add_repo(MODEL, {"config.json": b"{}"}, repo_type="model")
         point_hf_at(server, tmp_path / "hf-cache", tmp_path, monkeypatch, token=TOKEN)
         yield server
 
@@ -71,8 +74,8 @@ def test_two_workers_run_three_hub_requests_once_each_and_resume_a_killed_one(
     queue = HubQueue(f"hf://datasets/{REQUESTS}")
     gen = GenerationSettings(max_tokens=12, temperature=0.0)
     ids = [
-        queue.add("openai-compat:smollm2", "ci", dataset="demo", system_prompt=sp,
-                  generation=gen, allow_urls=True).request_id
+        queue.add(f"openai-compat:{MODEL}", "ci", dataset="demo", system_prompt=sp,
+                  generation=gen).request_id
         for sp in ("Answer briefly.", "Answer warmly.", "Answer plainly.")
     ]  # fmt: skip
     db = tmp_path / "worker.db"

@@ -57,7 +57,7 @@ def test_ten_megabyte_name_is_rejected_with_a_clear_message(store: Store) -> Non
         ("openai:gpt\n4", "one line"),
         ("openai-compat:m@ftp://host/v1", "http"),
         ("openai-compat:m@http://user:pw@host:8000/v1", "credentials"),
-        ("openai-compat:m@https://host/v1?api_key=abc", "credentials"),
+        ("openai-compat:m@https://host/v1?api_key=abc", "query string"),
     ],
 )
 def test_bad_specs_are_refused_and_nothing_is_queued(store: Store, spec: str, message: str) -> None:

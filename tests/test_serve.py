@@ -18,7 +18,10 @@ from intima.store import Store
 pytestmark = pytest.mark.slow
 
 
-def test_serve_prints_a_spec_that_run_can_use_and_stops_cleanly(tmp_path: Path) -> None:
+@pytest.mark.parametrize("stop_with", [signal.SIGINT, signal.SIGTERM], ids=["INT", "TERM"])
+def test_serve_prints_a_spec_that_run_can_use_and_stops_cleanly(
+    tmp_path: Path, stop_with: signal.Signals
+) -> None:
     port = free_port()
     env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200"}
     proc = subprocess.Popen(
@@ -32,14 +35,18 @@ def test_serve_prints_a_spec_that_run_can_use_and_stops_cleanly(tmp_path: Path) 
         spec_line = proc.stdout.readline().strip()
         spec = spec_line.split("--model ")[1].split(" ")[0]
         assert spec == f"openai-compat:smollm2@http://127.0.0.1:{port}/v1"
-        res = run_cli("run", "--model", spec, "--dataset", "demo", "--limit", "1",
-                      "--max-tokens", "8", "--store", str(tmp_path / "s.db"))  # fmt: skip
-        assert res.returncode == 0, res.stderr
-        with Store.open(tmp_path / "s.db") as store:
-            assert store.query("SELECT COUNT(*) FROM responses WHERE status='ok'")[0][0] == 1
+        if stop_with == signal.SIGINT:
+            res = run_cli("run", "--model", spec, "--dataset", "demo", "--limit", "1",
+                          "--max-tokens", "8", "--store", str(tmp_path / "s.db"))  # fmt: skip
+            assert res.returncode == 0, res.stderr
+            with Store.open(tmp_path / "s.db") as store:
+                assert store.query("SELECT COUNT(*) FROM responses WHERE status='ok'")[0][0] == 1
     finally:
-        proc.send_signal(signal.SIGINT)
-        proc.wait(timeout=30)
+        proc.send_signal(stop_with)
+        _, err = proc.communicate(timeout=30)
+    # SIGTERM used to end intima at once and leave its model server answering on the port.
+    assert proc.returncode == 130 and "Stopped the server." in err
+    assert "resume" not in err and "Traceback" not in err  # a server has nothing to resume
     # The model server went with it.
     deadline = time.monotonic() + 15
     while time.monotonic() < deadline:

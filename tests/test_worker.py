@@ -357,3 +357,28 @@ def test_worker_against_a_real_model_server(tmp_path: Path, llama_server: str) -
         texts = [r["response"] for r in store.run_rows(done.run_ids[0])]
     assert done.status == "finished" and len(texts) == 2
     assert all(isinstance(t, str) and t.strip() for t in texts)
+
+
+def test_a_hub_request_is_never_answered_with_the_demo_prompts(
+    tmp_path: Path, fake_server: Callable[..., FakeOpenAI]
+) -> None:
+    """`--dataset demo` (the folder `make demo` leaves) once ran a hub request on the demo
+    prompts and recorded it as hub: the worker's --dataset is always a path."""
+    server = fake_server()
+    (tmp_path / "demo").mkdir()
+    (tmp_path / "demo" / "intima.db").write_bytes(b"")
+    db = tmp_path / "w.db"
+    with Store.open(db) as store:
+        rec = add_request(store, "openai-compat:acme/fake-8b", allow_urls=False)
+    res = subprocess.run(
+        [sys.executable, "-m", "intima", "worker", "--once", "--dataset", "demo",
+         "--base-url", server.base_url, "--store", str(db)],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+        env={**os.environ, "NO_COLOR": "1"},
+    )  # fmt: skip
+    assert res.returncode == 1, res.stderr
+    with Store.open(db) as store:
+        done = get_request(store, rec.request_id)
+        runs = store.query("SELECT COUNT(*) FROM runs")[0][0]
+    assert done.status == "failed" and str(tmp_path / "demo") in (done.reason or "")
+    assert server.requests == 0 and runs == 0

@@ -89,7 +89,9 @@ def _invalid(exc: ValidationError) -> str:
     for err in exc.errors():
         field = next((str(p) for p in reversed(err["loc"]) if isinstance(p, str)), "value")
         option = {"timeout_s": "timeout"}.get(field, field).replace("_", "-")
-        parts.append(f"--{option} {err.get('input')!r}: {err['msg'].lower()}")
+        # A refused URL or key source may hold the secret it was refused for: never echo it.
+        shown = "" if "url" in field or "key" in field else f" {err.get('input')!r}"
+        parts.append(f"--{option}{shown}: {err['msg'].lower()}")
     return "invalid " + "; ".join(parts)
 
 

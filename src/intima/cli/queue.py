@@ -11,6 +11,7 @@ from rich.table import Table
 
 from intima.cli._common import DEFAULT_STORE, RunOpt, StoreOpt, app, console, for_terminal, out
 from intima.cli._params import IntimaGroup, nonempty
+from intima.cli._signals import stop_cleanly_on_sigterm
 from intima.cli.judge import (
     DEFAULT_JUDGE_MAX_TOKENS,
     DEFAULT_STRUCTURED_OUTPUT,
@@ -23,6 +24,7 @@ from intima.cli.judge import (
 )
 from intima.core.config import ModelConfig
 from intima.service.queue import RequestQueue
+from intima.service.worker import DEFAULT_GIVE_UP_S
 from intima.store import Store
 
 QueueOpt = Annotated[
@@ -65,9 +67,7 @@ def request_cmd(
     if queue is not None:
         from intima.service.hub_queue import HubQueue
 
-        rec = HubQueue(queue).add(
-            spec, requester, dataset=dataset, system_prompt=system_prompt, allow_urls=True
-        )
+        rec = HubQueue(queue).add(spec, requester, dataset=dataset, system_prompt=system_prompt)
     else:
         with Store.open(store) as db:
             rec = add_request(db, spec, requester, dataset=dataset, system_prompt=system_prompt)
@@ -214,6 +214,15 @@ def worker_cmd(
     max_attempts: Annotated[
         int, typer.Option(min=1, max=100, help="Give up on a request after N claims.")
     ] = 3,
+    give_up_after: Annotated[
+        float,
+        typer.Option(
+            min=0.0,
+            max=86400.0,
+            help="With --drain: seconds the queue may stay unreachable before the worker stops "
+            "with the reason (exit 2).",
+        ),
+    ] = DEFAULT_GIVE_UP_S,
     store: StoreOpt = DEFAULT_STORE,
     queue: QueueOpt = None,
     results: Annotated[
@@ -245,7 +254,7 @@ def worker_cmd(
         timeout=120.0 if timeout is None else timeout,
         max_retries=6 if max_retries is None else max_retries,
     )  # fmt: skip
-    _stop_cleanly_on_sigterm()
+    stop_cleanly_on_sigterm()
     try:
         summary = work(
             store, once=once, drain=drain, judges=judges, score=score, limit=limit,
@@ -253,13 +262,12 @@ def worker_cmd(
             base_urls=tuple(base_url or ()), concurrency=concurrency, max_retries=max_retries,
             timeout_s=timeout, max_reasks=max_reasks, lease_s=lease, poll_s=poll,
             max_attempts=max_attempts, on_message=_say, queue=_queue(queue), results=results,
+            give_up_s=give_up_after,
         )  # fmt: skip
     except KeyboardInterrupt:
-        # click turns Ctrl-C into a silent normal return; say what happened and exit 130.
-        console.print(
-            "Stopped. The request in progress was released to the queue with its "
-            "finished answers kept; run the same command again to resume."
-        )
+        # click turns Ctrl-C into a silent normal return; say what happened and exit 130. A
+        # request in progress has said it was released; none may have been.
+        console.print("Stopped; run the same command again to resume.")
         sys.exit(130)
     out.print(
         f"worker {summary.worker_id}: {summary.claimed} claimed, {summary.finished} finished, "
@@ -281,16 +289,6 @@ def _queue(url: str | None) -> RequestQueue | None:
     from intima.service.hub_queue import HubQueue
 
     return HubQueue(url)
-
-
-def _stop_cleanly_on_sigterm() -> None:
-    """Treat SIGTERM (systemd, docker stop, kill) like Ctrl-C: release the request, then exit."""
-    import signal
-
-    def handler(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGTERM, handler)
 
 
 def publish_cmd(

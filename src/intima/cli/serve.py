@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import subprocess
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -11,6 +12,7 @@ import typer
 
 from intima.cli._common import app, console, for_terminal, out
 from intima.cli._params import nonempty
+from intima.cli._signals import stop_cleanly_on_sigterm
 
 
 def serve_cmd(
@@ -39,6 +41,7 @@ def serve_cmd(
     from intima.service.llama_server import spec_for, start, wait_ready
 
     base = f"http://{host}:{port}/v1"
+    stop_cleanly_on_sigterm()  # else SIGTERM ends intima and leaves the server answering
     proc = start(
         "" if model is None else str(model), alias=alias, host=host, port=port, n_ctx=n_ctx
     )
@@ -50,6 +53,10 @@ def serve_cmd(
         out.print(f"  intima judge -j {spec}", highlight=False)
         console.print("Ctrl-C stops the server.")
         proc.wait()
+    except KeyboardInterrupt:
+        # Not the runs' "run the same command again to resume": a server has nothing to resume.
+        console.print("Stopped the server.")
+        sys.exit(130)
     finally:
         if proc.poll() is None:
             proc.terminate()

@@ -98,6 +98,14 @@ def _check_url(url: str) -> None:
             f"server URL {_redacted(url)!r} carries credentials; put the key in an environment "
             "variable (--api-key-env) or a key file (--api-key-file), never in the URL"
         )
+    if parts.query or parts.fragment or url.rstrip("/").endswith(("?", "#")):
+        # A query string is where keys hide (?key=, ?api_key=, ?sig=); a base URL names a server
+        # and a path only, and it is stored, listed and published.
+        raise ConfigError(
+            f"server URL {_redacted(url)!r} has a query string or fragment; give the server and "
+            "path only (e.g. http://host:8000/v1) and put any key in an environment variable "
+            "(--api-key-env) or a key file (--api-key-file)"
+        )
     if not host:
         raise ConfigError(f"server URL {url!r} has no host")
     if port == 0:
@@ -105,7 +113,9 @@ def _check_url(url: str) -> None:
 
 
 def _redacted(url: str) -> str:
-    """The URL with anything before an '@' in its authority blanked out."""
+    """The URL with anything before an '@' in its authority, and its query string and fragment,
+    blanked out."""
+    url = url.split("?", 1)[0].split("#", 1)[0]
     scheme, sep, rest = url.partition("://")
     authority, slash, path = rest.partition("/")
     if "@" in authority:
@@ -157,6 +167,19 @@ class ModelConfig(BaseModel):
     @classmethod
     def _spec_parses(cls, value: str) -> str:
         ModelSpec.parse(value)
+        return value
+
+    @field_validator("base_urls")
+    @classmethod
+    def _urls_are_servers(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        # The same rules as a URL in the spec: --base-url and config files are stored too.
+        for url in value:
+            if not url.startswith(_URL_PREFIXES):
+                raise ValueError(f"base URL {_redacted(url)!r} must start with http:// or https://")
+            try:
+                _check_url(url)
+            except ConfigError as exc:  # pydantic reports ValueErrors only
+                raise ValueError(str(exc)) from exc
         return value
 
     @property

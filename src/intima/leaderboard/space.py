@@ -329,7 +329,7 @@ class HubRequests:
         asked = _fields([("Model spec", spec), ("Requested by", requester.strip() or "anonymous")])
         try:
             self.limit.take(session or "anonymous")
-            rec = self.queue.add(spec, requester.strip() or None, allow_urls=False)
+            rec = self.queue.add(spec, requester.strip() or None)
         except IntimaError as exc:
             return (
                 f'<div class="intima-error" role="alert"><p>Rejected: {esc(exc)}</p>{asked}</div>'

@@ -42,6 +42,7 @@ from intima.service.queue import (
     _validated_requester,
     redact,
 )
+from intima.service.request_policy import check_request_id
 from intima.store import now
 
 FOLDER = "requests"
@@ -81,6 +82,9 @@ class HubQueue:
     """The queue in ``url`` (``hf://datasets/OWNER/NAME``); ``token`` for writing (else the
     token huggingface_hub finds: HF_TOKEN or ``hf auth login``)."""
 
+    #: anyone with a write token (the Space holds one) can add files: see RequestQueue.public
+    public = True
+
     def __init__(self, url: str, token: str | None = None, *, require_review: bool = False):
         self.url = url
         self.repo_id, self.repo_type = hub_repo(url, "dataset")
@@ -98,6 +102,7 @@ class HubQueue:
         return [r for r in out if status is None or r.status == status]
 
     def get(self, request_id: str) -> HubRequest:
+        check_request_id(request_id)
         _, records = self._read()
         if request_id not in records:
             raise QueueError(f"no request {request_id[:40]!r} in {self.url}; see `intima requests`")
@@ -115,12 +120,12 @@ class HubQueue:
         dataset: str = "hub",
         system_prompt: str | None = None,
         generation: GenerationSettings | None = None,
-        allow_urls: bool = False,
     ) -> HubRequest:
-        """Validate and queue a request (see the module doc for duplicates)."""
-        config = _validated_config(spec, system_prompt, generation, allow_urls=allow_urls)
-        if not allow_urls:
-            _check_on_hub(config)
+        """Validate and queue a request (see the module doc for duplicates). A request on the Hub
+        follows the public form's rules whoever writes it, since workers refuse anything else:
+        a public Hub model id or an allow-listed API model, never a server or a path."""
+        config = _validated_config(spec, system_prompt, generation, allow_urls=False)
+        _check_on_hub(config)
         requester = _validated_requester(requester)
         if dataset not in REQUEST_DATASETS:
             raise QueueError(
@@ -328,6 +333,7 @@ class HubQueue:
     def _update(self, request_id: str, change: Change, message: str) -> HubRequest | None:
         """Apply ``change`` to one request under the Hub's optimistic lock; the result (the
         unchanged record when ``change`` made none)."""
+        check_request_id(request_id)
         for _ in range(MAX_CONFLICTS):
             sha, records = self._read()
             cur = records.get(request_id)
@@ -385,11 +391,18 @@ def _parse(path: Path) -> HubRequest:
             f"{FOLDER}/{path.name} is over {MAX_REQUEST_FILE_BYTES:,} bytes; not a request"
         )
     try:
-        return HubRequest.model_validate(json.loads(path.read_text(encoding="utf-8")))
-    except (ValueError, ValidationError) as exc:
+        rec = HubRequest.model_validate(json.loads(path.read_text(encoding="utf-8")))
+    except (ValueError, ValidationError, RecursionError) as exc:  # 40,000 nested brackets
         raise HubQueueError(
             f"{FOLDER}/{path.name} is not a valid request; it is skipped (fix or delete it)"
         ) from exc
+    if path.name != f"{rec.request_id}.json":
+        # Two files with one id made a worker claim and publish the same request for ever.
+        raise HubQueueError(
+            f"{FOLDER}/{path.name} holds request {rec.request_id}, not the one its name says; "
+            "it is skipped (fix or delete it)"
+        )
+    return rec
 
 
 def _claimable(rec: HubRequest) -> bool:

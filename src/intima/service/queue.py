@@ -26,9 +26,9 @@ import time
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import Annotated, Final, Literal, Protocol
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from intima.core.config import GenerationSettings, ModelConfig, ModelSpec, stable_hash
 from intima.core.errors import ConfigError, IntimaError
@@ -44,6 +44,9 @@ MAX_REASON_CHARS = 2_000
 REQUEST_DATASETS = ("hub", "demo")
 DEFAULT_LEASE_S = 120.0
 DEFAULT_MAX_ATTEMPTS = 3
+#: Request ids are 16 lower-case hex digits (a hash prefix on the Hub, a uuid4 prefix locally);
+#: an id names a file on the Hub, so ``../../evil`` must never pass.
+REQUEST_ID_PATTERN: Final = r"^[0-9a-f]{16}$"
 
 #: ``pending_review`` and ``cancelled`` occur in the Hub queue only (maintainer approval).
 Status = Literal["pending", "running", "finished", "failed", "pending_review", "cancelled"]
@@ -51,7 +54,7 @@ _SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD)", re.IGNORECASE)
 
 
 class RequestRecord(BaseModel):
-    request_id: str
+    request_id: Annotated[str, Field(pattern=REQUEST_ID_PATTERN)]
     spec: str
     requester: str | None
     dataset: str
@@ -158,9 +161,6 @@ def _validated_config(
             check_public_spec(parsed)
         except PublicRequestError as exc:
             raise QueueError(str(exc)) from exc
-    if any("@" in url.split("//", 1)[1].split("/", 1)[0] or "?" in url for url in parsed.base_urls):
-        # Requests are stored and listed: a URL must not smuggle a password or a token in.
-        raise QueueError("server URLs must not carry credentials (user:password@host or ?key=)")
     return ModelConfig(
         spec=str(parsed), system_prompt=system_prompt, generation=generation or GenerationSettings()
     )
@@ -317,7 +317,12 @@ def _settle(
 
 class RequestQueue(Protocol):
     """What a worker needs of a queue: the local SQLite one (:class:`LocalQueue`) or the Hub's
-    (:class:`intima.service.hub_queue.HubQueue`). Every method is safe to call from any thread."""
+    (:class:`intima.service.hub_queue.HubQueue`). Every method is safe to call from any thread.
+
+    ``public``: anyone with a write token can add to it, so its requests are held to the public
+    form's rules where they are run (:mod:`intima.service.request_policy`)."""
+
+    public: bool
 
     def claim_next(
         self, worker_id: str, lease_s: float = ..., *, max_attempts: int = ...
@@ -333,7 +338,11 @@ class RequestQueue(Protocol):
 
 class LocalQueue:
     """The queue in a store's ``requests`` table; a connection per call, so any thread may
-    call (a Store is per thread). Where results were published is not recorded locally."""
+    call (a Store is per thread). Where results were published is not recorded locally.
+    Only the operator writes this queue (``intima request``), so its requests may name servers.
+    """
+
+    public = False
 
     def __init__(self, store_path: Path | str) -> None:
         self.store_path = store_path

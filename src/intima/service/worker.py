@@ -30,11 +30,14 @@ from intima.service.queue import (
     RequestRecord,
     redact,
 )
+from intima.service.request_policy import RequestRefused, runnable_config
 from intima.store import Store, claim_owner
 
 #: Receives the worker's one-line reports; they hold untrusted text (model specs, server
 #: errors), so a terminal must escape them (the CLI does).
 OnMessage = Callable[[str], None]
+#: Seconds a draining worker keeps trying to reach a queue it cannot read before it stops.
+DEFAULT_GIVE_UP_S = 120.0
 
 
 class StageFailed(IntimaError):
@@ -170,6 +173,8 @@ def work(
     on_message: OnMessage | None = None,
     queue: RequestQueue | None = None,
     results: str | None = None,
+    give_up_s: float = DEFAULT_GIVE_UP_S,
+    clock: Callable[[], float] = time.monotonic,
 ) -> WorkSummary:
     """Process queued requests one by one.
 
@@ -179,8 +184,11 @@ def work(
     before the request is marked finished (a failed publish fails the request with the reason).
 
     ``once``: process at most one request, then return. ``drain``: return when nothing is
-    pending or running (otherwise wait for new requests for ever). ``dataset``: where to read
-    the prompts of requests that ask for ``hub`` (a local copy when the Hub is out of reach).
+    pending or running (otherwise wait for new requests for ever); a draining worker that
+    cannot read the queue for ``give_up_s`` seconds in a row raises
+    :class:`~intima.service.queue.QueueUnavailable` (a worker that is not draining keeps trying).
+    ``dataset``: where to read the prompts of requests that ask for ``hub`` (a local copy when
+    the Hub is out of reach).
     ``base_urls``: servers for requests that name a model but no server. ``concurrency``:
     requests in flight per model on this worker's machine; ``max_retries``: retries per prompt
     (neither changes the answers, so neither is part of the cache key); ``timeout_s``: seconds
@@ -190,8 +198,10 @@ def work(
     judgments are all unscored; the summary counts failed requests and, for finished ones,
     unscored judgments, each with its reasons.
     """
-    if lease_s <= 0 or poll_s <= 0:
-        raise IntimaError("--lease and --poll must be positive numbers of seconds")
+    if lease_s <= 0 or poll_s <= 0 or give_up_s < 0:
+        raise IntimaError(
+            "--lease and --poll must be positive numbers of seconds, --give-up-after at least 0"
+        )
     pipeline = (
         list(stages)
         if stages is not None
@@ -201,6 +211,7 @@ def work(
     unscored_reasons: Counter[str] = Counter()
     summary = WorkSummary(worker_id=worker_id or new_worker_id())
     source = queue if queue is not None else LocalQueue(store_path)
+    unreachable_since: float | None = None
     with Store.open(store_path) as store:
         while True:
             try:
@@ -208,10 +219,20 @@ def work(
             except QueueUnavailable as exc:
                 if once:
                     raise
+                at = clock()
+                unreachable_since = at if unreachable_since is None else unreachable_since
+                waited = at - unreachable_since
+                if drain and waited >= give_up_s:
+                    # A draining worker must end: an unreachable queue cannot be known empty.
+                    raise QueueUnavailable(
+                        f"{exc}; stopped after {waited:.0f} s without reaching the queue "
+                        f"(--give-up-after {give_up_s:g}); nothing was claimed meanwhile"
+                    ) from exc
                 # A queue on the Hub can be out of reach for a while; keep the worker alive.
                 _say(on_message, f"{exc}; trying again in {poll_s:g} s")
                 time.sleep(poll_s)
                 continue
+            unreachable_since = None
             if req is None:
                 if once or (drain and source.idle()):
                     return summary
@@ -219,10 +240,16 @@ def work(
                 continue
             summary.claimed += 1
             _say(on_message, f"{req.request_id}: {req.spec} (attempt {req.attempts})")
-            config = _config_for(req, base_urls, concurrency, max_retries, timeout_s)
-            outcome, reasons = _process(store, source, req, pipeline, dataset=dataset,
-                                        limit=limit, config=config, lease_s=lease_s,
-                                        results=results, on_message=on_message)  # fmt: skip
+            try:
+                # Checked where it runs: a request file may have been written by anyone.
+                wanted = runnable_config(req, public=source.public)
+            except RequestRefused as exc:
+                outcome, reasons = _failed(source, req, req.worker_id or "", str(exc), on_message)
+            else:
+                config = _config_for(wanted, base_urls, concurrency, max_retries, timeout_s)
+                outcome, reasons = _process(store, source, req, pipeline, dataset=dataset,
+                                            limit=limit, config=config, lease_s=lease_s,
+                                            results=results, on_message=on_message)  # fmt: skip
             setattr(summary, outcome, getattr(summary, outcome) + 1)
             if outcome == "failed":
                 failed_reasons.update(reasons)
@@ -264,7 +291,8 @@ def _process(
             published.append(_publish(store, results, _unique(ctx.run_ids), on_message))
     except (KeyboardInterrupt, SystemExit):
         beat.stop()
-        queue.release(req.request_id, worker_id, "worker stopped; released")
+        if queue.release(req.request_id, worker_id, "worker stopped; released"):
+            _say(on_message, f"{req.request_id}: released to the queue; finished answers kept")
         raise
     except IntimaError as exc:
         beat.stop()
@@ -308,28 +336,32 @@ def _failed(
 
 
 def _config_for(
-    req: RequestRecord,
+    wanted: ModelConfig,
     base_urls: Sequence[str],
     concurrency: int | None,
     max_retries: int | None,
     timeout_s: float | None = None,
 ) -> ModelConfig:
-    """Operational knobs only: none changes the cache key, so answers are shared."""
+    """The request's model and settings with the worker's own operational knobs (none changes
+    the cache key, so answers are shared)."""
     update: dict[str, object] = {}
     if timeout_s is not None:
         update["timeout_s"] = timeout_s
-    if base_urls and not req.config.parsed.base_urls:
+    if base_urls and not wanted.parsed.base_urls:
         update["base_urls"] = tuple(base_urls)
     if concurrency is not None:
         update["concurrency"] = concurrency
     if max_retries is not None:
         update["max_retries"] = max_retries
-    return ModelConfig.model_validate({**req.config.model_dump(), **update})
+    return ModelConfig.model_validate({**wanted.model_dump(), **update})
 
 
 def _prompts_for(req: RequestRecord, dataset: str | None, limit: int | None) -> PromptSet:
-    source = dataset if (req.dataset == "hub" and dataset) else req.dataset
-    return load_prompts(source).first(limit)
+    if req.dataset == "hub" and dataset:
+        # A path, always: ``--dataset demo`` once answered a hub request with the demo prompts
+        # and recorded it as hub.
+        return load_prompts(Path(dataset).resolve()).first(limit)
+    return load_prompts(req.dataset).first(limit)
 
 
 def _unique(items: Sequence[str]) -> list[str]:
