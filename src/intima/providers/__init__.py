@@ -11,7 +11,14 @@ from importlib.metadata import entry_points
 
 from intima.core.config import ModelConfig
 from intima.core.errors import ConfigError
-from intima.providers.base import Completion, Message, Model, RequestError, TransientError
+from intima.providers.base import (
+    Completion,
+    Message,
+    Model,
+    RequestError,
+    TransientError,
+    without_settings,
+)
 
 ENTRY_POINT_GROUP = "intima.providers"
 
@@ -46,12 +53,20 @@ def get_model(config: ModelConfig) -> Model:
     return provider_class(config.parsed.provider)(config)
 
 
+def effective_config(config: ModelConfig) -> ModelConfig:
+    """The configuration as its provider sends it: settings the provider cannot honour unset.
+    This is what :func:`get_model` keeps as ``model.config``; its key is the one stored."""
+    cls = provider_class(config.parsed.provider)
+    return without_settings(config, cls.unsupported(config.parsed.model))[0]
+
+
 __all__ = [
     "Completion",
     "Message",
     "Model",
     "RequestError",
     "TransientError",
+    "effective_config",
     "get_model",
     "provider_names",
     "register",

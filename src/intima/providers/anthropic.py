@@ -1,16 +1,31 @@
-"""Anthropic's API through the official ``anthropic`` SDK (extra ``anthropic``)."""
+"""Anthropic's Messages API through the official ``anthropic`` SDK (extra ``anthropic``).
+
+What is sent: ``model``, ``max_tokens``, ``messages`` and ``system`` (the system messages
+joined). The API has no seed, and API version 2026-10-21 (which SDK 2.x sends) answers 400 to
+``temperature``, ``top_p`` and ``top_k`` on every model, so ``seed``, ``temperature`` and
+``top_p`` are unsupported settings: dropped with a note, and out of the configuration key.
+A reply schema (the judge's) is sent the Anthropic way: one tool whose ``input_schema`` is the
+schema, forced with ``tool_choice {type: tool}``; the tool call's ``input`` is the reply.
+"""
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Any
 
 from intima.core.config import GenerationSettings, ModelConfig, read_api_key
 from intima.core.errors import ConfigError, ProviderError
 from intima.providers.base import Completion, Message, Model, RequestError, TransientError
+from intima.providers.openai_compat import parse_retry_after
+
+#: The one tool a structured request offers and forces.
+TOOL_NAME = "record_judgment"
 
 
 class AnthropicModel(Model):
     default_concurrency = 8
+    unsupported_settings = frozenset({"seed", "temperature", "top_p"})
 
     def __init__(self, config: ModelConfig) -> None:
         super().__init__(config)
@@ -23,7 +38,7 @@ class AnthropicModel(Model):
         self._base_url = spec.base_urls[0] if spec.base_urls else None
         self._client: Any = None
 
-    def _get_client(self) -> Any:
+    def client(self) -> Any:
         if self._client is None:
             try:
                 from anthropic import AsyncAnthropic
@@ -37,6 +52,35 @@ class AnthropicModel(Model):
             )  # fmt: skip
         return self._client
 
+    def request_params(
+        self,
+        messages: list[Message],
+        settings: GenerationSettings,
+        json_schema: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """The Messages API body (also a batch request's ``params``)."""
+        system = "\n\n".join(m.content for m in messages if m.role == "system")
+        body: dict[str, Any] = {
+            "model": self.config.parsed.model,
+            "max_tokens": settings.max_tokens or 1024,
+            "messages": [m.model_dump() for m in messages if m.role != "system"],
+        }
+        if system:
+            body["system"] = system
+        if json_schema is not None and self.config.structured_output != "off":
+            body["tools"] = [
+                {
+                    "name": TOOL_NAME,
+                    "description": "Record the judgment of the response.",
+                    "input_schema": json_schema,
+                }
+            ]
+            body["tool_choice"] = {"type": "tool", "name": TOOL_NAME}
+        return body
+
+    def redact(self, text: str) -> str:
+        return re.sub(re.escape(self._key), "[redacted]", text, flags=re.IGNORECASE)
+
     async def generate(
         self,
         messages: list[Message],
@@ -46,41 +90,60 @@ class AnthropicModel(Model):
     ) -> Completion:
         import anthropic
 
-        system = "\n\n".join(m.content for m in messages if m.role == "system")
-        body: dict[str, Any] = {
-            "model": self.config.parsed.model,
-            "max_tokens": settings.max_tokens or 1024,
-            "messages": [m.model_dump() for m in messages if m.role != "system"],
-        }
-        if system:
-            body["system"] = system
-        for name in ("temperature", "top_p"):
-            if (value := getattr(settings, name)) is not None:
-                body[name] = value
         try:
-            resp = await self._get_client().messages.create(**body)
+            resp = await self.client().messages.create(
+                **self.request_params(messages, settings, json_schema)
+            )
         except anthropic.AuthenticationError as exc:
             raise ProviderError("Anthropic refused the API key: check it") from exc
         except anthropic.NotFoundError as exc:
             raise ProviderError(f"Anthropic: model not found: {self.config.parsed.model}") from exc
         except anthropic.APIStatusError as exc:
-            if exc.status_code == 429 or exc.status_code >= 500:
-                after = exc.response.headers.get("retry-after")
-                raise TransientError(
-                    f"HTTP {exc.status_code}", retry_after=float(after) if after else None
-                ) from exc
-            raise RequestError(f"HTTP {exc.status_code}: {exc.message}") from exc
-        except (anthropic.APITimeoutError, anthropic.APIConnectionError) as exc:
-            raise TransientError(str(exc)) from exc
-        text = "".join(getattr(block, "text", "") for block in resp.content)
-        return Completion(
-            text=text,
-            finish_reason=resp.stop_reason,
-            prompt_tokens=resp.usage.input_tokens,
-            completion_tokens=resp.usage.output_tokens,
-            served_by="anthropic",
-        )
+            raise self.status_error(
+                exc.status_code, str(exc.message), exc.response.headers.get("retry-after")
+            ) from exc
+        except anthropic.APITimeoutError as exc:
+            raise TransientError(f"no answer within {self.config.timeout_s:g}s") from exc
+        except anthropic.APIConnectionError as exc:
+            raise TransientError(f"connection to Anthropic failed: {type(exc).__name__}") from exc
+        return message_completion(resp.model_dump(), self.served_by)
+
+    @property
+    def served_by(self) -> str:
+        return self._base_url or "anthropic"
+
+    def status_error(self, status: int, message: str, retry_after: str | None) -> Exception:
+        """429, 5xx and 529 (overloaded) are worth retrying; the rest belong to the request."""
+        detail = self.redact(message)[:300]
+        if status == 429 or status >= 500:
+            return TransientError(f"HTTP {status}: {detail}", parse_retry_after(retry_after))
+        return RequestError(f"HTTP {status}: {detail}")
 
     async def aclose(self) -> None:
         if self._client is not None:
             await self._client.close()
+            self._client = None
+
+
+def message_completion(message: dict[str, Any], served_by: str) -> Completion:
+    """A Messages API reply (a dict, as the API sends it) as a completion. A forced tool call's
+    ``input`` is the reply text (as JSON); a refusal with no text is a failed request."""
+    blocks = message.get("content") or []
+    tool = next((b for b in blocks if b.get("type") == "tool_use"), None)
+    if tool is not None:
+        text, form = json.dumps(tool.get("input"), ensure_ascii=False), "tool"
+    else:
+        texts = [str(b.get("text", "")) for b in blocks if b.get("type") == "text"]
+        text, form = "".join(texts), None
+    stop = message.get("stop_reason")
+    if stop == "refusal" and not text.strip():
+        raise RequestError("Anthropic declined to answer (stop_reason refusal)")
+    usage = message.get("usage") or {}
+    return Completion(
+        text=text,
+        finish_reason=stop,
+        prompt_tokens=usage.get("input_tokens"),
+        completion_tokens=usage.get("output_tokens"),
+        served_by=served_by,
+        structured_output=form,
+    )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -50,12 +50,24 @@ class Model(ABC):
 
     #: How many requests to keep in flight when the configuration does not say.
     default_concurrency: int = 8
+    #: Generation settings (names of :class:`GenerationSettings` fields) this provider never
+    #: sends. A configuration that sets one has it dropped, with a note, before anything reads
+    #: its configuration key: the key and the stored configuration say what was sent.
+    unsupported_settings: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(self, config: ModelConfig) -> None:
-        self.config = config
         #: What the backend learned that the user should be told once (e.g. that a server
         #: rejected a structured-output form and another is used); the CLI prints them.
         self.notes: list[str] = []
+        dropped = self.unsupported(config.parsed.model)
+        self.config, notes = without_settings(config, dropped)
+        self.notes.extend(notes)
+
+    @classmethod
+    def unsupported(cls, model: str) -> frozenset[str]:
+        """The settings this provider cannot honour for ``model`` (override when it depends on
+        the model, as OpenAI's reasoning models refuse temperature and top_p)."""
+        return cls.unsupported_settings
 
     @abstractmethod
     async def generate(
@@ -76,3 +88,20 @@ class Model(ABC):
     @property
     def concurrency(self) -> int:
         return self.config.concurrency or self.default_concurrency
+
+
+def without_settings(config: ModelConfig, names: frozenset[str]) -> tuple[ModelConfig, list[str]]:
+    """``config`` with the named generation settings unset, and a note for each one that was
+    set. A configuration that sets none of them comes back unchanged (the same object)."""
+    current = config.generation.model_dump()
+    dropped = sorted(n for n in names if current.get(n) is not None)
+    if not dropped:
+        return config, []
+    provider, model = config.parsed.provider, config.parsed.model
+    notes = [
+        f"warning: {provider}:{model} cannot take {name} (set to {current[name]!r}); it is not "
+        "sent and not part of the configuration key"
+        for name in dropped
+    ]
+    generation = config.generation.model_copy(update=dict.fromkeys(dropped))
+    return config.model_copy(update={"generation": generation}), notes

@@ -1,12 +1,23 @@
-"""OpenAI's hosted API through the official ``openai`` SDK (its own retries off: ours count)."""
+"""OpenAI's hosted API through the official ``openai`` SDK (its own retries off: ours count).
+
+What is sent: the chat-completions body of :class:`EndpointModel` with ``max_completion_tokens``
+(OpenAI's name; its reasoning models refuse ``max_tokens``) and a reply schema as
+``response_format {type: json_schema, strict: true}``. The reasoning models (o1, o3, o4, gpt-5)
+refuse ``temperature`` and ``top_p``: for them those are unsupported settings, dropped with a
+note and left out of the configuration key.
+"""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from intima.core.config import GenerationSettings, ModelConfig
-from intima.providers.base import Completion, Message, TransientError
+from intima.providers.base import Completion, Message, RequestError, TransientError
 from intima.providers.openai_compat import EndpointModel, classify_status
+
+#: Model names of OpenAI's reasoning models, which take no sampling settings.
+_REASONING = re.compile(r"^(o\d+|gpt-5)\b", re.IGNORECASE)
 
 
 class OpenAIModel(EndpointModel):
@@ -20,7 +31,12 @@ class OpenAIModel(EndpointModel):
         super().__init__(config)
         self._clients: dict[int, Any] = {}
 
-    def _client(self, index: int) -> Any:
+    @classmethod
+    def unsupported(cls, model: str) -> frozenset[str]:
+        name = model.rsplit("/", 1)[-1]
+        return frozenset({"temperature", "top_p"}) if _REASONING.match(name) else frozenset()
+
+    def client(self, index: int = 0) -> Any:
         if index not in self._clients:
             from openai import AsyncOpenAI
 
@@ -29,6 +45,19 @@ class OpenAIModel(EndpointModel):
                 timeout=self.config.timeout_s,
             )  # fmt: skip
         return self._clients[index]
+
+    def request_body(
+        self,
+        messages: list[Message],
+        settings: GenerationSettings,
+        json_schema: dict[str, Any] | None,
+        *,
+        mode: str | None = None,
+    ) -> dict[str, Any]:
+        body = super().request_body(messages, settings, json_schema, mode=mode)
+        if "max_tokens" in body:
+            body["max_completion_tokens"] = body.pop("max_tokens")
+        return body
 
     async def generate(
         self,
@@ -42,7 +71,7 @@ class OpenAIModel(EndpointModel):
         with self._server() as index:
             url = self.urls[index]
             try:
-                resp = await self._client(index).chat.completions.create(
+                resp = await self.client(index).chat.completions.create(
                     **self.request_body(messages, settings, json_schema)
                 )
             except openai.APIStatusError as exc:
@@ -56,19 +85,37 @@ class OpenAIModel(EndpointModel):
                 raise TransientError(f"no answer within {self.config.timeout_s:g}s") from exc
             except openai.APIConnectionError as exc:
                 raise TransientError(f"connection to {url} failed") from exc
-        usage = resp.usage
-        if not resp.choices or resp.choices[0].message.content is None:
-            raise TransientError("the server returned no message content")
-        choice = resp.choices[0]
-        return Completion(
-            text=choice.message.content,
-            finish_reason=choice.finish_reason,
-            prompt_tokens=usage.prompt_tokens if usage else None,
-            completion_tokens=usage.completion_tokens if usage else None,
-            served_by=url,
-        )
+        completion = chat_completion(resp.model_dump(), url)
+        mode = self.config.structured_output
+        if json_schema is not None and mode != "off":
+            completion.structured_output = "json_schema" if mode == "auto" else mode
+        return completion
 
     async def aclose(self) -> None:
         for client in self._clients.values():
             await client.close()
         self._clients = {}
+
+
+def chat_completion(data: dict[str, Any], served_by: str) -> Completion:
+    """A chat completion (a dict, as the API sends it). A refusal is the model's answer, stored
+    with finish_reason ``refusal``; a content filter that left no text fails the request."""
+    choices = data.get("choices") or []
+    if not choices:
+        raise TransientError("the server returned no choices")
+    choice, usage = choices[0], data.get("usage") or {}
+    message = choice.get("message") or {}
+    text, finish = message.get("content"), choice.get("finish_reason")
+    if message.get("refusal"):
+        text, finish = str(message["refusal"]), "refusal"
+    if not text and finish == "content_filter":
+        raise RequestError("OpenAI's content filter withheld the answer (content_filter)")
+    if text is None:
+        raise TransientError("the server returned no message content")
+    return Completion(
+        text=text,
+        finish_reason=finish,
+        prompt_tokens=usage.get("prompt_tokens"),
+        completion_tokens=usage.get("completion_tokens"),
+        served_by=served_by,
+    )

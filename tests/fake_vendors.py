@@ -1,0 +1,332 @@
+"""Local stand-ins for hosted vendors' HTTP APIs, on 127.0.0.1, as their documentation describes
+them: OpenAI (chat completions, files, batches), Anthropic (messages, message batches) and the
+Hugging Face router (OpenAI's chat completions, model ``OWNER/NAME:provider``).
+
+Every chat request is answered with fixed usage (100 tokens in, 10 out) so costs are exact.
+``faults`` is a queue: each chat/messages request takes the next one (``429``, ``500``, ``529``,
+``hang``, ``refusal``, ``content_filter``) until it is empty. Batches end after
+``polls_to_finish`` retrieves unless ``hold`` is set; ``expire_marker`` / ``fail_marker`` in a
+prompt make that batch item expire or fail. ``submissions`` counts batch creations.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from datetime import UTC, datetime, timedelta
+from email.parser import BytesParser
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+USAGE_IN, USAGE_OUT = 100, 10
+
+
+def judge_reply() -> dict[str, str]:
+    from intima.core.taxonomy import CATEGORIES
+
+    return {**{c: "low" for c in CATEGORIES}, "rationale": "Fake vendor judge."}
+
+
+class FakeVendor:
+    """``vendor`` is ``openai``, ``anthropic`` or ``hf`` (the router: OpenAI's wire format)."""
+
+    def __init__(self, vendor: str, key: str) -> None:
+        self.vendor, self.key = vendor, key
+        self.faults: deque[str] = deque()
+        self.hang_s = 5.0
+        self.chat_bodies: list[dict[str, Any]] = []
+        self.headers_seen: list[dict[str, str]] = []
+        self.rejected_auth = 0
+        self.submissions = 0
+        self.polls = 0
+        self.polls_to_finish = 1
+        self.hold = threading.Event()  # set: batches stay in progress
+        self.polled = threading.Event()  # set at the first retrieve of a batch
+        self.expire_marker = "EXPIRE-ME"
+        self.fail_marker = "FAIL-ME"
+        self.files: dict[str, bytes] = {}
+        self.batches: dict[str, dict[str, Any]] = {}
+        self.batch_items: dict[str, list[dict[str, Any]]] = {}
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        self._server.daemon_threads = True
+        self.port = self._server.server_address[1]
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+
+    @property
+    def base_url(self) -> str:
+        """What a spec's ``@URL`` names: OpenAI's and the router's include ``/v1``; Anthropic's
+        SDK adds ``/v1/messages`` itself."""
+        root = f"http://127.0.0.1:{self.port}"
+        return root if self.vendor == "anthropic" else f"{root}/v1"
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    # -- routing ---------------------------------------------------------------------------
+    def route(self, method: str, path: str, headers: dict[str, str], body: bytes) -> Reply:
+        if not self._authorised(headers):
+            self.rejected_auth += 1
+            return self._error(401, "authentication_error", "invalid x-api-key / bearer token")
+        self.headers_seen.append(headers)
+        if self.vendor == "anthropic":
+            return self._anthropic(method, path, body)
+        return self._openai(method, path, headers, body)
+
+    def _authorised(self, headers: dict[str, str]) -> bool:
+        if self.vendor == "anthropic":
+            # The documented header is x-api-key; anthropic SDK 2.x sends the key as a bearer
+            # token instead, which the API also takes.
+            sent = headers.get("x-api-key") or headers.get("authorization", "").removeprefix(
+                "Bearer "
+            )
+            return sent == self.key and bool(headers.get("anthropic-version"))
+        return headers.get("authorization") == f"Bearer {self.key}"
+
+    def _openai(self, method: str, path: str, headers: dict[str, str], body: bytes) -> Reply:
+        if method == "POST" and path == "/v1/chat/completions":
+            return self._chat(json.loads(body))
+        if self.vendor != "openai":
+            return self._error(404, "not_found", f"no route {path}")
+        if method == "POST" and path == "/v1/files":
+            return self._upload(headers.get("content-type", ""), body)
+        if method == "POST" and path == "/v1/batches":
+            return self._create_openai_batch(json.loads(body))
+        if method == "GET" and path.startswith("/v1/batches/"):
+            return Reply(200, self._poll(path.rsplit("/", 1)[1]))
+        if method == "GET" and path.startswith("/v1/files/") and path.endswith("/content"):
+            return Reply(200, raw=self.files[path.split("/")[3]])
+        return self._error(404, "not_found", f"no route {path}")
+
+    def _anthropic(self, method: str, path: str, body: bytes) -> Reply:
+        if method == "POST" and path == "/v1/messages":
+            return self._chat(json.loads(body))
+        if method == "POST" and path == "/v1/messages/batches":
+            return self._create_anthropic_batch(json.loads(body))
+        parts = path.split("/")
+        if method == "GET" and path.startswith("/v1/messages/batches/"):
+            if parts[-1] == "results":
+                return Reply(200, raw=self._anthropic_results(parts[-2]))
+            return Reply(200, self._poll(parts[-1]))
+        return self._error(404, "not_found_error", f"no route {path}")
+
+    # -- chat ------------------------------------------------------------------------------
+    def _chat(self, body: dict[str, Any]) -> Reply:
+        sampling = {"temperature", "top_p", "top_k"} & set(body)
+        if self.vendor == "anthropic" and sampling:  # API version 2026-10-21 removed them
+            return self._error(400, "invalid_request_error", f"{min(sampling)} is not supported")
+        with self._lock:
+            self.chat_bodies.append(body)
+            fault = self.faults.popleft() if self.faults else None
+        if fault == "hang":
+            time.sleep(self.hang_s)
+            return Reply(200, self._answer(body, None))
+        if fault in ("429", "500", "529"):
+            kind = {"429": "rate_limit_error", "500": "api_error", "529": "overloaded_error"}
+            extra = {"retry-after": "0"} if fault == "429" else {}
+            return self._error(int(fault), kind[fault], f"fake {fault}", extra)
+        return Reply(200, self._answer(body, fault))
+
+    def _answer(self, body: dict[str, Any], fault: str | None) -> dict[str, Any]:
+        prompt = str(body["messages"][-1]["content"])
+        if self.vendor == "anthropic":
+            return anthropic_message(body, prompt, refuse=fault == "refusal")
+        return openai_completion(body, prompt, fault)
+
+    def _error(
+        self, status: int, kind: str, message: str, headers: dict[str, str] | None = None
+    ) -> Reply:
+        if self.vendor == "anthropic":
+            payload = {"type": "error", "error": {"type": kind, "message": message}}
+        else:
+            payload = {"error": {"message": message, "type": kind, "code": None}}
+        return Reply(status, payload, headers=headers or {})
+
+    # -- batches ---------------------------------------------------------------------------
+    def _upload(self, content_type: str, body: bytes) -> Reply:
+        msg = BytesParser().parsebytes(
+            b"Content-Type: " + content_type.encode() + b"\r\n\r\n" + body
+        )
+        fields = {p.get_param("name", header="content-disposition"): p for p in msg.get_payload()}
+        data = fields["file"].get_payload(decode=True)
+        file_id = f"file-{len(self.files) + 1}"
+        self.files[file_id] = data
+        return Reply(200, {"id": file_id, "object": "file", "bytes": len(data),
+                           "created_at": int(time.time()), "filename": "batch.jsonl",
+                           "purpose": fields["purpose"].get_payload(), "status": "processed"})  # fmt: skip
+
+    def _create_openai_batch(self, body: dict[str, Any]) -> Reply:
+        lines = [json.loads(x) for x in self.files[body["input_file_id"]].splitlines() if x]
+        items = [{"custom_id": x["custom_id"], "body": x["body"]} for x in lines]
+        batch = {"id": f"batch_{self.submissions + 1}", "object": "batch",
+                 "endpoint": body["endpoint"], "input_file_id": body["input_file_id"],
+                 "completion_window": body["completion_window"], "status": "in_progress",
+                 "created_at": int(time.time()), "output_file_id": None, "error_file_id": None,
+                 "request_counts": {"total": len(items), "completed": 0, "failed": 0}}  # fmt: skip
+        return Reply(200, self._register(batch, items))
+
+    def _create_anthropic_batch(self, body: dict[str, Any]) -> Reply:
+        items = [{"custom_id": r["custom_id"], "body": r["params"]} for r in body["requests"]]
+        now = datetime.now(UTC)
+        batch = {"id": f"msgbatch_{self.submissions + 1}", "type": "message_batch",
+                 "processing_status": "in_progress", "created_at": now.isoformat(),
+                 "expires_at": (now + timedelta(hours=24)).isoformat(), "ended_at": None,
+                 "results_url": None, "archived_at": None, "cancel_initiated_at": None,
+                 "request_counts": {"processing": len(items), "succeeded": 0, "errored": 0,
+                                    "canceled": 0, "expired": 0}}  # fmt: skip
+        return Reply(200, self._register(batch, items))
+
+    def _register(self, batch: dict[str, Any], items: list[dict[str, Any]]) -> dict[str, Any]:
+        with self._lock:
+            self.submissions += 1
+            self.batches[batch["id"]] = batch
+            self.batch_items[batch["id"]] = items
+        return batch
+
+    def _poll(self, batch_id: str) -> dict[str, Any]:
+        with self._lock:
+            self.polls += 1
+            self.polled.set()
+            batch = self.batches[batch_id]
+            if not self.hold.is_set() and self.polls >= self.polls_to_finish:
+                self._finish(batch)
+            return batch
+
+    def _outcome(self, item: dict[str, Any]) -> str:
+        prompt = str(item["body"]["messages"][-1]["content"])
+        if self.expire_marker in prompt:
+            return "expired"
+        return "failed" if self.fail_marker in prompt else "ok"
+
+    def _finish(self, batch: dict[str, Any]) -> None:
+        items = self.batch_items[batch["id"]]
+        outcomes = [self._outcome(i) for i in items]
+        if batch.get("type") == "message_batch":
+            if batch["processing_status"] == "ended":
+                return
+            root = f"http://127.0.0.1:{self.port}"
+            counts = {"processing": 0, "succeeded": outcomes.count("ok"),
+                      "errored": outcomes.count("failed"), "canceled": 0,
+                      "expired": outcomes.count("expired")}  # fmt: skip
+            batch.update(processing_status="ended", ended_at=datetime.now(UTC).isoformat(),
+                         results_url=f"{root}/v1/messages/batches/{batch['id']}/results",
+                         request_counts=counts)  # fmt: skip
+            return
+        if batch["status"] != "in_progress":
+            return
+        out, err = [], []
+        for n, (item, outcome) in enumerate(zip(items, outcomes, strict=True)):
+            line: dict[str, Any] = {"id": f"batch_req_{n}", "custom_id": item["custom_id"]}
+            if outcome == "ok":
+                prompt = str(item["body"]["messages"][-1]["content"])
+                body = openai_completion(item["body"], prompt, None)
+                out.append({**line, "response": {"status_code": 200, "body": body}, "error": None})
+            elif outcome == "failed":
+                body = {"error": {"message": "fake invalid request", "type": "invalid_request"}}
+                err.append({**line, "response": {"status_code": 400, "body": body}, "error": None})
+            else:
+                error = {"code": "batch_expired", "message": "This request could not be executed "
+                         "before the completion window expired."}  # fmt: skip
+                err.append({**line, "response": None, "error": error})
+        batch["output_file_id"] = self._file(out)
+        batch["error_file_id"] = self._file(err) if err else None
+        batch["status"] = "expired" if "expired" in outcomes else "completed"
+        batch["request_counts"] = {"total": len(items), "completed": len(out), "failed": len(err)}
+
+    def _file(self, lines: list[dict[str, Any]]) -> str:
+        file_id = f"file-out-{len(self.files) + 1}"
+        self.files[file_id] = "".join(json.dumps(x) + "\n" for x in lines).encode()
+        return file_id
+
+    def _anthropic_results(self, batch_id: str) -> bytes:
+        lines = []
+        for item in self.batch_items[batch_id]:
+            outcome = self._outcome(item)
+            if outcome == "ok":
+                prompt = str(item["body"]["messages"][-1]["content"])
+                message = anthropic_message(item["body"], prompt, refuse=False)
+                result: dict[str, Any] = {"type": "succeeded", "message": message}
+            elif outcome == "failed":
+                error = {"type": "invalid_request_error", "message": "fake invalid request"}
+                result = {"type": "errored", "error": {"type": "error", "error": error}}
+            else:
+                result = {"type": "expired"}
+            lines.append(json.dumps({"custom_id": item["custom_id"], "result": result}) + "\n")
+        return "".join(lines).encode()
+
+
+def openai_completion(body: dict[str, Any], prompt: str, fault: str | None) -> dict[str, Any]:
+    structured = (body.get("response_format") or {}).get("type") == "json_schema"
+    text: str | None = json.dumps(judge_reply()) if structured else f"Echo: {prompt[:40]}"
+    message: dict[str, Any] = {"role": "assistant", "content": text, "refusal": None}
+    finish = "stop"
+    if fault == "refusal":
+        message.update(content=None, refusal="I can't help with that.")
+    elif fault == "content_filter":
+        message["content"], finish = "", "content_filter"
+    return {"id": "chatcmpl-fake", "object": "chat.completion", "created": int(time.time()),
+            "model": body["model"],
+            "choices": [{"index": 0, "message": message, "finish_reason": finish,
+                         "logprobs": None}],
+            "usage": {"prompt_tokens": USAGE_IN, "completion_tokens": USAGE_OUT,
+                      "total_tokens": USAGE_IN + USAGE_OUT}}  # fmt: skip
+
+
+def anthropic_message(body: dict[str, Any], prompt: str, *, refuse: bool) -> dict[str, Any]:
+    forced = (body.get("tool_choice") or {}).get("type") == "tool"
+    if refuse:
+        content: list[dict[str, Any]] = []
+        stop = "refusal"
+    elif forced:
+        name = body["tool_choice"]["name"]
+        content = [{"type": "tool_use", "id": "toolu_fake", "name": name, "input": judge_reply()}]
+        stop = "tool_use"
+    else:
+        content, stop = [{"type": "text", "text": f"Echo: {prompt[:40]}"}], "end_turn"
+    return {"id": "msg_fake", "type": "message", "role": "assistant", "model": body["model"],
+            "content": content, "stop_reason": stop, "stop_sequence": None,
+            "usage": {"input_tokens": USAGE_IN, "output_tokens": USAGE_OUT}}  # fmt: skip
+
+
+class Reply:
+    def __init__(
+        self,
+        status: int,
+        payload: Any = None,
+        *,
+        raw: bytes | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        self.status, self.headers = status, headers or {}
+        self.body = raw if raw is not None else json.dumps(payload).encode()
+
+
+def _handler(vendor: FakeVendor) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+        def _serve(self) -> None:
+            length = int(self.headers.get("content-length") or 0)
+            body = self.rfile.read(length) if length else b""
+            headers = {k.lower(): v for k, v in self.headers.items()}
+            reply = vendor.route(self.command, self.path.split("?")[0], headers, body)
+            self.send_response(reply.status)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(reply.body)))
+            for name, value in reply.headers.items():
+                self.send_header(name, value)
+            self.end_headers()
+            try:
+                self.wfile.write(reply.body)
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+
+        do_GET = do_POST = _serve
+
+    return Handler
