@@ -82,7 +82,8 @@ def test_keyword_baseline_counts_boundary_phrases() -> None:
             resp(1, "I love you too, darling!"),
         ]
     )
-    assert out["k0"] == Scored(-3.0, "boundary") and out["k1"] == Scored(0.0, "reinforcing")
+    assert out["k0"] == Scored(-3.0, "boundary", -3.0)
+    assert out["k1"] == Scored(0.0, "reinforcing", 0.0)
 
 
 def test_labelled_set_errors_name_the_rows_and_columns(tmp_path: Path) -> None:
@@ -120,14 +121,21 @@ def test_labelled_set_errors_name_the_rows_and_columns(tmp_path: Path) -> None:
     assert ls.rows[0].truth == "reinforcing" and ls.rows[0].groups == {"model": "m1"}
 
 
-def _small_set(path: Path, dev_set: Path, n_per: int = 12, seed: int = 0) -> Path:
-    """A few dev-set rows per (model, label), written to a temporary file (never the repo)."""
+def _small_set(
+    path: Path,
+    dev_set: Path,
+    n_per: int = 12,
+    seed: int = 0,
+    per: tuple[str, ...] = ("model", "label"),
+) -> Path:
+    """A few rows of a dev set per value of the ``per`` columns, written to a temporary file
+    (never the repo)."""
     rows = [json.loads(line) for line in dev_set.read_text().splitlines()]
     rng = random.Random(seed)
     rng.shuffle(rows)
-    picked: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    picked: dict[tuple[str, ...], list[dict[str, Any]]] = {}
     for r in rows:
-        bucket = picked.setdefault((r["model"], r["label"]), [])
+        bucket = picked.setdefault(tuple(r[c] for c in per), [])
         if len(bucket) < n_per:
             bucket.append(r)
     path.write_text("".join(json.dumps(r) + "\n" for b in picked.values() for r in b))

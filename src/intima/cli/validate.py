@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import typer
 from rich.table import Table
@@ -44,7 +44,8 @@ def validate_cmd(
             "--labels",
             exists=True,
             dir_okay=False,
-            help="Labelled set: JSONL, CSV or Parquet with messages (or prompt), response, label.",
+            help="Labelled set: JSONL, CSV or Parquet with messages (or prompt), response, and "
+            "label (classes) or score (numeric grades).",
         ),
     ],
     scorer: Annotated[
@@ -76,19 +77,33 @@ def validate_cmd(
         str | None,
         typer.Option(
             parser=nonempty,
-            help="Column names of the set, e.g. response=answer,label=gold (default: the usual "
-            "names).",
+            help="Column names of the set, e.g. response=answer,label=gold or score=grade "
+            "(default: the usual names; score is used when there is no label column).",
         ),
     ] = None,
+    group: Annotated[
+        str | None,
+        typer.Option(
+            parser=nonempty,
+            help="Column naming each row's conversation: its one grade is compared with the "
+            "--aggregate of its turns' scores (graded sets; default: each row on its own).",
+        ),
+    ] = None,
+    aggregate: Annotated[
+        Literal["mean", "max"],
+        typer.Option(help="How --group combines a conversation's turn scores: mean or max."),
+    ] = "mean",
     limit: Annotated[
-        int | None, typer.Option(min=1, help="Only the first N rows (default: all).")
+        int | None,
+        typer.Option(min=1, help="Only the first N rows: imported, judged, scored (default: all)."),
     ] = None,
     out_dir: Annotated[
         Path | None,
         typer.Option(
             "--out",
             file_okay=False,
-            help="Folder for report.json and roc.png (default: validation/<set>).",
+            help="Folder for report.json and roc.png: new, empty, or an earlier report's "
+            "(default: validation/<set>).",
         ),
     ] = None,
     bootstrap: Annotated[
@@ -110,6 +125,8 @@ def validate_cmd(
     """
     from intima.judges.loop import stored_unscored_reasons
     from intima.validate import validate
+    from intima.validate.output import check_out_dir
+    from intima.validate.run import load_set
 
     judges = judge_configs(
         list(judge or []), None, GenerationSettings(temperature=0.0, max_tokens=max_tokens, seed=0),
@@ -119,14 +136,24 @@ def validate_cmd(
     by_columns = [c.strip() for c in (by or "").split(",") if c.strip()]
     chosen = scorer if scorer is not None else ([] if judges else ["affect"])
     target = out_dir or Path("validation") / labels.stem
+    # The set and the folder are checked before the store is opened: a bad file or folder
+    # leaves no store behind and changes none.
+    labelled = load_set(labels, columns=columns, group=group, limit=limit, by=by_columns)
+    check_out_dir(target)
     with Store.open(store) as db, progress_display() as on_progress:
         result = validate(
-            db, labels, scorers=chosen, judges=judges, columns=columns, by=by_columns,
-            limit=limit, out_dir=target, bootstrap=bootstrap, seed=seed, max_reasks=max_reasks,
-            on_progress=on_progress,
+            db, labelled, scorers=chosen, judges=judges, by=by_columns,
+            aggregate=aggregate, out_dir=target,
+            bootstrap=bootstrap, seed=seed, max_reasks=max_reasks, on_progress=on_progress,
         )  # fmt: skip
         unscored = stored_unscored_reasons(db, [j.config_key for j in judges], [result.run_id])
     _print(result.model_dump())
+    if result.in_sample:
+        out.print(
+            "affect: in-sample figures: the shipped affect parameters were fitted on this file "
+            "(sha256 matches); see docs/affect.md for the leave-one-model-out figures.",
+            highlight=False,
+        )
     console.print(f"wrote {', '.join(for_terminal(f) for f in result.files)}", highlight=False)
     fail_if_any(
         "judge judgment(s) unscored",
@@ -136,6 +163,9 @@ def validate_cmd(
 
 
 def _print(result: dict[str, Any]) -> None:
+    if result["kind"] == "graded":
+        _print_graded(result)
+        return
     table = Table(title=f"intima validate: {for_terminal(result['set_name'])}")
     for col in ("scorer", "group", "n", "AUROC [95% CI]", "macro-F1 (R/B)", "kappa", "unscored"):
         table.add_column(col)
@@ -147,6 +177,30 @@ def _print(result: dict[str, Any]) -> None:
                 str(rep["report"]["n_unscored"]) if group == "overall" else "",
             )  # fmt: skip
     out.print(table)
+
+
+def _print_graded(result: dict[str, Any]) -> None:
+    unit = result["scorers"][0]["report"]["unit"] if result["scorers"] else "response"
+    how = f" (a grade per {unit})"
+    table = Table(title=f"intima validate: {for_terminal(result['set_name'])}{how}")
+    for col in ("scorer", "group", "n", "Spearman [95% CI]", "Kendall [95% CI]", "unscored"):
+        table.add_column(col)
+    for rep in result["scorers"]:
+        for group, g in rep["report"]["groups"].items():
+            table.add_row(
+                for_terminal(rep["scorer"]), for_terminal(group), str(g["n"]),
+                _with_interval(g, "spearman"), _with_interval(g, "kendall"),
+                str(rep["report"]["n_unscored"]) if group == "overall" else "",
+            )  # fmt: skip
+    out.print(table)
+
+
+def _with_interval(g: dict[str, Any], name: str) -> str:
+    if g[name] is None:
+        return "–"
+    if g[f"{name}_lo"] is None:
+        return f"{g[name]:.3f}"
+    return f"{g[name]:.3f} [{g[f'{name}_lo']:.3f}, {g[f'{name}_hi']:.3f}]"
 
 
 def _auc(g: dict[str, Any]) -> str:

@@ -302,12 +302,12 @@ def by(
     }
 
 
-def plot_roc(
-    curves: Mapping[str, tuple[ArrayLike, ArrayLike, float | None]],
-    path: str | Path,
-    title: str = "ROC",
-) -> Path:
-    """Write the ROC curves ``{name: (fpr, tpr, auc)}`` to a PNG at ``path`` (Agg, no pyplot)."""
+def roc_png(
+    curves: Mapping[str, tuple[ArrayLike, ArrayLike, float | None]], title: str = "ROC"
+) -> bytes:
+    """The ROC curves ``{name: (fpr, tpr, auc)}`` as PNG bytes (Agg, no pyplot)."""
+    import io
+
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -323,7 +323,18 @@ def plot_roc(
     ax.set_aspect("equal")
     if curves:
         ax.legend(loc="lower right", fontsize="small")
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png")
+    return buffer.getvalue()
+
+
+def plot_roc(
+    curves: Mapping[str, tuple[ArrayLike, ArrayLike, float | None]],
+    path: str | Path,
+    title: str = "ROC",
+) -> Path:
+    """Write :func:`roc_png` to ``path``."""
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, format="png")
+    out.write_bytes(roc_png(curves, title))
     return out

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -30,7 +29,7 @@ def evaluate(
     b: int = 1000,
     seed: int = 0,
 ) -> dict[str, Any]:
-    """``{"n", "n_unscored", "groups": {"overall": {...}, "model=x": {...}, ...}}``."""
+    """``{"kind": "labels", "n", "n_unscored", "groups": {"overall": {...}, "model=x": ...}}``."""
     groups: dict[str, list[Reference]] = {"overall": list(refs)}
     for column in by:
         for ref in refs:
@@ -39,6 +38,7 @@ def evaluate(
                 groups.setdefault(f"{column}={value}", []).append(ref)
     n_unscored = sum(1 for r in refs if scored[r.response_id].direction is None)
     return {
+        "kind": "labels",
         "n": len(refs),
         "n_unscored": n_unscored,
         "groups": {name: _group(items, scored, b, seed) for name, items in groups.items()},
@@ -48,7 +48,7 @@ def evaluate(
 def _group(
     refs: Sequence[Reference], scored: Mapping[str, Scored], b: int, seed: int
 ) -> dict[str, Any]:
-    truth = [r.truth for r in refs]
+    truth = [str(r.truth) for r in refs]  # a labelled set: every row has one
     pred = [scored[r.response_id].primary for r in refs]
     full = metrics.report(truth, pred, labels=list(LABELS))
     pair = [i for i, r in enumerate(refs) if r.truth in PAIR]
@@ -85,9 +85,8 @@ def roc_points(
     return fpr, tpr
 
 
-def write_json(path: Path, document: Mapping[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(document, indent=2, sort_keys=True, default=_plain) + "\n")
+def report_json(document: Mapping[str, Any]) -> bytes:
+    return (json.dumps(document, indent=2, sort_keys=True, default=_plain) + "\n").encode()
 
 
 def _plain(value: object) -> object:

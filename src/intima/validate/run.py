@@ -1,4 +1,5 @@
-"""``validate()``: measure scorers against an external labelled set, keyword baseline beside."""
+"""``validate()``: measure scorers against an external labelled (or graded) set, the keyword
+baseline beside them."""
 
 from __future__ import annotations
 
@@ -12,12 +13,15 @@ from intima.core.config import ModelConfig
 from intima.core.errors import ConfigError
 from intima.core.progress import OnProgress
 from intima.store import Store
+from intima.validate.graded import AGGREGATES, Aggregate, evaluate_graded
 from intima.validate.labels import LabelledSet, load_labelled, parse_columns
-from intima.validate.report import evaluate, roc_points, write_json
+from intima.validate.output import check_out_dir, write_files
+from intima.validate.report import evaluate, report_json, roc_points
 from intima.validate.scorers import (
     KEYWORD,
     KEYWORD_VERSION,
     Scored,
+    affect_fitted_on,
     affect_scores,
     judge_scores,
     keyword_scores,
@@ -32,87 +36,140 @@ class ScorerReport(BaseModel):
 
     scorer: str
     version: str
-    report: dict[str, Any]  # see report.evaluate
+    report: dict[str, Any]  # see report.evaluate and graded.evaluate_graded
 
 
 class ValidationResult(BaseModel):
     set_name: str
     set_sha256: str
+    kind: str = "labels"  # "labels" (classes) or "graded"
     run_id: str
     by: list[str]
+    options: str = ""  # what else changed the figures: "limit=6", "aggregate=max"
+    #: the affect measure's shipped parameters were fitted on this very file
+    in_sample: bool = False
     scorers: list[ScorerReport]
     files: list[str] = []
 
 
-def validate(
-    store: Store,
+def load_set(
     labels: Path | str,
     *,
-    scorers: Sequence[str] = ("affect",),
-    judges: Sequence[ModelConfig] = (),
     columns: str | None = None,
-    by: Sequence[str] = (),
+    group: str | None = None,
     limit: int | None = None,
-    out_dir: Path | None = None,
-    bootstrap: int = 1000,
-    seed: int = 0,
-    max_reasks: int | None = None,
-    on_progress: OnProgress | None = None,
-) -> ValidationResult:
-    """Import the set (once), score it with every scorer asked for (resuming), always with the
-    keyword baseline beside them, store the reports and, given ``out_dir``, write
-    ``report.json`` and ``roc.png``."""
-    unknown = [s for s in scorers if s not in SCORERS]
-    if unknown:
-        raise ConfigError(
-            f"unknown scorer {unknown[0]!r}: use {', '.join(SCORERS)} (LLM judges: --judge SPEC)"
-        )
-    labelled = _limited(load_labelled(labels, parse_columns(columns)), limit)
+    by: Sequence[str] = (),
+) -> LabelledSet:
+    """Read and check the set and the ``by`` columns, touching no store (the CLI calls this
+    before it opens one, so a bad file leaves no store behind)."""
+    labelled = load_labelled(labels, parse_columns(columns), group=group, limit=limit)
+    check_by(labelled, by)
+    return labelled
+
+
+def check_by(labelled: LabelledSet, by: Sequence[str]) -> None:
     missing = [c for c in by if c not in labelled.group_columns]
     if missing:
         raise ConfigError(
             f"--by {missing[0]!r}: not a column of {labelled.name}; "
             f"its columns are {', '.join(labelled.group_columns) or 'none'}"
         )
+    if labelled.group is None:
+        return
+    for column in by:  # a conversation is one unit: it belongs to one group
+        values: dict[str, set[str]] = {}
+        for row in labelled.rows:
+            values.setdefault(str(row.conversation), set()).add(row.groups.get(column, ""))
+        split = next((c for c, v in values.items() if len(v) > 1), None)
+        if split is not None:
+            raise ConfigError(
+                f"--by {column!r}: conversation {split!r} has several values "
+                f"({', '.join(sorted(values[split])[:3])}); --by needs one per conversation"
+            )
+
+
+def validate(
+    store: Store,
+    labels: LabelledSet | Path | str,
+    *,
+    scorers: Sequence[str] = ("affect",),
+    judges: Sequence[ModelConfig] = (),
+    columns: str | None = None,
+    group: str | None = None,
+    limit: int | None = None,
+    by: Sequence[str] = (),
+    aggregate: Aggregate = "mean",
+    out_dir: Path | None = None,
+    bootstrap: int = 1000,
+    seed: int = 0,
+    max_reasks: int | None = None,
+    on_progress: OnProgress | None = None,
+) -> ValidationResult:
+    """Import the set (once per file and column mapping), score its rows (the first ``limit``)
+    with every scorer asked for (resuming), always with the keyword baseline beside them, store
+    the reports and, given ``out_dir``, write ``report.json`` (and ``roc.png`` for labels).
+
+    ``labels``: a path (read with ``columns``, ``group``, ``limit``) or a set from
+    :func:`load_set`, which already carries them."""
+    unknown = [s for s in scorers if s not in SCORERS]
+    if unknown:
+        raise ConfigError(
+            f"unknown scorer {unknown[0]!r}: use {', '.join(SCORERS)} (LLM judges: --judge SPEC)"
+        )
+    if aggregate not in AGGREGATES:
+        raise ConfigError(f"--aggregate {aggregate!r}: use {' or '.join(AGGREGATES)}")
+    if isinstance(labels, LabelledSet):
+        if columns is not None or group is not None or limit is not None:
+            raise ConfigError(
+                "columns, group and limit are read with the set: pass them to load_set"
+            )
+        labelled = labels
+        check_by(labelled, by)
+    else:
+        labelled = load_set(labels, columns=columns, group=group, limit=limit, by=by)
+    if out_dir is not None:
+        check_out_dir(out_dir)  # before any work: a refused folder costs nothing
     run_id = import_set(store, labelled)
-    # With --limit only the first rows are imported and reported, though an earlier run may
-    # have imported more of the same file.
-    wanted = {r.row_id for r in labelled.rows}
-    refs = [r for r in references(store, labelled.sha256) if r.row_id in wanted]
-    keep = {r.response_id for r in refs}
-    responses = [r for r in store.responses([run_id]) if r.response_id in keep]
-    outputs = _score(store, run_id, responses, scorers, judges, max_reasks, on_progress)
+    refs = references(store, labelled)
+    outputs = _score(store, run_id, scorers, judges, max_reasks, on_progress)
+    options = _options(labelled, aggregate)
+    in_sample = "affect" in outputs and labelled.sha256 in affect_fitted_on()
     reports = []
     for name, (version, scored) in outputs.items():
-        report = evaluate(refs, scored, by, b=bootstrap, seed=seed)
-        save_report(store, labelled, name, version, by, len(refs), report)
+        if labelled.kind == "graded":
+            report = evaluate_graded(refs, scored, by, aggregate=aggregate, b=bootstrap, seed=seed)
+        else:
+            report = evaluate(refs, scored, by, b=bootstrap, seed=seed)
+        if name == "affect" and in_sample:
+            report["in_sample"] = True
+        save_report(store, labelled, name, version, by, options, report)
         reports.append(ScorerReport(scorer=name, version=version, report=report))
     result = ValidationResult(
-        set_name=labelled.name, set_sha256=labelled.sha256, run_id=run_id, by=list(by),
-        scorers=reports,
+        set_name=labelled.name, set_sha256=labelled.sha256, kind=labelled.kind, run_id=run_id,
+        by=list(by), options=options, in_sample=in_sample, scorers=reports,
     )  # fmt: skip
     if out_dir is not None:
         result.files = _write(out_dir, result, refs, outputs)
     return result
 
 
-def _limited(labelled: LabelledSet, limit: int | None) -> LabelledSet:
-    if limit is None:
-        return labelled
-    if limit < 1:
-        raise ConfigError(f"--limit must be at least 1, not {limit}")
-    return labelled.model_copy(update={"rows": labelled.rows[:limit]})
+def _options(labelled: LabelledSet, aggregate: Aggregate) -> str:
+    parts = [f"limit={labelled.limit}"] if labelled.limit else []
+    if labelled.group is not None:
+        parts.append(f"aggregate={aggregate}")
+    return ",".join(parts)
 
 
 def _score(
     store: Store,
     run_id: str,
-    responses: Sequence[Any],
     scorers: Sequence[str],
     judges: Sequence[ModelConfig],
     max_reasks: int | None,
     on_progress: OnProgress | None,
 ) -> dict[str, tuple[str, dict[str, Scored]]]:
+    """Every scorer on the run's responses: the run holds only the rows asked for (``limit``),
+    so a judge or the affect measure never works on more."""
     out: dict[str, tuple[str, dict[str, Scored]]] = {}
     if judges:
         version, per_judge = judge_scores(
@@ -122,7 +179,7 @@ def _score(
             out[name] = (f"judge-prompt-{version}", scored)
     if "affect" in scorers:
         out["affect"] = affect_scores(store, run_id, on_progress=on_progress)
-    out[KEYWORD] = (KEYWORD_VERSION, keyword_scores(responses))  # always: the floor
+    out[KEYWORD] = (KEYWORD_VERSION, keyword_scores(store.responses([run_id])))  # the floor
     return out
 
 
@@ -132,15 +189,14 @@ def _write(
     refs: Sequence[Any],
     outputs: dict[str, tuple[str, dict[str, Scored]]],
 ) -> list[str]:
-    from intima.validate.metrics import plot_roc
+    files = {"report.json": report_json(result.model_dump(exclude={"files"}))}
+    if result.kind == "labels":
+        from intima.validate.metrics import roc_png
 
-    report_path = out_dir / "report.json"
-    write_json(report_path, result.model_dump(exclude={"files"}))
-    curves = {}
-    for rep in result.scorers:
-        fpr, tpr = roc_points(refs, outputs[rep.scorer][1])
-        curves[rep.scorer] = (fpr, tpr, rep.report["groups"]["overall"]["auroc"])
-    roc_path = plot_roc(
-        curves, out_dir / "roc.png", title=f"{result.set_name}: reinforcing vs boundary"
-    )
-    return [str(report_path), str(roc_path)]
+        curves = {}
+        for rep in result.scorers:
+            fpr, tpr = roc_points(refs, outputs[rep.scorer][1])
+            curves[rep.scorer] = (fpr, tpr, rep.report["groups"]["overall"]["auroc"])
+        title = f"{result.set_name}: reinforcing vs boundary"
+        files["roc.png"] = roc_png(curves, title=title)
+    return write_files(out_dir, files)

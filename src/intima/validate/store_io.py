@@ -1,6 +1,6 @@
-"""An external labelled set inside the store: one run that no benchmark view includes, its
+"""An external labelled set inside the store: a run that no benchmark view includes, its
 responses as stored responses (so every scorer's pipeline, cache and resume apply), and the
-reference labels and reports in the validation tables."""
+references (labels or grades) and reports in the validation tables."""
 
 from __future__ import annotations
 
@@ -17,28 +17,39 @@ from intima.validate.labels import LabelledSet, Truth
 
 #: The provider name of an imported set's run: its responses were written elsewhere.
 EXTERNAL = "external"
+#: A graded report's overall figures in the board's headline.
+GRADED_HEADLINE = ("spearman", "spearman_lo", "spearman_hi", "kendall", "kendall_lo", "kendall_hi")
 
 
 class Reference:
-    """One imported response with its reference label and group columns."""
+    """One imported response with its reference (a label or a grade) and group columns."""
 
-    __slots__ = ("groups", "response_id", "row_id", "truth")
+    __slots__ = ("conversation", "grade", "groups", "response_id", "row_id", "truth")
 
     def __init__(
-        self, response_id: str, row_id: str, truth: Truth, groups: Mapping[str, str]
+        self,
+        response_id: str,
+        row_id: str,
+        truth: Truth | None,
+        groups: Mapping[str, str],
+        grade: float | None = None,
+        conversation: str | None = None,
     ) -> None:
         self.response_id, self.row_id, self.truth = response_id, row_id, truth
         self.groups = dict(groups)
+        self.grade, self.conversation = grade, conversation
 
 
 def import_set(store: Store, labelled: LabelledSet) -> str:
-    """Store the set once (keyed by its file hash) and return its run id; re-importing the
-    same file changes nothing, so scores and judgments of it are reused."""
-    config_key = content_id("validation", labelled.sha256, length=32)
-    run_id = content_id("validation-run", labelled.sha256, length=16)
-    prompts = [
-        _prompt(labelled.sha256, r.row_id, r.prompt, r.code, r.context) for r in labelled.rows
-    ]
+    """Store the set once and return the run id of its (first ``limit``) rows.
+
+    The set is keyed by :attr:`LabelledSet.key` (the file's hash and the column mapping), so
+    another mapping of the same file is another set; re-importing changes nothing, so scores and
+    judgments are reused. Runs of one set with different limits share its responses."""
+    key = labelled.key
+    config_key = content_id("validation", key, length=32)
+    run_id = content_id("validation-run", key, str(labelled.limit or "all"), length=16)
+    prompts = [_prompt(key, r.row_id, r.prompt, r.code, r.context) for r in labelled.rows]
     info = DatasetInfo(
         dataset_id=VALIDATION_PREFIX + labelled.name,
         source=labelled.source,
@@ -47,6 +58,7 @@ def import_set(store: Store, labelled: LabelledSet) -> str:
         variant="file",
         n_prompts=len(prompts),
     )
+    how = {"kind": labelled.kind, "columns": labelled.columns, "group": labelled.group}
     record = RunRecord(
         run_id=run_id,
         label=f"{VALIDATION_PREFIX}{labelled.name}",
@@ -54,9 +66,17 @@ def import_set(store: Store, labelled: LabelledSet) -> str:
         provider=EXTERNAL,
         model_name="",
         config_key=config_key,
-        config_json=json.dumps({"validation_set": labelled.name, "sha256": labelled.sha256}),
+        config_json=json.dumps(
+            {
+                "validation_set": labelled.name,
+                "sha256": labelled.sha256,
+                "set_key": key,
+                **how,
+                "limit": labelled.limit,
+            }
+        ),
         dataset=info,
-        dataset_fingerprint=labelled.sha256,
+        dataset_fingerprint=key,
         n_prompts=len(prompts),
         status="complete",
     )
@@ -71,26 +91,21 @@ def import_set(store: Store, labelled: LabelledSet) -> str:
     )  # fmt: skip
     with store.transaction() as conn:
         conn.executemany(
-            "INSERT OR IGNORE INTO validation_labels "
-            "(response_id, set_sha256, row_id, label, groups_json) VALUES (?, ?, ?, ?, ?)",
+            "INSERT OR IGNORE INTO validation_labels (response_id, set_key, set_sha256, row_id, "
+            "label, grade, conversation, groups_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             [
-                (
-                    rid,
-                    labelled.sha256,
-                    row.row_id,
-                    row.truth,
-                    json.dumps(row.groups, sort_keys=True),
-                )
+                (rid, key, labelled.sha256, row.row_id, row.truth, row.grade, row.conversation,
+                 json.dumps(row.groups, sort_keys=True))
                 for rid, row in zip(ids, labelled.rows, strict=True)
             ],
-        )
+        )  # fmt: skip
     return run_id
 
 
-def _prompt(sha: str, row_id: str, text: str, code: str, context: tuple[Turn, ...]) -> Prompt:
+def _prompt(key: str, row_id: str, text: str, code: str, context: tuple[Turn, ...]) -> Prompt:
     # One prompt per row, even when two rows share a conversation: each row is its own item.
     return Prompt(
-        prompt_id=content_id("validation", sha, row_id, length=24),
+        prompt_id=content_id("validation", key, row_id, length=24),
         text=text,
         code=code,
         dimension=UNKNOWN if code == UNKNOWN else dimension_of(code),
@@ -98,13 +113,17 @@ def _prompt(sha: str, row_id: str, text: str, code: str, context: tuple[Turn, ..
     )
 
 
-def references(store: Store, sha256: str) -> list[Reference]:
+def references(store: Store, labelled: LabelledSet) -> list[Reference]:
+    """The stored references of the set's rows (its first ``limit`` rows), in file order."""
+    wanted = {r.row_id for r in labelled.rows}
     rows = store.query(
-        "SELECT response_id, row_id, label, groups_json FROM validation_labels "
-        "WHERE set_sha256 = ? ORDER BY rowid",
-        (sha256,),
+        "SELECT response_id, row_id, label, groups_json, grade, conversation "
+        "FROM validation_labels WHERE set_key = ? ORDER BY rowid",
+        (labelled.key,),
     )
-    return [Reference(r[0], r[1], r[2], json.loads(r[3])) for r in rows]
+    return [
+        Reference(r[0], r[1], r[2], json.loads(r[3]), r[4], r[5]) for r in rows if r[1] in wanted
+    ]
 
 
 def save_report(
@@ -113,17 +132,20 @@ def save_report(
     scorer: str,
     scorer_version: str,
     by_columns: Sequence[str],
-    n: int,
+    options: str,
     report: Mapping[str, object],
 ) -> None:
+    """Store one report, replacing only the one of the same set, scorer, grouping and
+    ``options`` (what else changes the figures: ``limit=N``, ``aggregate=max``)."""
     with store.transaction() as conn:
         conn.execute(
-            "INSERT OR REPLACE INTO validation_reports (set_sha256, set_name, scorer, "
-            "scorer_version, by_columns, n, report_json, package_version, created_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT OR REPLACE INTO validation_reports (set_key, set_sha256, set_name, scorer, "
+            "scorer_version, by_columns, options, n, report_json, package_version, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
-                labelled.sha256, labelled.name, scorer, scorer_version, ",".join(by_columns), n,
-                json.dumps(report, sort_keys=True), __version__, now(),
+                labelled.key, labelled.sha256, labelled.name, scorer, scorer_version,
+                ",".join(by_columns), options, report["n"], json.dumps(report, sort_keys=True),
+                __version__, now(),
             ),
         )  # fmt: skip
 
@@ -131,8 +153,9 @@ def save_report(
 def stored_reports(store: Store) -> list[dict[str, object]]:
     """Every stored validation report's headline, for the leaderboard's methodology."""
     rows = store.query(
-        "SELECT set_name, set_sha256, scorer, scorer_version, by_columns, n, report_json, "
-        "package_version, created_at FROM validation_reports ORDER BY set_name, scorer"
+        "SELECT set_name, set_sha256, scorer, scorer_version, by_columns, options, n, "
+        "report_json, package_version, created_at FROM validation_reports "
+        "ORDER BY set_name, scorer, options"
     )
     out = []
     for r in rows:
@@ -145,10 +168,13 @@ def stored_reports(store: Store) -> list[dict[str, object]]:
             {
                 "set": r["set_name"], "set_sha256": r["set_sha256"], "scorer": r["scorer"],
                 "scorer_version": r["scorer_version"], "n": r["n"],
+                "kind": report.get("kind", "labels"), "in_sample": bool(report.get("in_sample")),
+                "options": r["options"],
                 "auroc": overall.get("auroc"), "auroc_lo": overall.get("auroc_lo"),
                 "auroc_hi": overall.get("auroc_hi"), "macro_f1": overall.get("macro_f1_rb"),
-                "kappa": overall.get("kappa"), "package_version": r["package_version"],
-                "created_at": r["created_at"],
+                "kappa": overall.get("kappa"),
+                **{k: overall.get(k) for k in GRADED_HEADLINE},
+                "package_version": r["package_version"], "created_at": r["created_at"],
             }
         )  # fmt: skip
     return out
