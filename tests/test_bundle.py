@@ -420,7 +420,7 @@ def _set(table: str, **values: object) -> Callable[[list[dict]], list[dict]]:
         ),
         ("responses", {"latency_s": "inf"}, r"latency_s must be a finite number"),
         ("prompts", {"text": None}, r"prompts.jsonl line 1: text is missing"),
-        ("responses", {"config_key": "nobody"}, r"belongs to no run"),
+        ("responses", {"config_key": "nobody"}, r"names no run configuration of this bundle"),
         ("runs", {"status": "weird"}, r"breaks a constraint of the store"),
     ],
 )

@@ -65,3 +65,58 @@ def test_doctor_refuses_a_missing_store(tmp_path: Path) -> None:
     res = run_cli("doctor", "--store", str(tmp_path / "typo.db"))
     assert res.returncode == 2 and "no store at" in res.stderr
     assert not (tmp_path / "typo.db").exists()
+
+
+def test_doctor_finds_and_removes_rows_that_refer_to_missing_rows(
+    tmp_path: Path, fake_server: Any
+) -> None:
+    """Rows `PRAGMA foreign_key_check` lists (left by an import from before a bundle's
+    references were checked) used to pass as "no problems found"."""
+    server = fake_server()
+    db = tmp_path / "s.db"
+    with Store.open(db) as store:
+        generate(store, load_prompts("demo").first(2),
+                 [ModelConfig(spec=f"openai-compat:f@{server.base_url}")])  # fmt: skip
+    with sqlite3.connect(db) as conn:  # foreign keys are off in a bare connection
+        conn.execute("INSERT INTO conversation_runs VALUES "
+                     "('ghost-run', 2, 'k', '{}', 'v', 'x', '0', '2026')")  # fmt: skip
+        conn.execute("INSERT INTO conversation_turns VALUES ('no-such-run', 'c', 1, 'p', '2026')")
+        conn.execute(
+            "INSERT INTO validation_labels (response_id, set_sha256, row_id, label, groups_json) "
+            "VALUES ('no-such-response', 's', 'r1', 'neutral', '{}')"
+        )
+    res = run_cli("doctor", "--store", str(db))
+    assert res.returncode == 1, res.stdout
+    for table, parents in (("conversation_runs", "runs"), ("validation_labels", "responses"),
+                           ("conversation_turns", "prompts, conversation_runs")):  # fmt: skip
+        assert f"1 row(s) in {table}: refers to missing rows of {parents}\n" in res.stdout
+    fixed = run_cli("doctor", "--fix", "--store", str(db))
+    assert fixed.returncode == 0 and "removed 3 row(s)" in fixed.stderr, fixed.stderr
+    again = run_cli("doctor", "--store", str(db))
+    assert again.returncode == 0 and "no problems found" in again.stdout, again.stdout
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
+        assert conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0] == 2
+
+
+def test_doctor_holds_a_store_to_the_bundle_rules(tmp_path: Path, fake_server: Any) -> None:
+    """JSON columns that parse but do not match their schema, and numbers out of range."""
+    server = fake_server()
+    db = tmp_path / "s.db"
+    with Store.open(db) as store:
+        generate(store, load_prompts("demo").first(2),
+                 [ModelConfig(spec=f"openai-compat:f@{server.base_url}")])  # fmt: skip
+    with sqlite3.connect(db) as conn:
+        conn.execute(
+            "INSERT INTO validation_reports (set_sha256, set_name, scorer, scorer_version, "
+            "by_columns, n, report_json, package_version, created_at) "
+            "VALUES ('s', 'set', 'keyword', 'k1', '', 3, '[]', '0', '2026')"
+        )
+        conn.execute("UPDATE responses SET completion_tokens = -1 WHERE rowid = 1")
+    res = run_cli("doctor", "--store", str(db))
+    assert res.returncode == 1, res.stdout
+    assert "1 row(s) in validation_reports: report_json does not match its schema" in res.stdout
+    assert "completion_tokens -1 is outside 0..1,000,000,000" in res.stdout, res.stdout
+    fixed = run_cli("doctor", "--fix", "--store", str(db))
+    assert fixed.returncode == 0, fixed.stderr
+    assert run_cli("doctor", "--store", str(db)).returncode == 0

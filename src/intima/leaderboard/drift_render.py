@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from intima.core.ratings import RatingSet
-from intima.leaderboard.render import esc, pct
+from intima.leaderboard.render import clip, esc, pct
 from intima.results.drift import DriftTable, Estimate
 from intima.results.table import CATEGORIES
 
@@ -115,7 +115,7 @@ def transcript(turns: Sequence[ConversationTurn], sets: Sequence[RatingSet]) -> 
     for t in turns:
         out.append(
             f'<div class="intima-turn" data-turn="{t.turn}"><h4>Turn {t.turn}</h4>'
-            f'<pre class="intima-user">{esc(t.user_text)}</pre>'
+            f'<pre class="intima-user">{esc(clip(t.user_text))}</pre>'
         )
         if t.user_status not in ("seed", "ok"):
             out.append(f"<p>The simulated user stopped here ({esc(t.user_status)}).</p></div>")
@@ -131,7 +131,7 @@ def transcript(turns: Sequence[ConversationTurn], sets: Sequence[RatingSet]) -> 
             for rs in by_response.get(t.response_id or "", [])
         )
         out.append(
-            f'<pre class="intima-response">{esc(t.response_text)}</pre>'
+            f'<pre class="intima-response">{esc(clip(t.response_text))}</pre>'
             f'<div class="intima-scroll"><table class="intima-ratings"><tr><th>scorer</th>'
             f"<th>primary</th>{head}</tr>{rows}</table></div></div>"
         )

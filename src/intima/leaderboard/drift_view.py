@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from intima.core.ratings import RatingSet
+from intima.leaderboard.render import clip
 from intima.results.conversations import ConversationBoard, default_scorer, drift_tables
 from intima.results.drift import DRIFT_METRICS, DriftRow, drift_note
 from intima.results.table import CATEGORIES
@@ -108,9 +109,9 @@ def transcripts(board: ConversationBoard) -> list[list[dict[str, Any]]]:
         convs[t.conversation_id]["turns"].append(
             {
                 "turn": t.turn,
-                "user": t.user_text,
+                "user": clip(t.user_text),
                 "user_status": t.user_status,
-                "response": t.response_text,
+                "response": clip(t.response_text),
                 "response_status": t.response_status,
                 "response_id": t.response_id,
                 "ratings": [rating_json(rs) for rs in sets.get(t.response_id or "", ())],

@@ -3,9 +3,12 @@ Space (:mod:`intima.leaderboard.space`) and ``intima board build --from``.
 
 Each bundle is downloaded, copied out of the Hub cache (whose files are links into its blob
 store) and imported on its own with :func:`~intima.service.bundle_import.import_bundle`, which
-verifies its manifest hashes, protocol versions and every row. A bundle that fails is refused
-with the reason and the others still go in, so one tampered or damaged bundle cannot hide the
-rest, and it is named wherever the results are shown.
+verifies its manifest hashes, protocol versions and every row. Before it joins the others,
+each bundle is also imported alone into a scratch store and read back as the board reads it
+(:func:`probe`): a bundle whose rows pass every check but still cannot be shown is refused
+too. A bundle that fails is refused with the reason and the others still go in, so one
+tampered or damaged bundle cannot hide the rest, and it is named wherever the results are
+shown. Every scratch file is removed, whatever happens.
 """
 
 from __future__ import annotations
@@ -87,11 +90,48 @@ def import_results(store: Store, url: str, workdir: Path, commit: str | None = N
                 if f.is_file():
                     shutil.copyfile(f, copy / f.name)
             try:
+                probe(copy, Path(tmp) / "probe.db")
                 import_bundle(store, str(copy))
-            except (IntimaError, OSError, ValueError) as exc:
-                reason = str(exc).replace(str(copy), bundle.name).replace(tmp, "")
+            except Exception as exc:  # whatever one bundle does, the others still go in
+                reason = _reason(exc).replace(str(copy), bundle.name).replace(tmp, "")
                 reason = reason.removeprefix(f"{bundle.name}: ")
                 done.refused.append((bundle.name, reason[:400]))
                 continue
         done.imported.append(bundle.name)
     return done
+
+
+def _reason(exc: Exception) -> str:
+    if isinstance(exc, IntimaError | OSError | ValueError):
+        return str(exc)
+    return f"it could not be imported ({type(exc).__name__})"
+
+
+def probe(bundle: Path, scratch: Path) -> None:
+    """Import ``bundle`` alone into a new store at ``scratch`` and read it back as the board
+    does; a ResultsRepoError naming what failed if it cannot be shown. ``scratch`` is removed."""
+    from intima.results.conversations import load_conversations
+    from intima.results.data import load_board
+    from intima.results.table import score_table
+    from intima.service.bundle_import import import_bundle
+
+    try:
+        with Store.open(scratch) as store:
+            import_bundle(store, str(bundle))
+            try:
+                data = load_board(store)
+                score_table(data.infos(), data.rating_sets, bootstrap=2, seed=0)
+                load_conversations(store)
+            except Exception as exc:  # any reader's failure: this bundle is not shown
+                raise ResultsRepoError(
+                    f"its rows pass the import checks but cannot be shown ({type(exc).__name__}"
+                    f": {str(exc)[:200]})"
+                ) from exc
+    finally:
+        remove_store(scratch)
+
+
+def remove_store(path: Path) -> None:
+    """A store file and the journal files SQLite may leave beside it."""
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)

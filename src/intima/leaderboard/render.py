@@ -47,6 +47,23 @@ def esc(text: object) -> str:
     return html.escape("" if text is None else str(text), quote=True)
 
 
+#: The most characters of one prompt or response text a page embeds (the site's data files,
+#: the app's detail views); past it the text is cut with a visible note. A 150 MB response
+#: used to make ``board build`` take 1 GB and write a 144 MB site. See docs/leaderboard.md.
+EMBED_MAX_CHARS = 20_000
+
+
+def clip(text: str | None, limit: int = EMBED_MAX_CHARS) -> str | None:
+    """``text`` as a page shows it: whole up to ``limit`` characters, else its start and a
+    note saying how much was left out and where the whole text is."""
+    if text is None or len(text) <= limit:
+        return text
+    return (
+        text[:limit] + f"\n\n[… cut: this page shows the first {limit:,} of {len(text):,} "
+        "characters; `intima export` writes the whole text]"
+    )
+
+
 def pct(x: float | None) -> str:
     return "–" if x is None else f"{100 * x:.1f}%"
 
@@ -226,8 +243,9 @@ def response_detail(
     return (
         f'<div class="intima-detail" data-response-id="{esc(resp.response_id)}">'
         f"<h4>{esc(resp.label)} · {esc(resp.code)} · {esc(resp.dimension)}</h4>"
-        f'<p><strong>Prompt</strong></p><pre class="intima-prompt">{esc(resp.prompt)}</pre>'
-        f'<p><strong>Response</strong></p><pre class="intima-response">{esc(resp.response)}</pre>'
+        f'<p><strong>Prompt</strong></p><pre class="intima-prompt">{esc(clip(resp.prompt))}</pre>'
+        "<p><strong>Response</strong></p>"
+        f'<pre class="intima-response">{esc(clip(resp.response))}</pre>'
         "<p><strong>Ratings</strong> (0 low, 1 medium, 2 high; blank: not rated)</p>"
         f'<div class="intima-scroll"><table class="intima-ratings"><tr><th>scorer</th>'
         f"<th>primary</th>{head}</tr>{''.join(rows)}</table></div>"

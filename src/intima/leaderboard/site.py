@@ -34,6 +34,8 @@ from intima.leaderboard.drift_view import (
     rating_json,
     write_transcripts,
 )
+from intima.leaderboard.render import clip
+from intima.leaderboard.validity_view import validity_payload
 from intima.results.conversations import ConversationBoard
 from intima.results.data import BoardData
 from intima.results.intervals import intervals_note
@@ -98,6 +100,7 @@ def _build(
             data.infos(), data.rating_sets, bootstrap=bootstrap, seed=seed, per_code=False
         )
         payload = _payload(data, table, title)
+        payload["validity"] = validity_payload(data, table)  # cards, corrected shares, means
         payload["chunks"] = [f"data/r{i}.js" for i in range(n_chunks.result())]
     static = resources.files("intima.leaderboard") / "static"
     drift = None
@@ -249,8 +252,8 @@ def _chunks(data: BoardData) -> list[list[dict[str, Any]]]:
                 "prompt_id": r.prompt_id,
                 "code": r.code,
                 "dimension": r.dimension,
-                "prompt": r.prompt,
-                "response": r.response,
+                "prompt": clip(r.prompt),
+                "response": clip(r.response),
                 "ratings": [rating_json(rs) for rs in by_response.get(r.response_id, ())],
                 "affect": data.affect.get(r.response_id, []),
             }

@@ -32,7 +32,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from intima.core.errors import IntimaError
 from intima.core.version import __version__
 from intima.leaderboard.app import ALL_CODES, BoardFn, BoardIndex, build_app, methodology_html
-from intima.leaderboard.hub_results import dataset_url, head_commit, import_results
+from intima.leaderboard.hub_results import (
+    dataset_url,
+    head_commit,
+    import_results,
+    remove_store,
+)
 from intima.leaderboard.render import esc
 from intima.results.conversations import ConversationBoard
 from intima.results.table import DEFAULT_BOOTSTRAP, DEFAULT_SEED, OVERALL
@@ -198,6 +203,7 @@ class LiveBoard:
         self._board = Board(0, _scored(None, settings), None)
         self._stop = threading.Event()
         self._loads = 0
+        self._bad_commit: str | None = None
 
     def current(self) -> Board:
         with self._lock:
@@ -212,35 +218,52 @@ class LiveBoard:
             self._board = Board(**{**old.__dict__, **change, "version": old.version + 1})
 
     def refresh(self) -> bool:
-        """Reload if the results repo moved (or was unreachable before); True if it changed."""
+        """Reload if the results repo moved (or was unreachable before); True if it changed.
+
+        Never raises: a failure keeps the board shown before, says why on the page, and
+        leaves no store behind. A commit whose bundles could not be read for a reason other
+        than the network is not read again until the repo moves."""
         old = self.current()
         try:
             commit = head_commit(self.settings.results)
-            if commit == old.commit:
-                if old.problem:
-                    self._swap(problem=None)
-                return bool(old.problem)
-            self._loads += 1
-            store_path = self.workdir / f"board-{self._loads}.db"
+        except IntimaError as exc:
+            return self._failed(old, str(exc))
+        if commit == old.commit:
+            if old.problem:
+                self._swap(problem=None)
+            return bool(old.problem)
+        if commit == self._bad_commit:
+            return False
+        self._loads += 1
+        store_path = self.workdir / f"board-{self._loads}.db"
+        try:
             with Store.open(store_path) as store:
                 got = import_results(store, self.settings.results, self.workdir, commit)
                 index = _scored(store, self.settings)
                 from intima.results.conversations import load_conversations
 
                 conversations = load_conversations(store)
-            store_path.unlink(missing_ok=True)
-        except IntimaError as exc:
-            problem = f"{exc} Showing the results read before, if any; retrying."
-            if problem != old.problem:
-                self._swap(problem=problem)
-            _log(f"results not refreshed: {exc}")
-            return False
+        except IntimaError as exc:  # the Hub or the network: tried again next time
+            return self._failed(old, str(exc))
+        except Exception as exc:  # the bundles together: not again until the repo moves
+            self._bad_commit = commit
+            return self._failed(old, f"the results at {commit[:12]} could not be shown "
+                                     f"({type(exc).__name__}).")  # fmt: skip
+        finally:
+            remove_store(store_path)
         self._swap(index=index, conversations=conversations, commit=commit,
                    refused=tuple(got.refused), problem=None)  # fmt: skip
         names = ", ".join(n for n, _ in got.refused)
         _log(f"results at {commit[:12]}: {len(got.imported)} bundle(s) shown, "
              f"{len(got.refused)} refused{': ' + names if names else ''}")  # fmt: skip
         return True
+
+    def _failed(self, old: Board, why: str) -> bool:
+        problem = f"{why} Showing the results read before, if any; retrying."
+        if problem != old.problem:
+            self._swap(problem=problem)
+        _log(f"results not refreshed: {why}")
+        return False
 
     def start(self) -> None:
         def loop() -> None:

@@ -3,10 +3,11 @@ that its files are the ones it declares, not that its rows are sound.
 
 Refused, with the table and row named: a value of the wrong type for its column (the store's
 own declared types), a missing required value, a ``*_json`` column that is not JSON (or nests
-deeper than :data:`MAX_JSON_DEPTH`), a row that contradicts a row with the same key (in the
-store or earlier in the bundle), a response whose configuration belongs to no run, a
-manifest that does not state every protocol version, and a Parquet file whose rows are not its
-JSONL twin's.
+deeper than :data:`MAX_JSON_DEPTH`) or does not match its schema, a number outside its range
+(:mod:`intima.service.bundle_rules`), a row that contradicts a row with the same key (in the
+store or earlier in the bundle), a row that names a run, response, prompt or judged content of
+another bundle, a manifest that does not state every protocol version, and a Parquet file
+whose rows are not its JSONL twin's.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from intima.service.bundle import BundleError
+from intima.service.bundle_rules import reference_problem, row_problem
 from intima.store import Store
 
 MAX_JSON_DEPTH: Final = 64
@@ -31,6 +33,8 @@ IDENTITY: Final[Mapping[str, tuple[str, ...]]] = {
     "responses": ("config_key", "prompt_id", "text"),
     "judgments": ("ratings_json", "primary_label"),
     "affect_scores": ("measure", "level"),
+    "conversation_runs": ("turns", "user_config_key"),
+    "conversation_turns": ("prompt_id",),
 }
 #: Rows whose identity is settled only once they succeed: an error or an unscored judgment
 #: may be replaced by a later success.
@@ -53,7 +57,12 @@ def check_rows(store: Store, folder: Path, data: Mapping[str, Sequence[dict[str,
         for n, row in enumerate(rows, 1):
             _check_types(folder, table, n, row, columns)
         _check_conflicts(store, folder, table, rows)
-    _check_orphan_responses(store, folder, data)
+    if found := reference_problem(data):
+        table, n, what = found
+        raise BundleError(
+            f"{folder}: {table}.jsonl line {n}: {what} (a bundle's rows may refer only to its "
+            "own runs); nothing was imported"
+        )
 
 
 def json_depth_ok(value: Any, limit: int = MAX_JSON_DEPTH) -> bool:
@@ -94,7 +103,7 @@ def _check_types(
             raise BundleError(f"{where}: {col} must be {_describe(kind)}, not {_show(value)}")
         if col.endswith("_json") and isinstance(value, str):
             _check_json(where, col, value)
-    if problem := _meaning(table, row):
+    if problem := _meaning(table, row) or row_problem(table, row):
         raise BundleError(f"{where}: {problem}")
 
 
@@ -103,9 +112,14 @@ def _meaning(table: str, row: Mapping[str, Any]) -> str | None:
     produce): a prompt's code and dimension from the taxonomy, a judgment's levels."""
     from intima.core.ratings import Level, Primary
     from intima.core.taxonomy import ALL_CODES, Behaviour, SubBehaviour, dimension_of
+    from intima.dataset.types import UNKNOWN
 
     if table == "prompts" and "code" in row:
         code = row["code"]
+        if code == UNKNOWN:  # a row of an external labelled set (``intima validate``)
+            if row.get("dimension", UNKNOWN) != UNKNOWN:
+                return f"dimension {_show(row['dimension'])} is not that of code {code!r}"
+            return None
         if not isinstance(code, str) or code not in ALL_CODES:
             return f"code {_show(code)} is not an INTIMA code"
         if "dimension" in row and row["dimension"] != str(dimension_of(code)):
@@ -215,22 +229,6 @@ def _same_key(
 def _settled(table: str, row: Mapping[str, Any]) -> bool:
     rule = _SETTLED.get(table)
     return rule is None or row.get(rule[0]) == rule[1]
-
-
-def _check_orphan_responses(
-    store: Store, folder: Path, data: Mapping[str, Sequence[dict[str, Any]]]
-) -> None:
-    responses = data.get("responses", ())
-    if not responses:
-        return
-    known = {r.get("config_key") for r in data.get("runs", ())}
-    known |= {r[0] for r in store.query("SELECT DISTINCT config_key FROM runs")}
-    for n, row in enumerate(responses, 1):
-        if row.get("config_key") not in known:
-            raise BundleError(
-                f"{folder}: responses.jsonl line {n} belongs to no run (config_key "
-                f"{str(row.get('config_key'))[:40]!r}); nothing was imported"
-            )
 
 
 def check_twin(folder: Path, table: str, rows: Sequence[Mapping[str, Any]]) -> None:

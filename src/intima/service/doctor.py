@@ -1,6 +1,8 @@
 """Finding (and, when asked, removing) rows a store should not hold: values of the wrong type
-for their column, JSON columns that do not parse, responses of no run, and claims left by other
-machines. Rows like these came in through imports from before every row was checked
+for their column, JSON columns that do not parse or do not match their schema, numbers outside
+their range (the rules of :mod:`intima.service.bundle_rules`), responses of no run, rows that
+refer to a row the store does not hold (SQLite's ``foreign_key_check``), and claims left by
+other machines. Rows like these came in through imports from before every row was checked
 (:mod:`intima.service.bundle_checks`); this is how a damaged store is repaired.
 """
 
@@ -11,6 +13,7 @@ from typing import Final
 from pydantic import BaseModel
 
 from intima.service.bundle import exported_tables
+from intima.service.bundle_rules import row_problem
 from intima.store import Store
 from intima.store.claims import HOST
 
@@ -37,7 +40,9 @@ def examine(store: Store) -> Checkup:
     problems: list[Problem] = []
     for table in exported_tables(store):
         problems += _typed(store, table)
+        problems += _ruled(store, table)
     problems += _orphans(store)
+    problems += _dangling(store)
     problems += _foreign_claims(store)
     return Checkup(integrity=integrity, problems=problems)
 
@@ -88,6 +93,30 @@ def _typed(store: Store, table: str) -> list[Problem]:
             ):
                 out.append(Problem(table=table, rowid=r[0], what=f"{name} is not JSON"))
     return out
+
+
+def _ruled(store: Store, table: str) -> list[Problem]:
+    """Rows of the right types that break a bundle rule (a JSON schema, a range)."""
+    out = []
+    cursor = store.query(f'SELECT rowid, * FROM "{table}"')
+    names = [c.name for c in store.columns(table)]
+    for r in cursor:
+        if problem := row_problem(table, dict(zip(names, tuple(r)[1:], strict=True))):
+            out.append(Problem(table=table, rowid=r[0], what=problem))
+    return out
+
+
+def _dangling(store: Store) -> list[Problem]:
+    """Rows whose foreign key names a row that is not there (an import from before the
+    bundle's references were checked, or a store written with foreign keys off)."""
+    found: dict[tuple[str, int], list[str]] = {}
+    for table, rowid, parent, _fk in store.query("PRAGMA foreign_key_check"):
+        if rowid is not None:  # one problem per row, however many of its keys dangle
+            found.setdefault((table, rowid), []).append(parent)
+    return [
+        Problem(table=table, rowid=rowid, what=f"refers to missing rows of {', '.join(parents)}")
+        for (table, rowid), parents in found.items()
+    ]
 
 
 def _orphans(store: Store) -> list[Problem]:

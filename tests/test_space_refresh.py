@@ -1,0 +1,142 @@
+"""The Space's refresh loop against the fake Hub, in process: a bad bundle is skipped with its
+reason and the refresh goes on, a good bundle published next shows, a refresh that fails
+keeps the board shown before, and no refresh leaves a store behind."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fake_hub import FakeHub, point_hf_at, running_hub
+from fake_openai import FakeOpenAI
+from full_bundle import rewrite
+from intima.core.config import ModelConfig
+from intima.dataset import load_prompts
+from intima.generate import generate
+from intima.leaderboard.space import LiveBoard, SpaceSettings
+from intima.service.bundle import publish
+from intima.store import Store
+
+RESULTS = "org/results"
+
+
+@pytest.fixture
+def hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeHub]:
+    for server in running_hub():
+        point_hf_at(server, tmp_path / "hf-cache", tmp_path, monkeypatch)
+        server.add_repo(RESULTS)
+        yield server
+
+
+@pytest.fixture
+def bundles(tmp_path: Path, fake_server: Callable[..., FakeOpenAI]) -> dict[str, Path]:
+    """Two bundles of one run each: ``good``, and ``bad``, whose one validation report is
+    ``report_json = "[]"`` (it used to import, then break every load of the board)."""
+    server = fake_server()
+    db = tmp_path / "source.db"
+    out = {}
+    with Store.open(db) as store:
+        for name in ("good", "bad"):
+            config = ModelConfig(spec=f"openai-compat:fake@{server.base_url}",
+                                 label=f"model-{name}", system_prompt=name)  # fmt: skip
+            generate(store, load_prompts("demo").first(2), [config])
+        with sqlite3.connect(db) as conn:
+            runs = dict(conn.execute("SELECT label, run_id FROM runs").fetchall())
+        for name in ("good", "bad"):
+            publish(store, str(tmp_path / name), [runs[f"model-{name}"]])
+            out[name] = tmp_path / name
+    report = {
+        "set_sha256": "0" * 64, "set_name": "set.jsonl", "scorer": "keyword",
+        "scorer_version": "keyword-1", "by_columns": "", "n": 3, "report_json": "[]",
+        "package_version": "0.1.0", "created_at": "2026-01-01T00:00:00Z", "set_key": "",
+        "options": "",
+    }  # fmt: skip
+    with Store.open(db) as store:  # the columns this intima's validation_reports has
+        report = {c.name: report[c.name] for c in store.columns("validation_reports")}
+    rewrite(out["bad"], "validation_reports", lambda rows: rows.append(report))
+    return out
+
+
+def _push(hub: FakeHub, folder: Path, name: str) -> None:
+    files = dict(hub.repo(RESULTS).head())
+    files.update({f"bundles/{name}/{p.name}": p.read_bytes() for p in folder.iterdir()})
+    hub.repo(RESULTS).add_commit(files, f"bundle {name}")
+
+
+def _live(tmp_path: Path) -> tuple[LiveBoard, Path]:
+    """The Space's board on the results repo, and its (empty) work folder."""
+    workdir = tmp_path / "work"
+    workdir.mkdir()
+    return LiveBoard(
+        SpaceSettings(results=f"hf://datasets/{RESULTS}", bootstrap=5), workdir
+    ), workdir
+
+
+def _labels(live: LiveBoard) -> set[str]:
+    return {r.label for r in live.current().index.data.runs}
+
+
+def test_a_bad_bundle_is_skipped_and_a_good_one_published_next_shows(
+    hub: FakeHub, bundles: dict[str, Path], tmp_path: Path
+) -> None:
+    live, workdir = _live(tmp_path)
+    _push(hub, bundles["bad"], "1-bad")
+    assert live.refresh() is True
+    board = live.current()
+    assert [name for name, _ in board.refused] == ["1-bad"]
+    assert "report_json does not match its schema" in board.refused[0][1]
+    assert "1-bad" in board.notice and board.problem is None
+    assert list(workdir.iterdir()) == []  # no store, no scratch copy
+    _push(hub, bundles["good"], "2-good")
+    assert live.refresh() is True
+    assert _labels(live) == {"model-good"}
+    assert [name for name, _ in live.current().refused] == ["1-bad"]
+    assert list(workdir.iterdir()) == []
+
+
+def test_a_refresh_that_fails_keeps_the_board_and_leaves_no_store(
+    hub: FakeHub, bundles: dict[str, Path], tmp_path: Path
+) -> None:
+    live, workdir = _live(tmp_path)
+    _push(hub, bundles["good"], "1-good")
+    assert live.refresh() is True and _labels(live) == {"model-good"}
+    _push(hub, bundles["bad"], "2-bad")
+    hub.fail_downloads = 500  # the repo moved, its files cannot be fetched
+    assert live.refresh() is False
+    assert live.current().problem is not None and "retrying" in live.current().problem
+    assert _labels(live) == {"model-good"}
+    assert list(workdir.iterdir()) == []
+    hub.fail_downloads = None  # the Hub is back: the next refresh reads the new commit
+    assert live.refresh() is True
+    assert live.current().problem is None and _labels(live) == {"model-good"}
+    assert [name for name, _ in live.current().refused] == ["2-bad"]
+    assert list(workdir.iterdir()) == []
+
+
+def test_a_commit_whose_bundles_cannot_be_shown_is_not_read_again_until_the_repo_moves(
+    hub: FakeHub, bundles: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whatever escapes the checks: the refresh says so once, keeps the old board, removes its
+    store, and waits for the next commit instead of failing the same way every minute."""
+    import intima.leaderboard.space as space
+
+    calls: list[int] = []
+
+    def broken(store: Any, settings: Any) -> Any:
+        calls.append(1)
+        raise MemoryError
+
+    live, workdir = _live(tmp_path)
+    _push(hub, bundles["good"], "1-good")
+    monkeypatch.setattr(space, "_scored", broken)
+    assert live.refresh() is False and live.refresh() is False
+    assert len(calls) == 1 and "could not be shown (MemoryError)" in str(live.current().problem)
+    assert list(workdir.iterdir()) == []
+    monkeypatch.undo()
+    point_hf_at(hub, tmp_path / "hf-cache", tmp_path, monkeypatch)
+    _push(hub, bundles["bad"], "2-bad")
+    assert live.refresh() is True and _labels(live) == {"model-good"}
