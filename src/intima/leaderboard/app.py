@@ -14,6 +14,7 @@ Gradio 6.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections import defaultdict
 from collections.abc import Callable
@@ -23,9 +24,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 from intima.core.errors import IntimaError
 from intima.core.perf import paused_gc
 from intima.core.ratings import RatingSet
-from intima.leaderboard import render
+from intima.leaderboard import render, validity_view
 from intima.leaderboard.render import esc
 from intima.results.conversations import ConversationBoard, load_conversations
+from intima.results.corrected import Corrections
 from intima.results.data import BoardData, load_board
 from intima.results.intervals import intervals_note
 from intima.results.rank import UNRANKED_NOTE
@@ -39,6 +41,7 @@ from intima.results.table import (
     dims_in,
     score_table,
 )
+from intima.results.validity import board_corrections, scorer_cards
 from intima.service.public import RateLimit
 from intima.store import StoredResponse
 
@@ -75,6 +78,20 @@ class BoardIndex:
         self.prompts: dict[str, StoredResponse] = {}
         for r in data.responses:
             self.prompts.setdefault(r.prompt_id, r)
+        self.cards = scorer_cards(data)
+
+    @functools.cached_property
+    def corrections(self) -> Corrections:
+        """Corrected shares and mean scores (computed on first view, then kept)."""
+        return board_corrections(self.data, self.table)
+
+    def scores(self, scorer: str, scope: str, sort_metric: str) -> str:
+        """The scorer's validation, its table, and its corrected shares and mean score."""
+        return (
+            validity_view.validity_html(self.cards, scorer)
+            + render.scores_table(self.table, scorer, scope, sort_metric)
+            + validity_view.corrected_html(self.table, self.corrections, scorer, scope, sort_metric)
+        )
 
     def config_choices(self) -> list[tuple[str, str]]:
         return [(label, run_id) for run_id, label in self.table.configs]
@@ -156,7 +173,8 @@ def methodology_html(data: BoardData, table: ScoreTable) -> str:
             "Rank 1 = highest rate. A configuration shares the rank (=k) of the group "
             f"leader whose interval its own interval overlaps. '–': {UNRANKED_NOTE}.",
         ),
-        ("Validation", " | ".join(m.validation) or "no scorer validated in this store yet"),
+        ("Validation", _validation_text(m)),
+        ("Error-corrected shares", validity_view.CORRECTION_NOTE),
         ("intima version", m.package_version),
     ]
     body = "".join(f"<dt><strong>{esc(k)}</strong></dt><dd>{esc(v)}</dd>" for k, v in items)
@@ -166,6 +184,11 @@ def methodology_html(data: BoardData, table: ScoreTable) -> str:
         else ""
     )
     return f'<div class="intima-method"><dl>{body}</dl>{prompt}</div>'
+
+
+def _validation_text(m: Any) -> str:
+    cards = " | ".join(c.summary() for c in m.cards)
+    return cards or " | ".join(m.validation) or "no scorer validated yet"
 
 
 def build_app(
@@ -199,7 +222,7 @@ def build_app(
     ) -> tuple[str, str, str, str]:
         scope, ix = _scope(dimension, code), cur()
         return (
-            render.scores_table(ix.table, scorer, scope, sort_metric),
+            ix.scores(scorer, scope, sort_metric),
             render.stacked_bars(ix.table, scorer, scope),
             render.heatmap(ix.table, scorer, scope),
             render.radars(ix.table, scorer, ix.dims),

@@ -15,6 +15,7 @@ from intima.core.perf import paused_gc
 from intima.core.ratings import RATING_PROTOCOL_VERSION, RatingSet
 from intima.core.taxonomy import TAXONOMY_VERSION
 from intima.core.version import __version__
+from intima.results.cards import Card
 from intima.store import Store, StoredResponse
 
 
@@ -42,6 +43,9 @@ class Methodology:
     datasets: tuple[str, ...] = ()  # "id @ revision (sha256 …)" per dataset used
     #: each scorer's agreement with an external labelled set (``intima validate``), one line each
     validation: tuple[str, ...] = ()
+    #: validation cards: the shipped affect version's figures and every stored report
+    #: (:mod:`intima.results.cards`); shown per scorer and used to correct its shares
+    cards: tuple[Card, ...] = ()
 
     @property
     def number_mapping(self) -> str:
@@ -136,6 +140,7 @@ def _rating_sets(store: Store, run_ids: list[str]) -> list[RatingSet]:
 
 def _methodology(store: Store, runs: Sequence[BoardRun]) -> Methodology:
     from intima.judges import prompt as judge_prompt
+    from intima.results.cards import shipped_cards, stored_cards
     from intima.results.sources import affect_version
 
     datasets = sorted(
@@ -151,6 +156,7 @@ def _methodology(store: Store, runs: Sequence[BoardRun]) -> Methodology:
         affect_version=affect_version(),
         datasets=tuple(datasets),
         validation=tuple(validation_lines(store)),
+        cards=(*shipped_cards(affect_version()), *stored_cards(store)),
     )
 
 

@@ -71,6 +71,7 @@
       if (vb === null) { return -1; }
       return state.sortDir * (va - vb) || a - b;
     });
+    root.appendChild(validityBlock(state.scorer));
     var t = el("table", { id: "scores", "class": "scores" });
     var head = el("tr");
     head.appendChild(el("th", { title: "Rank on the sorted column; '=' marks a tie: intervals overlap the group leader's; '–': not ranked (fewer than 30 scored responses, or under half of the prompts scored)." }, "Rank"));
@@ -127,6 +128,86 @@
     idx.forEach(function (c) { tb.appendChild(tb.querySelector('tr[data-run-id="' + cssEscape(D.configs[c].run_id) + '"]')); });
   }
   function cssEscape(s) { return window.CSS && CSS.escape ? CSS.escape(s) : s.replace(/["\\]/g, "\\$&"); }
+
+  /* ---- validity: the scorer's validation cards, corrected shares, mean score ---- */
+  function validity(scorer) { return (D.validity && D.validity.scorers[scorer]) || null; }
+  function num3(x) { return x === null || x === undefined ? "–" : Number(x).toFixed(3); }
+  function validityBlock(scorer) {
+    var v = validity(scorer);
+    var cards = v ? v.cards : [];
+    if (!cards.length) {
+      var p = el("p", { id: "validity", "class": "validity unvalidated", "data-scorer": scorer });
+      p.appendChild(el("strong", null, "Not validated. "));
+      p.appendChild(document.createTextNode(scorer + ": " + (D.validity ? D.validity.unvalidated : "") + "."));
+      return p;
+    }
+    var box = el("div", { id: "validity", "class": "validity validated", "data-scorer": scorer });
+    cards.forEach(function (c) {
+      var d = el("details", { "class": "card", "data-source": c.source });
+      d.appendChild(el("summary", null, "Validated (" + c.source + "): " + c.scorer + " " + c.version + " on " + c.name));
+      var dl = el("dl");
+      function row(k, val) { dl.appendChild(el("dt", null, k)); dl.appendChild(el("dd", null, val)); }
+      row("Set", c.set_name + " (sha256 " + c.set_sha256 + ", n = " + c.n + ")");
+      row("Protocol", c.protocol);
+      if (c.auroc !== null) { row("AUROC reinforcing vs boundary", num3(c.auroc) + (c.auroc_lo !== null ? " [" + num3(c.auroc_lo) + ", " + num3(c.auroc_hi) + "]" : "")); }
+      var groups = Object.keys(c.auroc_by_group || {}).sort();
+      if (groups.length) { row("AUROC per held-out model", groups.map(function (g) { return g + " " + num3(c.auroc_by_group[g]); }).join("; ")); }
+      if (c.macro_f1 !== null) { row("macro-F1 (reinforcing, boundary)", num3(c.macro_f1)); }
+      if (c.kappa !== null) { row("Cohen's kappa", num3(c.kappa)); }
+      Object.keys(c.error_rates || {}).forEach(function (k) {
+        var e = c.error_rates[k];
+        row("Error rates: " + k, "recall " + num3(e.recall) + " (" + e.tp + "/" + e.n_pos + "), false positives " + num3(e.fpr) + " (" + e.fp + "/" + e.n_neg + ")");
+      });
+      if (c.graded) { row("Graded set", "Spearman " + num3(c.graded.spearman) + " on " + c.graded.set_name + " (sha256 " + c.graded.set_sha256 + ", n = " + c.graded.n + ")"); }
+      var how = el("dd");
+      how.appendChild(document.createTextNode(c.method + " · "));
+      how.appendChild(el("a", { href: "#method" }, "methodology"));
+      dl.appendChild(el("dt", null, "Method")); dl.appendChild(how);
+      d.appendChild(dl);
+      box.appendChild(d);
+    });
+    return box;
+  }
+  function renderCorrected(root) {
+    root.textContent = "";
+    var v = state.scorer ? validity(state.scorer) : null;
+    if (!v) { return; }
+    var metric = ["reinforcing", "boundary", "neutral"].indexOf(state.metric) >= 0 ? state.metric : "reinforcing";
+    root.appendChild(el("p", { "class": "note" }, "Error-corrected " + metric + " share (validation: " + (v.validation || "none") + ") and " + (v.measure || "no continuous score") + ", overall."));
+    var t = el("table", { id: "corrected", "class": "scores" });
+    var head = el("tr");
+    ["Model", "raw share", "corrected share", "mean score"].forEach(function (h) { head.appendChild(el("th", null, h)); });
+    var thead = el("thead"); thead.appendChild(head); t.appendChild(thead);
+    var tb = el("tbody");
+    D.configs.forEach(function (cfg, c) {
+      var tr = el("tr", { "data-run-id": cfg.run_id });
+      tr.appendChild(el("td", { "class": "model" }, cfg.label));
+      var raw = D.scores[state.scorer].overall[metric][c];
+      var td = el("td", { "class": "num" });
+      td.appendChild(el("span", { "class": "rate" }, pct(raw[0])));
+      if (raw[0] !== null) { td.appendChild(el("span", { "class": "ci" }, " [" + pct(raw[1]) + ", " + pct(raw[2]) + "]")); }
+      tr.appendChild(td);
+      var fx = v.corrected.overall[metric][c];
+      var tdc = el("td", { "class": "num corrected" });
+      if (fx && fx[0] !== null) {
+        tdc.appendChild(el("span", { "class": "rate" }, pct(fx[0])));
+        tdc.appendChild(el("span", { "class": "ci" }, " [" + pct(fx[1]) + ", " + pct(fx[2]) + "]"));
+      } else {
+        tdc.appendChild(el("span", { "class": "why" }, fx ? fx[3] : "no validation"));
+      }
+      tr.appendChild(tdc);
+      var mn = v.continuous.overall[c];
+      var tdm = el("td", { "class": "num mean" });
+      if (mn && mn[0] !== null) {
+        tdm.appendChild(el("span", { "class": "rate" }, num3(mn[0])));
+        tdm.appendChild(el("span", { "class": "ci" }, " [" + num3(mn[1]) + ", " + num3(mn[2]) + "]"));
+      } else { tdm.textContent = "–"; }
+      tr.appendChild(tdm);
+      tb.appendChild(tr);
+    });
+    t.appendChild(tb);
+    root.appendChild(t);
+  }
 
   /* ---- radar per model over the four dimensions ---- */
   function renderRadars(root) {
@@ -389,7 +470,8 @@
      ["Judge prompt", m.judge_prompt_version], ["Affect measure", m.affect_version],
      ["Datasets", (m.datasets || []).join("; ")], ["Number mapping", m.number_mapping],
      ["Intervals", m.intervals], ["Ranks", "'=' marks a tie (intervals overlap the group leader's); '–': " + m.ranks],
-     ["Validation", (m.validation || []).join(" | ") || "no scorer validated in this store yet"],
+     ["Validation", (D.validity && D.validity.all_cards.length ? D.validity.all_cards : (m.validation || [])).join(" | ") || "no scorer validated yet"],
+     ["Error-corrected shares", D.validity ? D.validity.method : null],
      ["Built", D.generated_at + " by intima " + D.package_version]].forEach(function (kv) {
       dl.appendChild(el("dt", null, kv[0])); dl.appendChild(el("dd", null, kv[1] === null ? "–" : kv[1]));
     });
@@ -408,6 +490,7 @@
   }
   function renderAll() {
     renderTable(sections["table"]);
+    renderCorrected(sections["corrected"]);
     renderRadars(sections["radar"]);
     renderBars(sections["bars"], "overall");
     renderHeatmap(sections["heatmap"], "overall");
@@ -421,6 +504,7 @@
     ctl.appendChild(select("metric", "Rate of", D.metrics.map(function (m) { return [m, m.replace(/_/g, " ")]; }), state.metric, function (v) { state.metric = v; renderAll(); }));
     app.appendChild(ctl);
     app.appendChild(section("table", "Scores"));
+    app.appendChild(section("corrected", "Corrected for the scorer's measured error"));
     app.appendChild(section("radar", "Reinforcing (red) and boundary (blue) rates by dimension"));
     app.appendChild(section("bars", "Primary labels"));
     app.appendChild(section("heatmap", "Behaviours and sub-behaviours"));

@@ -1,0 +1,249 @@
+"""Validation cards: what each scorer was validated on, and how well.
+
+Two sources, one shape (:class:`Card`):
+
+* **shipped**: the affect measure's own figures, ``intima/data/affect_validation.json``, keyed
+  by scorer version and written by ``benchmarks/affect_card.py`` (leave-one-model-out on the
+  dev set, Spearman on the graded set): never typed by hand. Only the entry of the affect
+  version this package scores with is shown.
+* **store**: every report ``intima validate`` stored (``validation_reports``): class reports
+  (confusion, AUROC) and graded ones (Spearman).
+
+A card whose version differs from the version the board's scores were made with is kept out:
+it validated another scorer. The corrected shares (:mod:`intima.results.corrected`) use the
+card with the most labelled rows that has a confusion matrix.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from importlib import resources
+from typing import Any, Final, Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from intima.results.corrected import CORRECTABLE, ErrorRates, error_rates
+from intima.store import Store
+
+CARD_FILE: Final = "affect_validation.json"
+#: Where the methods are written up (shown beside every card).
+METHOD_DOCS: Final = {
+    "affect": "docs/affect.md (5. Validation) and docs/leaderboard.md (How far each scorer can "
+    "be trusted)",
+}
+DEFAULT_METHOD: Final = (
+    "docs/leaderboard.md (How far each scorer can be trusted; Error-corrected shares)"
+)
+
+
+class Graded(BaseModel):
+    """A scorer's reinforcing score against graded intensity (e.g. 1-10)."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    set_name: str
+    set_sha256: str
+    n: int
+    spearman: float | None
+
+
+class Card(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    scorer: str
+    version: str
+    source: Literal["shipped", "store"]
+    set_name: str
+    set_sha256: str
+    n: int
+    protocol: str
+    auroc: float | None = None
+    auroc_lo: float | None = None
+    auroc_hi: float | None = None
+    #: held-out group (e.g. model) -> AUROC on it
+    auroc_by_group: dict[str, float | None] = {}
+    macro_f1: float | None = None
+    kappa: float | None = None
+    #: rows truth, columns predicted (validate.report's confusion); empty for a graded card
+    confusion_labels: list[str] = []
+    confusion: list[list[int]] = []
+    graded: Graded | None = None
+    method: str = DEFAULT_METHOD
+
+    @property
+    def name(self) -> str:
+        return f"{self.set_name} (sha256 {self.set_sha256[:12]}, n={self.n}, {self.protocol})"
+
+    def error_rates(self) -> dict[str, ErrorRates]:
+        out = {}
+        for label in CORRECTABLE:
+            rates = error_rates(self.confusion_labels, self.confusion, label)
+            if rates is not None:
+                out[label] = rates
+        return out
+
+    def summary(self) -> str:
+        """One line: set, protocol, AUROC, Spearman, recall/fpr of reinforcing."""
+        parts = [f"{self.scorer} ({self.version}) on {self.name}"]
+        if self.auroc is not None:
+            auc = f"AUROC reinforcing vs boundary {self.auroc:.3f}"
+            if self.auroc_lo is not None and self.auroc_hi is not None:
+                auc += f" [{self.auroc_lo:.3f}, {self.auroc_hi:.3f}]"
+            parts.append(auc)
+        if self.auroc_by_group:
+            parts.append(
+                "per held-out model "
+                + ", ".join(f"{k} {_num(v)}" for k, v in sorted(self.auroc_by_group.items()))
+            )
+        if self.macro_f1 is not None:
+            parts.append(f"macro-F1 {self.macro_f1:.3f}")
+        if self.kappa is not None:
+            parts.append(f"kappa {self.kappa:.3f}")
+        reinforcing = self.error_rates().get("reinforcing")
+        if reinforcing is not None and reinforcing.n_pos and reinforcing.n_neg:
+            parts.append(
+                f"reinforcing recall {reinforcing.recall:.3f} ({reinforcing.tp}/"
+                f"{reinforcing.n_pos}), false positives {reinforcing.fpr:.3f} "
+                f"({reinforcing.fp}/{reinforcing.n_neg})"
+            )
+        if self.graded is not None:
+            parts.append(
+                f"Spearman {_num(self.graded.spearman)} on {self.graded.set_name} "
+                f"(sha256 {self.graded.set_sha256[:12]}, n={self.graded.n})"
+            )
+        return "; ".join(parts)
+
+
+def _num(v: float | None) -> str:
+    return "–" if v is None else f"{v:.3f}"
+
+
+def shipped_cards(version: str | None) -> list[Card]:
+    """The shipped card of affect ``version``; none when the file has no entry for it, or the
+    entry was measured with other parameters than the shipped ones (a refit under the same
+    version: the card is stale until ``benchmarks/affect_card.py`` runs again)."""
+    if version is None:
+        return []
+    try:
+        text = resources.files("intima.data").joinpath(CARD_FILE).read_text(encoding="utf-8")
+        entry = json.loads(text).get(version)
+        if entry is None or entry.get("made_by", {}).get("params_digest") != _params_digest():
+            return []
+        return [Card.model_validate({**entry, "source": "shipped"})]
+    except (FileNotFoundError, ValueError, ValidationError, AttributeError):
+        return []  # a damaged card file costs the card, never the board
+
+
+def _params_digest() -> str | None:
+    try:
+        from intima.affect.params import default_params
+    except ModuleNotFoundError:  # the affect extra is not installed
+        return None
+    from intima.core.errors import IntimaError
+
+    try:
+        return default_params().digest
+    except IntimaError:  # a missing or mismatched params file: no affect scores, no card
+        return None
+
+
+def stored_cards(store: Store) -> list[Card]:
+    """A card per report in ``validation_reports`` (damaged rows are skipped)."""
+    rows = store.query(
+        "SELECT set_name, set_sha256, scorer, scorer_version, by_columns, n, report_json "
+        "FROM validation_reports ORDER BY set_name, scorer, by_columns"
+    )
+    out = []
+    for r in rows:
+        try:
+            report = json.loads(r["report_json"])
+            out.append(_from_report(dict(r), report))
+        except (ValueError, TypeError, AttributeError, ValidationError):
+            continue
+    return out
+
+
+def _from_report(row: Mapping[str, Any], report: Mapping[str, Any]) -> Card:
+    overall = (report.get("groups") or {}).get("overall") or {}
+    base = {
+        "scorer": row["scorer"],
+        "version": row["scorer_version"],
+        "source": "store",
+        "set_name": row["set_name"],
+        "set_sha256": row["set_sha256"],
+        "n": row["n"],
+        "protocol": "intima validate",
+        "method": METHOD_DOCS.get(row["scorer"], DEFAULT_METHOD),
+    }
+    if report.get("kind") == "graded":
+        rho = overall.get("spearman", report.get("spearman"))
+        graded = Graded(
+            set_name=row["set_name"], set_sha256=row["set_sha256"], n=row["n"], spearman=rho
+        )
+        return Card.model_validate(
+            {**base, "protocol": "intima validate (graded)", "graded": graded}
+        )
+    groups = report.get("groups") or {}
+    by_group = {
+        k: v.get("auroc") for k, v in groups.items() if k != "overall" and isinstance(v, dict)
+    }
+    return Card.model_validate(
+        {
+            **base,
+            "auroc": overall.get("auroc"),
+            "auroc_lo": overall.get("auroc_lo"),
+            "auroc_hi": overall.get("auroc_hi"),
+            "auroc_by_group": by_group,
+            "macro_f1": overall.get("macro_f1_rb"),
+            "kappa": overall.get("kappa"),
+            "confusion_labels": overall.get("confusion_labels") or [],
+            "confusion": overall.get("confusion") or [],
+        }
+    )
+
+
+def version_of(
+    scorer: str, affect_version: str | None, judge_prompt_version: str | None
+) -> str | None:
+    """The version a board scorer's numbers were made with, as ``intima validate`` names it
+    (None: unknown, any card of the scorer applies)."""
+    if scorer == "affect":
+        return affect_version
+    if scorer.startswith("judge:") or scorer == "panel":
+        return None if judge_prompt_version is None else f"judge-prompt-{judge_prompt_version}"
+    return None
+
+
+def board_cards(
+    cards: Iterable[Card], affect_version: str | None, judge_prompt_version: str | None
+) -> dict[str, list[Card]]:
+    """scorer -> its cards made with the version the board scores with (a card of another
+    version validated another scorer and is left out)."""
+    out: dict[str, list[Card]] = {}
+    for card in cards:
+        wanted = version_of(card.scorer, affect_version, judge_prompt_version)
+        if wanted is None or card.version == wanted:
+            out.setdefault(card.scorer, []).append(card)
+    return out
+
+
+def correcting_card(cards: Sequence[Card]) -> Card | None:
+    """The card whose confusion corrects the shares: the most labelled rows (shipped first on
+    a tie); None when no card has a confusion matrix."""
+    usable = [c for c in cards if c.error_rates()]
+    if not usable:
+        return None
+    return max(usable, key=lambda c: (c.n, c.source == "shipped"))
+
+
+def error_rates_by_scorer(
+    cards: Mapping[str, Sequence[Card]],
+) -> dict[str, tuple[str, dict[str, ErrorRates]]]:
+    """For :func:`intima.results.corrected.corrections`: scorer -> (card name, error rates)."""
+    out = {}
+    for scorer, own in cards.items():
+        card = correcting_card(own)
+        if card is not None:
+            out[scorer] = (card.name, card.error_rates())
+    return out
