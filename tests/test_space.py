@@ -166,7 +166,8 @@ def space_url(hub: FakeHub, world: dict[str, Any]) -> Iterator[str]:
     port = free_port()
     env = {**os.environ, **hf_env(hub, tmp / "cache-space", tmp / "home-space", TOKEN),
            "GRADIO_SERVER_NAME": "127.0.0.1", "GRADIO_SERVER_PORT": str(port),
-           "GRADIO_ANALYTICS_ENABLED": "False", "NO_COLOR": "1"}  # fmt: skip
+           "GRADIO_ANALYTICS_ENABLED": "False", "NO_COLOR": "1",
+           "GRADIO_TEMP_DIR": str(tmp / "gradio-tmp")}  # fmt: skip
     log = tmp / "space.log"
     with log.open("wb") as out:
         proc = subprocess.Popen([sys.executable, "app.py"], cwd=folder, env=env,
@@ -285,3 +286,25 @@ def test_board_build_from_the_results_repo(world: dict[str, Any]) -> None:
                       str(world["tmp"] / "site2"), env=world["env"])  # fmt: skip
     assert missing.returncode == 2 and "error:" in missing.stderr
     assert "does not exist" in missing.stderr and "Traceback" not in missing.stderr
+
+
+def test_the_space_refuses_uploads(space_url: str, world: dict[str, Any]) -> None:
+    """Nothing on the board takes a file: Gradio's upload route (open to anyone, no token) and
+    any multipart body are refused, and nothing is written to Gradio's temporary folder."""
+    import httpx
+
+    body = b"x" * 2_000_000
+    temp = world["tmp"] / "gradio-tmp"
+    before = sorted(p for p in temp.rglob("*") if p.is_file()) if temp.exists() else []
+    for path in (
+        "gradio_api/upload",
+        "gradio_api/upload?upload_id=abc",
+        "gradio_api/process_recording",
+    ):
+        res = httpx.post(space_url + path, files={"files": ("big.txt", body)}, timeout=30)
+        assert res.status_code == 403, (path, res.status_code, res.text[:200])
+    res = httpx.post(space_url + "gradio_api/queue/join", files={"f": ("a.txt", b"a")}, timeout=30)
+    assert res.status_code == 403
+    after = sorted(p for p in temp.rglob("*") if p.is_file()) if temp.exists() else []
+    assert after == before and not any(p.stat().st_size >= len(body) for p in after)
+    assert httpx.get(space_url, timeout=30).status_code == 200  # the page itself is served

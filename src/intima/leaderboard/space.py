@@ -398,6 +398,7 @@ def main(settings_path: Path | None = None) -> None:
     host and port from Gradio's own GRADIO_SERVER_NAME / GRADIO_SERVER_PORT."""
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
     from intima.leaderboard import render
+    from intima.leaderboard.no_uploads import launch_kwargs
 
     settings = read_settings(settings_path or Path(SETTINGS_FILE))
     workdir = Path(tempfile.mkdtemp(prefix="intima-space-"))
@@ -411,7 +412,8 @@ def main(settings_path: Path | None = None) -> None:
         live=live, submit=submit, closed=closed, title=settings.title,
     )  # fmt: skip
     try:
-        demo.launch(show_error=False, quiet=True, theme=render.theme())
+        # No uploads: nothing on the board takes a file (see leaderboard/no_uploads.py).
+        demo.launch(show_error=False, quiet=True, theme=render.theme(), **launch_kwargs())
     finally:
         live.stop()
         shutil.rmtree(workdir, ignore_errors=True)
