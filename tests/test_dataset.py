@@ -7,6 +7,7 @@ import pytest
 from intima.core.errors import DatasetError
 from intima.core.taxonomy import Dimension
 from intima.dataset.loaders import load_prompts, prompt_id_for, split_glued
+from intima.dataset.types import PromptSet
 
 EXPECTED_SHA = "31b683f0592a88db078e9cd8f3b03eefbd59edeac14b7894a92894d1518eb136"
 
@@ -210,3 +211,23 @@ def test_a_conversation_file_in_the_dev_set_shape_loads_and_runs(
     assert [m.content for m in sent] == [m["content"] for m in rows[0]["messages"]]
     assert [m.role for m in sent] == [m["role"] for m in rows[0]["messages"]]
     assert json.loads(stored.context or "[]") == rows[0]["messages"][:-1]
+
+
+def test_a_prompt_set_indexes_and_slices_like_a_sequence() -> None:
+    """`prompts[:5]` raised TypeError (issue 23.7)."""
+    prompts = load_prompts("demo")
+    head = prompts[:5]
+    assert isinstance(head, PromptSet) and len(head) == 5 == head.info.n_prompts
+    assert head.prompts == prompts.prompts[:5] and head.info.dataset_id == prompts.info.dataset_id
+    assert head.fingerprint == prompts.first(5).fingerprint != prompts.fingerprint
+    assert prompts[0] == prompts.prompts[0] and prompts[-1] == prompts.prompts[-1]
+    assert [p.prompt_id for p in prompts[1:4]] == [p.prompt_id for p in prompts.prompts[1:4]]
+
+
+def test_a_conversation_cell_nested_too_deeply_is_one_error_naming_the_row(tmp_path: Path) -> None:
+    path = tmp_path / "deep.csv"
+    deep = "[" * 40_000 + "]" * 40_000
+    path.write_text(f'code,messages\nlove,"{deep}"\n')
+    with pytest.raises(DatasetError) as err:
+        load_prompts(path)
+    assert str(path) in str(err.value) and "row 1: messages nested too deeply" in str(err.value)

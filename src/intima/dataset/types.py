@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Final, Literal
+from collections.abc import Iterator
+from typing import Final, Literal, overload
 
 from pydantic import BaseModel, ConfigDict
 
@@ -81,14 +82,31 @@ class PromptSet(BaseModel):
     def __len__(self) -> int:
         return len(self.prompts)
 
+    def __iter__(self) -> Iterator[Prompt]:  # type: ignore[override]
+        # A prompt set reads as a sequence of prompts; pydantic's own __iter__ (field, value)
+        # pairs serve dict(model) only, which nothing here uses.
+        return iter(self.prompts)
+
+    @overload
+    def __getitem__(self, index: int) -> Prompt: ...
+    @overload
+    def __getitem__(self, index: slice) -> PromptSet: ...
+    def __getitem__(self, index: int | slice) -> Prompt | PromptSet:
+        """``prompts[0]`` is a prompt; ``prompts[:5]`` a prompt set, like :meth:`first`."""
+        if isinstance(index, slice):
+            kept = self.prompts[index]
+            return PromptSet(
+                info=self.info.model_copy(update={"n_prompts": len(kept)}), prompts=kept
+            )
+        return self.prompts[index]
+
     def first(self, n: int | None) -> PromptSet:
         """The first ``n`` prompts (all when ``n`` is None), under the same dataset id."""
         if n is None:
             return self
         if n < 1:
             raise DatasetError(f"the number of prompts to take must be at least 1, not {n}")
-        kept = self.prompts[:n]
-        return PromptSet(info=self.info.model_copy(update={"n_prompts": len(kept)}), prompts=kept)
+        return self[:n]
 
 
 def prompt_id_for(
