@@ -251,3 +251,149 @@ def test_out_of_range_values_are_refused_before_any_work(tmp_path: Path, args: l
     assert res.stderr.startswith(f"error: invalid {args[-2]}"), res.stderr  # the option
     assert len(res.stderr.splitlines()) == 1, res.stderr
     assert not (tmp_path / "s.db").exists()
+
+
+def test_a_deeply_nested_dataset_line_is_one_error_line_before_any_request(
+    tmp_path: Path, fake_server
+) -> None:
+    server = fake_server()
+    data = tmp_path / "deep.jsonl"
+    data.write_text('{"code": "love", "prompt": ' + "[" * 40_000 + "]" * 40_000 + "}\n")
+    res = run_cli("run", "--dataset", str(data), "--model", f"openai-compat:fake@{server.base_url}",
+                  "--store", str(tmp_path / "s.db"), "--no-progress")  # fmt: skip
+    assert res.returncode == 2 and "Traceback" not in res.stderr
+    [line] = res.stderr.strip().splitlines()
+    assert str(data) in line and "line 1" in line and "nested too deeply" in line
+    assert server.requests == 0 and not (tmp_path / "s.db").exists()
+
+
+def test_publish_to_a_file_is_one_error_line_and_leaves_the_file(seeded_store, tmp_path) -> None:
+    db, _ = seeded_store
+    taken = tmp_path / "taken.txt"
+    taken.write_text("keep me")
+    for dest in (taken, taken / "bundle"):
+        res = run_cli("publish", str(dest), "--store", str(db))
+        assert res.returncode == 2 and "Traceback" not in res.stderr, res.stderr
+        [line] = res.stderr.strip().splitlines()
+        assert line.startswith("error:") and str(taken) in line and "is a file" in line
+    assert taken.read_text() == "keep me"
+
+
+def test_no_command_turns_another_applications_database_into_a_store(
+    tmp_path: Path, fake_server
+) -> None:
+    """Reading commands used to migrate any SQLite file they were given (18 tables added)."""
+    from test_store import foreign_database
+
+    other = tmp_path / "other.db"
+    digest = foreign_database(other)
+    spec = f"openai-compat:fake@{fake_server().base_url}"
+    for args in (
+        ["runs"], ["export", str(tmp_path / "export")], ["board", "build", "--out",
+        str(tmp_path / "site")], ["drift"], ["doctor"], ["publish", str(tmp_path / "bundle")],
+        ["explain", "some-response"], ["requests"], ["agreement"],
+        ["run", "--dataset", "demo", "--limit", "1", "--model", spec, "--no-progress"],
+    ):  # fmt: skip
+        res = run_cli(*args, "--store", str(other))
+        assert res.returncode == 2 and "Traceback" not in res.stderr, (args, res.stderr)
+        [line] = res.stderr.strip().splitlines()[-1:]
+        assert f"{other} is not an intima store" in line, (args, line)
+        assert hashlib.sha256(other.read_bytes()).hexdigest() == digest, args
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["other.db"]
+
+
+def test_max_cost_holds_at_high_concurrency_and_the_rest_stays_resumable(
+    tmp_path: Path, fake_server
+) -> None:
+    """Issue #23: with 32 requests in flight before any cost was known, a $0.05 cap ended at
+    $0.65. Each request's worst case is now held before it is sent."""
+    from intima.dataset import load_prompts
+    from intima.generate.pool import worst_cost
+    from intima.generate.runner import messages_for
+
+    server = fake_server(latency_s=0.2)
+    prices = tmp_path / "prices.toml"
+    prices.write_text('["fake"]\ninput_per_mtok = 1000.0\noutput_per_mtok = 1000.0\n')
+    db, cap, max_tokens = tmp_path / "s.db", 0.5, 64
+    spec = f"openai-compat:fake@{server.base_url}"
+    common = ("--model", spec, "--dataset", "demo", "--max-tokens", str(max_tokens),
+              "--prices", str(prices), "--store", str(db), "--no-progress")  # fmt: skip
+    res = run_cli("run", *common, "--concurrency", "32", "--max-cost", str(cap))
+    assert res.returncode == 0, res.stderr[-400:]
+    assert "stopped (max cost)" in res.stdout
+    with Store.open(db, create=False) as s:
+        [config] = [json.loads(r[0]) for r in s.query("SELECT config_json FROM runs")]
+        rows = s.query("SELECT prompt_id, cost_usd FROM responses WHERE status = 'ok'")
+        [(n_prompts,)] = s.query("SELECT n_prompts FROM runs")
+    from intima.core.config import ModelConfig, Price
+
+    price = Price(input_per_mtok=1000.0, output_per_mtok=1000.0)
+    model = ModelConfig.model_validate(config)
+    by_id = {p.prompt_id: p for p in load_prompts("demo").prompts}
+    worst = {pid: worst_cost(price, messages_for(model, p), model.generation)
+             for pid, p in by_id.items()}  # fmt: skip
+    # The bound is a real bound: no answer cost more than what was held for it.
+    assert rows and all(cost <= worst[pid] for pid, cost in rows)
+    spent = sum(cost for _, cost in rows)
+    assert cap <= spent <= cap + max(worst.values())
+    assert server.requests == len(rows) < n_prompts  # nothing else was sent
+    # The unsent prompts are still missing: the same command without the cap finishes them.
+    asked = server.requests
+    rest = run_cli("run", *common)
+    assert rest.returncode == 0, rest.stderr[-400:]
+    assert server.requests - asked == n_prompts - len(rows)
+    with Store.open(db, create=False) as s:
+        assert [r[0] for r in s.query("SELECT status FROM runs")] == ["complete"]
+
+
+class _DroppingHub:
+    """A port that accepts each connection and closes it at once, counting them: how often
+    the Hub was tried."""
+
+    def __init__(self) -> None:
+        import socket
+        import threading
+
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        self.connections = 0
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:  # closed by stop()
+                return
+            self.connections += 1
+            conn.close()
+
+    def stop(self) -> None:
+        self.sock.close()
+        self.thread.join(timeout=10)
+
+
+def test_publish_to_an_unreachable_hub_is_one_line_at_once(seeded_store) -> None:
+    """Issue #23: offline, `publish hf://...` retried for 24 s, then printed 132 lines."""
+    db, _ = seeded_store
+    dest = "hf://datasets/someone/results"
+    hub = _DroppingHub()
+    try:
+        cases = {
+            "closed port": {"HF_ENDPOINT": f"http://127.0.0.1:{free_port()}"},
+            "dropped connections": {"HF_ENDPOINT": hub.url},
+            "offline": {"HF_ENDPOINT": hub.url, "HF_HUB_OFFLINE": "1"},
+        }
+        for case, env in cases.items():
+            before = hub.connections
+            res = run_cli("publish", dest, "--store", str(db), env={"HF_TOKEN": "hf_x", **env})
+            assert res.returncode == 2 and "Traceback" not in res.stderr, (case, res.stderr)
+            [line] = res.stderr.strip().splitlines()
+            assert line.startswith("error:") and "someone/results" in line, (case, line)
+            assert "Hub" in line, (case, line)
+            # Tried once at most: no retries against a Hub that is not there.
+            assert hub.connections - before <= (0 if case == "offline" else 1), case
+        assert "HF_HUB_OFFLINE" in line
+    finally:
+        hub.stop()

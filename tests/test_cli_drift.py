@@ -115,3 +115,23 @@ def test_help_states_purpose_example_and_ranges() -> None:
     assert res.returncode == 0
     assert "Example: intima drift" in res.stdout
     assert "1<=x<=100000" in res.stdout and "x>=0" in res.stdout
+
+
+def test_json_to_a_folder_is_one_line_and_a_link_is_replaced_not_followed(
+    store: Path, tmp_path: Path
+) -> None:
+    folder = tmp_path / "out"
+    folder.mkdir()
+    res = run_cli("drift", "--store", str(store), "--json", str(folder))
+    assert res.returncode == 2 and "Traceback" not in res.stderr, res.stderr
+    [line] = res.stderr.strip().splitlines()
+    assert "--json" in line and "directory" in line and not any(folder.iterdir())
+    # A link at the path is replaced by the file; what it points to is never written.
+    target = tmp_path / "precious.txt"
+    target.write_text("not drift")
+    link = tmp_path / "drift.json"
+    link.symlink_to(target)
+    res = run_cli("drift", "--store", str(store), "--bootstrap", "10", "--json", str(link))
+    assert res.returncode == 0, res.stderr
+    assert target.read_text() == "not drift"
+    assert not link.is_symlink() and json.loads(link.read_text())["rows"]

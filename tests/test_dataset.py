@@ -213,6 +213,21 @@ def test_a_conversation_file_in_the_dev_set_shape_loads_and_runs(
     assert json.loads(stored.context or "[]") == rows[0]["messages"][:-1]
 
 
+@pytest.mark.parametrize("suffix", [".jsonl", ".json"])
+def test_a_row_nested_too_deeply_is_one_error_naming_file_and_line(
+    tmp_path: Path, suffix: str
+) -> None:
+    """40,000 levels of nesting made json raise RecursionError (a traceback), not a line."""
+    good = json.dumps({"code": "love", "prompt": "A prompt written for this test."})
+    deep = '{"code": "love", "prompt": "x", "extra": ' + "[" * 40_000 + "]" * 40_000 + "}"
+    path = tmp_path / f"deep{suffix}"
+    path.write_text(f"{good}\n{deep}\n" if suffix == ".jsonl" else f"[{good},\n{deep}]\n")
+    with pytest.raises(DatasetError) as err:
+        load_prompts(path)
+    assert str(path) in str(err.value) and "line 2" in str(err.value)
+    assert "nested too deeply" in str(err.value)
+
+
 def test_a_prompt_set_indexes_and_slices_like_a_sequence() -> None:
     """`prompts[:5]` raised TypeError (issue 23.7)."""
     prompts = load_prompts("demo")

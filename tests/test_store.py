@@ -1,3 +1,4 @@
+import hashlib
 import sqlite3
 from pathlib import Path
 
@@ -209,3 +210,32 @@ def test_processes_opening_one_new_store_at_once_all_succeed(tmp_path: Path) -> 
         with Store.open(path) as s:
             assert s.applied_migrations() == [m.name for m in migrations()]
     assert failures == []
+
+
+def foreign_database(path: Path) -> str:
+    """Another application's SQLite file; returns its sha256."""
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE notes (body TEXT)")
+    conn.execute("INSERT INTO notes VALUES ('not intima')")
+    conn.commit()
+    conn.close()
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_another_applications_database_is_refused_and_left_byte_identical(
+    tmp_path: Path,
+) -> None:
+    other = tmp_path / "other.db"
+    digest = foreign_database(other)
+    empty = tmp_path / "empty.db"
+    empty.touch()
+    for create in (False, True):  # reading never migrates it, and writing never adopts it
+        with pytest.raises(StoreError, match=f"{other} is not an intima store"):
+            Store.open(other, create=create)
+    with pytest.raises(StoreError, match=f"{empty} is not an intima store"):
+        Store.open(empty, create=False)
+    assert hashlib.sha256(other.read_bytes()).hexdigest() == digest
+    assert empty.stat().st_size == 0
+    assert sorted(tmp_path.iterdir()) == [empty, other]  # no -wal or -shm left behind
+    with Store.open(empty) as s:  # an empty file is a new store for a command that writes
+        assert s.applied_migrations() == [m.name for m in migrations()]

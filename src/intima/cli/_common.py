@@ -7,6 +7,7 @@ imports every group, so ``intima.cli.app`` is always complete and nothing regist
 from __future__ import annotations
 
 import os
+import sqlite3
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -17,20 +18,25 @@ import typer
 from rich.console import Console
 
 from intima.cli._params import IntimaGroup, nonempty
-from intima.core.errors import ConfigError
+from intima.core.errors import ConfigError, IntimaError
 from intima.core.escape import for_terminal
 from intima.core.progress import OnProgress, ProgressEvent
 from intima.store import DEFAULT_STORE
 
 __all__ = [
     "DEFAULT_STORE",
+    "OutputError",
     "RunOpt",
     "StoreOpt",
     "app",
     "console",
     "for_terminal",
     "out",
+    "output_folder",
     "progress_display",
+    "publish_errors",
+    "refuse_unreachable_hub",
+    "write_output",
 ]
 
 ROOT_HELP = """Run the INTIMA companionship benchmark against any model and compare the results.
@@ -105,6 +111,85 @@ RunOpt = Annotated[
     list[str] | None,
     typer.Option("--run", parser=nonempty, help="Run id or label; repeatable (default: all runs)."),
 ]
+
+
+class OutputError(IntimaError):
+    """A file or folder a command was told to write cannot be written there."""
+
+
+def write_output(path: Path, text: str) -> None:
+    """Write a file the user named, whole or not at all. The text goes to a new file beside it
+    that then takes the name, so a link at the path is replaced, never written through (it
+    may point at anything), and a reader never sees half a file."""
+    if path.is_dir():
+        raise OutputError(f"{path} is a folder; give a file name to write to")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with tmp.open("x", encoding="utf-8") as f:  # "x": never an existing file or link
+            f.write(text)
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from exc
+
+
+def output_folder(path: Path) -> Path:
+    """Refuse, before any work, a folder to write into that is a file or lies under one."""
+    for p in (path, *path.parents):
+        if p.is_symlink() or p.exists():
+            if not p.is_dir():
+                raise OutputError(f"{p} is a file, not a folder; give a new or empty folder")
+            break
+    return path
+
+
+@contextmanager
+def publish_errors(dest: str) -> Iterator[None]:
+    """Around a publish to ``dest`` (a folder or hf://...): a folder that is a file, or a Hub
+    out of reach, is refused in one line before any work; what fails later (a folder that
+    cannot be written, an upload that breaks off) is one line too."""
+    from intima.service.bundle import HF_PREFIX
+
+    to_hub = dest.startswith(HF_PREFIX)
+    if to_hub:
+        refuse_unreachable_hub(dest)
+    else:
+        output_folder(Path(dest))
+    try:
+        yield
+    except (IntimaError, sqlite3.Error):  # already one line (the store's own, in main)
+        raise
+    except Exception as exc:  # huggingface_hub lets transport errors through as they are
+        if to_hub:
+            raise OutputError(
+                f"could not upload to {dest} on the Hugging Face Hub ({type(exc).__name__}); "
+                "check the network, that the repo exists, and that you are logged in (HF_TOKEN)"
+            ) from exc
+        if isinstance(exc, OSError):  # a full disk, a folder that cannot be written
+            raise OutputError(f"cannot write the bundle to {dest}: {exc.strerror}") from exc
+        raise
+
+
+def refuse_unreachable_hub(target: str) -> None:
+    """Say in one line, at once, that the Hugging Face Hub cannot be reached (offline mode, no
+    network, nothing at HF_ENDPOINT): huggingface_hub's uploads retry a refused connection for
+    about 24 s and then raise a transport error of their own. One request, no retries, through
+    huggingface_hub's own session (so its proxies and endpoint apply)."""
+    from huggingface_hub import constants
+    from huggingface_hub.utils import get_session
+
+    if constants.is_offline_mode():
+        raise OutputError(
+            f"cannot reach the Hugging Face Hub for {target}: HF_HUB_OFFLINE is set; unset it "
+            "to upload, or give a folder instead"
+        )
+    try:
+        get_session().head(constants.ENDPOINT, timeout=10)
+    except Exception as exc:  # any transport failure: refused, reset, DNS, TLS, timeout
+        raise OutputError(
+            f"cannot reach the Hugging Face Hub at {constants.ENDPOINT} for {target} "
+            f"({type(exc).__name__}); check the network (and HF_ENDPOINT), or give a folder"
+        ) from exc
 
 
 @contextmanager

@@ -9,7 +9,15 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from intima.cli._common import DEFAULT_STORE, StoreOpt, app, console, for_terminal, out
+from intima.cli._common import (
+    DEFAULT_STORE,
+    StoreOpt,
+    app,
+    console,
+    for_terminal,
+    out,
+    write_output,
+)
 from intima.cli._params import nonempty
 from intima.core.errors import IntimaError
 from intima.results.drift import (
@@ -59,7 +67,11 @@ def drift_cmd(
     ] = DEFAULT_BOOTSTRAP,
     json_path: Annotated[
         Path | None,
-        typer.Option("--json", help="Also write the whole table (every number) to this JSON file."),
+        typer.Option(
+            "--json",
+            dir_okay=False,
+            help="Also write the whole table (every number) to this JSON file.",
+        ),
     ] = None,
     store: StoreOpt = DEFAULT_STORE,
 ) -> None:
@@ -85,7 +97,7 @@ def drift_cmd(
     for line in footnotes(table):
         out.print(line, highlight=False)
     if json_path is not None:
-        json_path.write_text(json.dumps(table.model_dump(mode="json"), indent=2) + "\n")
+        write_output(json_path, json.dumps(table.model_dump(mode="json"), indent=2) + "\n")
         console.print(f"wrote {for_terminal(str(json_path))}", highlight=False)
 
 

@@ -302,9 +302,11 @@ def publish_cmd(
 
     Examples: intima publish out/bundle; intima publish hf://datasets/OWNER/NAME
     """
+    from intima.cli._common import publish_errors
     from intima.service.bundle import publish
 
-    with Store.open(store) as db:
+    # Publishing only reads the store; a bad destination is refused before any work.
+    with Store.open(store, create=False) as db, publish_errors(dest):
         manifest = publish(db, dest, run or None)
     rows = ", ".join(f"{t.name} {t.rows}" for t in manifest.tables)
     out.print(

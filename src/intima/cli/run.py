@@ -134,7 +134,8 @@ def run_cmd(
         typer.Option(
             min=0.0,
             max=1_000_000.0,
-            help="Stop launching requests once this many USD are spent (needs --prices; "
+            help="Spend at most this many USD, plus one request's worst case: each request's "
+            "worst-case cost (prompt + --max-tokens) is held before it is sent (needs --prices; "
             "default: no limit).",
         ),
     ] = None,

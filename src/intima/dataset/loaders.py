@@ -169,6 +169,10 @@ def _read_json(path: Path, text: str) -> list[dict[str, object]]:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise DatasetError(f"{path}: invalid JSON at line {exc.lineno}: {exc.msg}") from exc
+    except RecursionError as exc:
+        raise DatasetError(
+            f"{path}: line {_deepest_line(text)}: {_TOO_DEEP}; a row is a flat object"
+        ) from exc
     if isinstance(data, dict) and isinstance(data.get("rows"), list):
         data = data["rows"]
     if not isinstance(data, list):
@@ -186,9 +190,36 @@ def _read_jsonl(path: Path, text: str) -> list[dict[str, object]]:
             rows.append(json.loads(line))
         except json.JSONDecodeError as exc:
             bad.append(f"line {number}: invalid JSON ({exc.msg})")
+        except RecursionError:
+            bad.append(f"line {number}: {_TOO_DEEP}")
     if bad:
         raise DatasetError(_summarise(path, bad))
     return rows
+
+
+#: What a row nested past Python's recursion limit gets instead of a RecursionError traceback.
+_TOO_DEEP = "nested too deeply to read"
+
+
+def _deepest_line(text: str) -> int:
+    """The line where the JSON text's nesting is deepest (outside strings): where to look."""
+    depth = deepest = 0
+    line = where = 1
+    in_string = escaped = False
+    for ch in text:
+        if ch == "\n":
+            line += 1
+        elif in_string:
+            escaped, in_string = (False, True) if escaped else (ch == "\\", ch != '"')
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            if depth > deepest:
+                deepest, where = depth, line
+        elif ch in "]}":
+            depth -= 1
+    return where
 
 
 def _summarise(source: object, problems: list[str]) -> str:
@@ -216,6 +247,9 @@ def _validate_rows(rows: list[dict[str, object]], *, source_name: str) -> list[_
                 context, text = split_conversation(row["messages"])
             except ValueError as exc:
                 bad.append(f"row {number}: {exc}")
+                continue
+            except RecursionError:  # a messages cell of JSON text nested thousands deep
+                bad.append(f"row {number}: messages {_TOO_DEEP}")
                 continue
         missing = [
             k

@@ -21,7 +21,7 @@ from tenacity import (
     wait_exponential_jitter,
 )
 
-from intima.core.config import GenerationSettings, ModelConfig
+from intima.core.config import GenerationSettings, ModelConfig, Price
 from intima.core.errors import IntimaError
 from intima.providers.base import Completion, Message, Model, RequestError, TransientError
 from intima.store import ClaimState
@@ -87,12 +87,36 @@ def _since(start: float) -> float:
     return time.perf_counter() - start
 
 
+#: Tokens a chat template may add around each message (role markers, separators) and once per
+#: request (the assistant's opening); generous, because the bound must not be beaten.
+TEMPLATE_TOKENS_PER_MESSAGE = 16
+TEMPLATE_TOKENS_PER_REQUEST = 16
+#: The reply length held for a request that sets no max_tokens: the most a configuration allows.
+MAX_REPLY_TOKENS = 131072
+
+
+def worst_cost(
+    price: Price, messages: Sequence[Message], settings: GenerationSettings, extra_bytes: int = 0
+) -> float:
+    """The most one request can cost: one token per UTF-8 byte of the prompt (a byte-level
+    tokenizer never does worse), the template's markers, and a reply of max_tokens.
+    ``extra_bytes``: what else the prompt carries, such as a structured-output schema."""
+    text_bytes = sum(len(m.content.encode("utf-8")) for m in messages) + extra_bytes
+    prompt = text_bytes + TEMPLATE_TOKENS_PER_MESSAGE * len(messages) + TEMPLATE_TOKENS_PER_REQUEST
+    return price.cost(prompt, settings.max_tokens or MAX_REPLY_TOKENS)
+
+
 @dataclass
 class Budget:
-    """Stops new work once ``limit`` USD is spent; work already in flight still finishes."""
+    """Caps spending at ``limit`` USD. A request's worst-case cost is held before it is sent and
+    let go once its real cost is added, and a request starts only while what is spent and held
+    is under the cap: spending can pass the cap by at most one request's worst case."""
 
     limit: float | None = None
     spent: float = 0.0
+    #: worst-case costs of the requests in flight
+    reserved: float = 0.0
+    _changed: asyncio.Event = field(default_factory=asyncio.Event, repr=False)
 
     def add(self, cost: float | None) -> None:
         if cost:
@@ -101,6 +125,27 @@ class Budget:
     @property
     def exhausted(self) -> bool:
         return self.limit is not None and self.spent >= self.limit
+
+    async def reserve(self, worst: float) -> bool:
+        """Hold ``worst`` for a request about to start; False once the cap is reached. While
+        requests in flight hold the rest of the cap, wait for them: what they do not spend
+        comes back."""
+        if self.limit is None:
+            return True
+        while not self.exhausted:
+            if self.spent + self.reserved < self.limit:
+                self.reserved += worst
+                return True
+            await self._changed.wait()
+        return False
+
+    def release(self, worst: float) -> None:
+        """Let go of what was held for a finished request (its real cost is in ``spent``)."""
+        if self.limit is None:
+            return
+        self.reserved = max(0.0, self.reserved - worst)
+        self._changed.set()  # wake the waiting workers; they look at the sums again
+        self._changed = asyncio.Event()
 
 
 class GroupWriter(Generic[R]):
@@ -164,22 +209,32 @@ async def run_pool(
     concurrency: int,
     on_result: Callable[[R], None],
     budget: Budget | None = None,
+    worst_cost: Callable[[T], float] | None = None,
 ) -> PoolStats:
     """Run ``work`` over ``items`` with at most ``concurrency`` in flight.
 
     Workers pull from a shared iterator, so memory stays flat however many items there are.
     An exception from ``work`` (a fatal provider error) cancels the other workers and
-    propagates; results already handed to ``on_result`` are kept.
+    propagates; results already handed to ``on_result`` are kept. With a ``budget``, each
+    item's ``worst_cost`` is held while it is worked on (``work`` adds the real cost).
     """
     stats = PoolStats()
     queue = iter(items)
 
     async def worker() -> None:
         for item in queue:
-            if budget is not None and budget.exhausted:
-                stats.stopped_by_budget = True
-                return
-            on_result(await work(item))
+            held = 0.0
+            if budget is not None:
+                held = worst_cost(item) if worst_cost is not None else 0.0
+                if not await budget.reserve(held):
+                    stats.stopped_by_budget = True
+                    return
+            try:
+                result = await work(item)
+            finally:
+                if budget is not None:
+                    budget.release(held)
+            on_result(result)
             stats.done += 1
 
     try:
@@ -214,6 +269,7 @@ async def run_claimed_pool(
     on_result: Callable[[R], None],
     on_done_elsewhere: Callable[[], None],
     budget: Budget | None = None,
+    worst_cost: Callable[[T], float] | None = None,
 ) -> bool:
     """``run_pool`` over the items this process manages to claim.
 
@@ -240,8 +296,9 @@ async def run_claimed_pool(
 
     def pool(todo: Sequence[T]) -> Awaitable[PoolStats]:
         return run_pool(
-            claimed(todo), work, concurrency=concurrency, on_result=on_result, budget=budget
-        )
+            claimed(todo), work, concurrency=concurrency, on_result=on_result, budget=budget,
+            worst_cost=worst_cost,
+        )  # fmt: skip
 
     stats = await pool(items)
     while busy and not stats.stopped_by_budget:

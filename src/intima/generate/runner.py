@@ -26,6 +26,7 @@ from intima.generate.pool import (
     call_with_retries,
     claim_lease_s,
     run_claimed_pool,
+    worst_cost,
 )
 from intima.providers import get_model
 from intima.providers.base import Message, Model
@@ -200,6 +201,11 @@ async def _run_one(
         def by_other() -> None:
             ticker.advance()
 
+        def worst(prompt: Prompt) -> float:
+            if price is None:
+                return 0.0
+            return worst_cost(price, messages_for(config, prompt), config.generation)
+
         lease = claim_lease_s(config)
 
         def claim(part: Sequence[Prompt]) -> Sequence[ClaimState]:
@@ -214,6 +220,7 @@ async def _run_one(
             on_result=done,
             on_done_elsewhere=by_other,
             budget=budget,
+            worst_cost=worst,
         )
         status = _final_status(store, record.run_id, config.config_key, stopped)
     except (KeyboardInterrupt, asyncio.CancelledError):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import time
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -21,11 +22,13 @@ from intima.core.config import GenerationSettings, ModelConfig, Price, PriceTabl
 from intima.core.errors import StoreError
 from intima.core.progress import OnProgress, Ticker
 from intima.generate.pool import (
+    TEMPLATE_TOKENS_PER_MESSAGE,
     Budget,
     GroupWriter,
     call_with_retries,
     claim_lease_s,
     run_claimed_pool,
+    worst_cost,
 )
 from intima.judges.parse import ParseOutcome, parse_reply
 from intima.judges.prompt import (
@@ -50,6 +53,13 @@ from intima.store import ClaimState, Store, StoredResponse, claim_owner
 DEFAULT_JUDGE_SETTINGS = GenerationSettings(temperature=0.0, max_tokens=400, seed=0)
 DEFAULT_MAX_REASKS = 2
 _MAX_ECHO_CHARS = 4000  # how much of a bad reply is shown back to the judge when asking again
+#: The most one re-ask adds to the prompt: the echoed reply (4 bytes a character at most), the
+#: note with its longest problem, and their two messages' template markers.
+_REASK_BYTES = (
+    4 * _MAX_ECHO_CHARS
+    + len(retry_message("\U0010ffff" * 300).content.encode("utf-8"))
+    + 2 * TEMPLATE_TOKENS_PER_MESSAGE
+)
 
 
 class JudgeSummary(BaseModel):
@@ -266,6 +276,7 @@ class _JudgeJob:
                 on_result=done,
                 on_done_elsewhere=ticker.advance,
                 budget=self.budget,
+                worst_cost=self._worst,
             )
         finally:
             try:
@@ -290,6 +301,18 @@ class _JudgeJob:
             stopped_by_budget=stopped,
             unscored_reasons=dict(tally.reasons),
             notes=list(getattr(self.model, "notes", [])),
+        )
+
+    def _worst(self, target: StoredResponse) -> float:
+        """Every ask of one judgment at its worst (held against --max-cost before it starts):
+        each re-ask also carries the echoed reply and the parser's note."""
+        if self.price is None:
+            return 0.0
+        messages = judge_messages(target.prompt, target.response, target.context)
+        schema = len(json.dumps(self.schema).encode("utf-8"))
+        return sum(
+            worst_cost(self.price, messages, self.settings, schema + ask * _REASK_BYTES)
+            for ask in range(self.max_reasks + 1)
         )
 
     async def _judge_one(self, target: StoredResponse) -> tuple[JudgmentRecord, int]:

@@ -40,6 +40,37 @@ def read_only_connections(path: Path, timeout_s: float) -> Iterator[sqlite3.Conn
         yield conn
 
 
+def check_is_store(path: Path, timeout_s: float, *, new_ok: bool) -> None:
+    """Raise unless the file at ``path`` is an intima store, or (``new_ok``, for commands that
+    write) a file with nothing in it yet. Looked at through a read-only open, so another
+    application's database is refused byte for byte as it was: never migrated into a store."""
+    if path.stat().st_size == 0:
+        if new_ok:
+            return
+        raise not_a_store(path, "the file is empty")
+    last: sqlite3.DatabaseError | None = None
+    for conn in read_only_connections(path, timeout_s):
+        try:
+            names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+        except sqlite3.DatabaseError as exc:
+            last = exc
+            continue
+        finally:
+            conn.close()
+        if "_migrations" in names or (new_ok and not names):
+            return
+        raise not_a_store(path, "an SQLite database of something else" if names else "empty")
+    assert last is not None
+    raise unreadable(path, last) from last
+
+
+def not_a_store(path: Path, what: str) -> StoreError:
+    return StoreError(
+        f"{path} is not an intima store ({what}); check --store (or INTIMA_STORE), or give a "
+        "new file name to start a store; the file was left as it is"
+    )
+
+
 def unreadable(path: Path, exc: sqlite3.DatabaseError) -> StoreError:
     text = str(exc)
     if "malformed" in text or "not a database" in text:

@@ -23,6 +23,7 @@ from intima.core.version import __version__
 from intima.dataset.types import Prompt
 from intima.store.access import (
     READ_ONLY_HINT,
+    check_is_store,
     is_busy,
     is_write_failure,
     read_only_connections,
@@ -62,8 +63,9 @@ class Store:
     @classmethod
     def open(cls, path: Path | str = DEFAULT_STORE, *, create: bool = True) -> Store:
         """Open (creating and migrating if needed) the store at ``path``. ``create=False`` is
-        for commands that only read: a mistyped path is refused instead of becoming a new,
-        empty store.
+        for commands that only read: a mistyped path or an empty file is refused instead of
+        becoming a new, empty store. A file that is not an intima store (another application's
+        database) is refused either way, unchanged.
 
         Several processes may open one new store at once: every step waits for SQLite's lock
         (a busy timeout, and a retry for the steps SQLite will not wait on), so a locked store
@@ -81,6 +83,8 @@ class Store:
             raise StoreError(f"{path} is a folder; --store takes the store's file")
         if not path.exists() and not os.access(path.parent, os.W_OK):
             raise StoreError(f"cannot create a store in {path.parent}: {READ_ONLY_HINT}")
+        if path.exists():
+            check_is_store(path, BUSY_TIMEOUT_MS / 1000, new_ok=create)
         if not writable(path):
             return cls._open_read_only(path)
         deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
