@@ -216,3 +216,28 @@ def test_an_echoed_key_is_redacted_in_any_case_before_the_error_is_cut(
 
     model = get_model(_cfg(server.base_url, api_key_env="SOME_KEY"))
     assert model.redact(f"bad key {key.upper()}!") == "bad key [redacted]!"
+
+
+def test_judging_holds_its_cap_at_high_concurrency(tmp_path, fake_server, demo) -> None:
+    """Judging shares the engine's budget: a judgment's worst case (every re-ask) is held
+    before it starts. Here that worst case is above the cap, so one judgment runs at a time
+    and the cap is passed by at most one judgment's real cost; 32 used to start at once."""
+    from intima.judges import loop
+
+    server = fake_server(latency_s=0.2)
+    price = Price(input_per_mtok=1000.0, output_per_mtok=1000.0)
+    cap = 2.0
+    judge = ModelConfig(spec=f"openai-compat:fake@{server.base_url}", concurrency=32,
+                        generation=loop.DEFAULT_JUDGE_SETTINGS, max_retries=0)  # fmt: skip
+    with Store.open(tmp_path / "s.db") as store:
+        generate(store, demo, [_cfg(server.base_url)])
+        asked = server.requests
+        [s] = loop.judge(store, [judge], prices=PriceTable(prices={"fake": price}), max_cost=cap)
+        costs = [r[0] for r in store.query("SELECT cost_usd FROM judgments")]
+        assert s.stopped_by_budget and 0 < s.scored == len(costs) < 62
+        assert cap <= sum(costs) <= cap + max(costs)
+        assert server.requests - asked == len(costs)  # one ask each: every reply was valid
+        from intima.providers import get_model
+
+        job = loop._JudgeJob(store, get_model(judge), price, loop.Budget(), 2)
+        assert min(job._worst(t) for t in loop.load_targets(store)) > cap  # as said above
