@@ -212,9 +212,10 @@ def test_processes_opening_one_new_store_at_once_all_succeed(tmp_path: Path) -> 
     assert failures == []
 
 
-def foreign_database(path: Path) -> str:
+def foreign_database(path: Path, journal: str = "delete") -> str:
     """Another application's SQLite file; returns its sha256."""
     conn = sqlite3.connect(path)
+    conn.execute(f"PRAGMA journal_mode={journal}")
     conn.execute("CREATE TABLE notes (body TEXT)")
     conn.execute("INSERT INTO notes VALUES ('not intima')")
     conn.commit()
@@ -225,17 +226,18 @@ def foreign_database(path: Path) -> str:
 def test_another_applications_database_is_refused_and_left_byte_identical(
     tmp_path: Path,
 ) -> None:
-    other = tmp_path / "other.db"
-    digest = foreign_database(other)
+    other, wal = tmp_path / "other.db", tmp_path / "wal.db"
+    digests = {other: foreign_database(other), wal: foreign_database(wal, "wal")}
     empty = tmp_path / "empty.db"
     empty.touch()
-    for create in (False, True):  # reading never migrates it, and writing never adopts it
-        with pytest.raises(StoreError, match=f"{other} is not an intima store"):
-            Store.open(other, create=create)
+    for path in (other, wal):
+        for create in (False, True):  # reading never migrates it, and writing never adopts it
+            with pytest.raises(StoreError, match=f"{path} is not an intima store"):
+                Store.open(path, create=create)
     with pytest.raises(StoreError, match=f"{empty} is not an intima store"):
         Store.open(empty, create=False)
-    assert hashlib.sha256(other.read_bytes()).hexdigest() == digest
+    assert all(hashlib.sha256(p.read_bytes()).hexdigest() == d for p, d in digests.items())
     assert empty.stat().st_size == 0
-    assert sorted(tmp_path.iterdir()) == [empty, other]  # no -wal or -shm left behind
+    assert sorted(tmp_path.iterdir()) == [empty, other, wal]  # no -wal or -shm left behind
     with Store.open(empty) as s:  # an empty file is a new store for a command that writes
         assert s.applied_migrations() == [m.name for m in migrations()]

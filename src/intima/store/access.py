@@ -27,12 +27,14 @@ def writable(path: Path) -> bool:
     return not path.exists() or (os.access(path, os.W_OK) and os.access(path.parent, os.W_OK))
 
 
-def read_only_connections(path: Path, timeout_s: float) -> Iterator[sqlite3.Connection]:
+def read_only_connections(
+    path: Path, timeout_s: float, flags_order: tuple[str, ...] = ("mode=ro", "immutable=1")
+) -> Iterator[sqlite3.Connection]:
     """SQLite's read-only opens, safest first. A store in WAL mode needs its ``-shm`` file to
     be read safely; when none exists and the folder cannot hold one, the file is read as
     immutable, which is sound because nothing can be writing to a read-only location."""
     target = quote(str(path.resolve()))
-    for flags in ("mode=ro", "immutable=1"):
+    for flags in flags_order:
         conn = sqlite3.connect(
             f"file:{target}?{flags}", uri=True, isolation_level=None, timeout=timeout_s
         )
@@ -48,8 +50,12 @@ def check_is_store(path: Path, timeout_s: float, *, new_ok: bool) -> None:
         if new_ok:
             return
         raise not_a_store(path, "the file is empty")
+    # Nothing writing it (no -wal or -journal beside it): read as immutable, which leaves no
+    # -wal or -shm beside another application's WAL database. Else SQLite's locking open.
+    in_use = any(Path(f"{path}{suffix}").exists() for suffix in ("-wal", "-journal"))
+    order = ("mode=ro", "immutable=1") if in_use else ("immutable=1", "mode=ro")
     last: sqlite3.DatabaseError | None = None
-    for conn in read_only_connections(path, timeout_s):
+    for conn in read_only_connections(path, timeout_s, order):
         try:
             names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
         except sqlite3.DatabaseError as exc:
