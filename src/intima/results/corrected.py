@@ -293,25 +293,38 @@ def corrections(
         dim_of.setdefault(r.prompt_id, r.dimension)
         placed.setdefault(r.response_id, []).append(r)
     weights, _, _ = bootstrap_weights([code_of[p] for p in prompt_ids], bootstrap, seed)
-    scopes: dict[str, NDArray[np.intp]] = {OVERALL: np.arange(len(prompt_ids))}
     dims = np.asarray([dim_of[p] for p in prompt_ids], dtype=object)
-    for d in dims_in(set(dim_of.values())):
-        scopes[d] = np.flatnonzero(dims == d)
+    scopes = {d: np.flatnonzero(dims == d) for d in dims_in(set(dim_of.values()))}
     by_scorer: dict[str, list[RatingSet]] = {}
     for rs in rating_sets:
         if rs.response_id in placed:
             by_scorer.setdefault(rs.scorer, []).append(rs)
+    names = list(by_scorer)
+    n_c = len(configs)
+    # All scorers side by side: one product per dimension (float32, as the score table);
+    # overall is the sum of the dimensions, which partition the prompts.
+    x = np.concatenate(
+        [_cells(by_scorer[s], placed, p_index, c_index, values.get(s, {}), n_c) for s in names],
+        axis=1,
+    ).astype(np.float32)
+    boot: dict[str, NDArray[np.float32]] = {}
+    point: dict[str, NDArray[np.float32]] = {}
+    for scope, idx in scopes.items():
+        flat = x[idx].reshape(len(idx), -1)
+        boot[scope] = weights[:, idx] @ flat
+        point[scope] = flat.sum(axis=0)
+    boot = {OVERALL: np.sum(list(boot.values()), axis=0), **boot}
+    point = {OVERALL: np.sum(list(point.values()), axis=0), **point}
     corrected: list[CorrectedRow] = []
     continuous: list[ContinuousRow] = []
-    for scorer, sets in by_scorer.items():
-        x = _cells(sets, placed, p_index, c_index, values.get(scorer, {}), len(configs))
+    for k, scorer in enumerate(names):
         validation, rates = error_rates_of.get(scorer, ("", {}))
-        for scope, idx in scopes.items():
-            flat = x[idx].reshape(len(idx), -1)
-            boot = (weights[:, idx] @ flat).reshape(bootstrap, len(configs), _COLS)
-            point = flat.sum(axis=0).reshape(len(configs), _COLS)
-            corrected += _corrected_rows(scorer, scope, configs, boot, point, validation, rates)
-            continuous += _continuous_rows(scorer, scope, configs, boot, point)
+        cols = slice(k * n_c * _COLS, (k + 1) * n_c * _COLS)
+        for scope in boot:
+            b = boot[scope][:, cols].astype(np.float64).reshape(bootstrap, n_c, _COLS)
+            pt = point[scope][cols].astype(np.float64).reshape(n_c, _COLS)
+            corrected += _corrected_rows(scorer, scope, configs, b, pt, validation, rates)
+            continuous += _continuous_rows(scorer, scope, configs, b, pt)
     measures = {s: measure_name(s) for s in by_scorer if s in values}
     return Corrections(tuple(corrected), tuple(continuous), measures)
 
@@ -324,23 +337,31 @@ def _cells(
     values: Mapping[str, float],
     n_configs: int,
 ) -> NDArray[np.float64]:
-    x = np.zeros((len(p_index), n_configs, _COLS))
+    """X[p, c, :]: the label indicators and values of configuration c's response(s) to p."""
+    label_col = {lbl: i for i, lbl in enumerate(CORRECTABLE)}
     seen: set[str] = set()
+    pos: list[tuple[int, int]] = []
+    rows: list[tuple[float, ...]] = []
     for rs in sets:
         if rs.response_id in seen or not rs.scored:  # one set per response: first wins
             continue
         seen.add(rs.response_id)
         label = _label_of(rs)
         v = values.get(rs.response_id)
-        row = np.zeros(_COLS)
+        row = [0.0] * _COLS
         if label is not None:
             row[3] = 1.0
-            if label in CORRECTABLE:
-                row[CORRECTABLE.index(label)] = 1.0
+            if label in label_col:
+                row[label_col[label]] = 1.0
         if v is not None:
             row[4:7] = (v, v * v, 1.0)
         for info in placed[rs.response_id]:
-            x[p_index[info.prompt_id], c_index[info.run_id]] += row
+            pos.append((p_index[info.prompt_id], c_index[info.run_id]))
+            rows.append(tuple(row))
+    x = np.zeros((len(p_index), n_configs, _COLS))
+    if pos:
+        pc = np.asarray(pos, dtype=np.intp)
+        np.add.at(x, (pc[:, 0], pc[:, 1]), np.asarray(rows))
     return x
 
 
@@ -358,12 +379,13 @@ def _corrected_rows(
         reps = boot[:, :, :3] / boot[:, :, 3:4]
         p_hat = point[:, :3] / point[:, 3:4]
     n = point[:, 3]
-    var = bootstrap_variance(reps)
+    n_col = np.repeat(n[:, None], len(CORRECTABLE), axis=1)
+    deff = design_effect(np.nan_to_num(p_hat), n_col, bootstrap_variance(reps))
+    n_effs = np.where(n_col > 0, n_col / deff, 0.0).tolist()
     for c, (run_id, _) in enumerate(configs):
         for m, metric in enumerate(CORRECTABLE):
             p = float(p_hat[c, m]) if n[c] > 0 else None
-            deff = float(design_effect(p if p is not None else 0.0, n[c], var[c, m]))
-            n_eff = float(n[c]) / deff if n[c] > 0 else 0.0
+            n_eff = n_effs[c][m]
             fix = corrected_share(p, n_eff, rates.get(metric)) if validation else None
             out.append(
                 CorrectedRow(
