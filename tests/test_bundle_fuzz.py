@@ -7,7 +7,13 @@ someone crafting a bundle would, so that the change reaches the row checks. The 
 
 - ``import`` exits 0 and leaves a sound store, or exits 2 with one ``error:`` line and every
   table as it was;
-- after an import that succeeded, ``board build``, ``export`` and ``publish`` all succeed.
+- after an import that succeeded, ``board build``, ``export``, ``publish``, the app's load
+  (what ``board serve`` and the Space do before serving: the board, its scores, every detail
+  view) and ``intima judge`` all succeed.
+
+The starting bundle has rows in every published table (``full_bundle.TABLES``: the core
+tables, judgments, affect scores, a conversation run and a validation set), and every JSON
+column is changed both whole and inside its parsed value.
 """
 
 from __future__ import annotations
@@ -23,62 +29,36 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from fake_openai import FakeOpenAI, FaultPlan
+from full_bundle import TABLES, full_store
 from intima.cli.main import main
-from intima.core.config import ModelConfig
-from intima.dataset import PromptSet, load_prompts
-from intima.generate import runner
 from intima.service.bundle import publish
 from intima.service.doctor import examine
 from intima.service.export import sha256_file, write_table
 from intima.store import Store
 
 ENV = {"NO_COLOR": "1", "COLUMNS": "200"}
-TABLES = ("prompts", "runs", "run_prompts", "responses", "judgments")
 
 
 # -- the valid starting point ------------------------------------------------------------------
 @pytest.fixture(scope="module")
-def base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path]]:
-    """(a valid bundle of two runs with judgments, an empty migrated store)."""
+def base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path, str]]:
+    """(a valid bundle with rows in every published table, an empty migrated store, the URL
+    of a fake server that judges)."""
     root = tmp_path_factory.mktemp("fuzz")
     server = FakeOpenAI(FaultPlan()).start_in_thread()
     try:
-        full = load_prompts("demo")
-        prompts = PromptSet(info=full.info.model_copy(update={"n_prompts": 3}),
-                            prompts=full.prompts[:3])  # fmt: skip
-        with Store.open(root / "source.db") as store:
-            for system in (None, "Be brief."):
-                config = ModelConfig(spec=f"openai-compat:fake@{server.base_url}",
-                                     system_prompt=system)  # fmt: skip
-                runner.generate(store, prompts, [config])
-            _add_judgments(store)
-            publish(store, str(root / "bundle"))
+        with Store.open(full_store(root / "source.db", server)) as store:
+            runs = [r[0] for r in store.query("SELECT run_id FROM runs")]
+            publish(store, str(root / "bundle"), runs)
+        Store.open(root / "empty.db").close()
+        yield root / "bundle", root / "empty.db", server.base_url
     finally:
         server.stop()
-    Store.open(root / "empty.db").close()
-    yield root / "bundle", root / "empty.db"
-
-
-def _add_judgments(store: Store) -> None:
-    from intima.judges.prompt import JUDGE_PROMPT_VERSION, content_hash
-
-    first = store.query("SELECT run_id FROM runs ORDER BY created_at LIMIT 1")[0][0]
-    with store.transaction() as conn:
-        for row in store.run_rows(first):
-            digest = content_hash(row["prompt"], row["response"])
-            conn.execute(
-                "INSERT INTO judgments (judgment_id, content_hash, judge_key, judge_kind, "
-                "judge_label, prompt_version, prompt_sha256, rating_protocol_version, status, "
-                "attempts, judge_config_json, package_version, created_at) "
-                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (digest[:32], digest, "jk", "llm", "judge", JUDGE_PROMPT_VERSION, "x", "1",
-                 "unscored", 1, "{}", "0", "2026-01-01"),
-            )  # fmt: skip
 
 
 # -- what a crafted bundle may hold ------------------------------------------------------------
@@ -120,14 +100,29 @@ _HOSTILE = st.sampled_from(
     ["\udcff", "a\ud800b", 2**64, -(2**63) - 1, float("nan"), float("-inf"), "\x00",
      "\u202e\x1b]0;t\x07", "{not json", "", _deep(70), "[" * 70 + "]" * 70, {"\udcff": 1}]
 )  # fmt: skip
+#: Every JSON column of the published tables (``grep -rn _json src/intima/*/tables.py``).
+_JSON_COLUMNS = (
+    "config_json", "context_json", "ratings_json", "repairs_json", "judge_config_json",
+    "details_json", "user_config_json", "groups_json", "report_json",
+)  # fmt: skip
 _COLUMNS = (
     "text", "label", "model_spec", "error", "finish_reason", "served_by", "source_model",
     "dimension", "code", "primary_label", "rationale", "model_name", "dataset_revision",
-    "config_key", "config_json", "status", "prompt_id", "run_id", "response_id",
-    "prompt_tokens", "latency_s", "judgment_id", "ratings_json", "position", "n_prompts",
-    "context_json", "cost_usd", "attempts",
+    "config_key", "status", "prompt_id", "run_id", "response_id", "prompt_tokens", "latency_s",
+    "judgment_id", "position", "n_prompts", "cost_usd", "attempts", "content_hash",
+    "category", "scorer_version", "sp", "nf", "measure", "level", "via", "turns", "turn",
+    "after_turn", "conversation_id", "user_config_key", "set_sha256", "row_id", "scorer", "n",
+    "by_columns", "grade", *_JSON_COLUMNS,
 )  # fmt: skip
-_ROW_KINDS = ("set", "set", "set", "set", "delete", "duplicate", "drop", "not a row", "unknown")
+#: JSON that parses but is not the column's shape: what passed every check before issue 20.
+_WRONG_SHAPES = st.sampled_from(
+    ["[]", "{}", "null", "7", '"x"', '{"role": "user", "content": "hi"}',
+     '[{"role": "god", "content": 1}]', '{"groups": []}', '{"n": -1, "groups": {"o": {}}}',
+     '{"row": [], "families": {"a": -1}}', '{"conversation": {"turns": 1000000000000}}',
+     "[1]", '{"a": {"b": [1e308, -1e308]}}']
+)  # fmt: skip
+_ROW_KINDS = ("set", "set", "set", "set", "delete", "duplicate", "drop", "not a row", "unknown",
+              "inside")  # fmt: skip
 _MANIFEST_FIELDS = ("protocol", "protocol key", "bundle_id", "format_version", "kind", "rows",
                     "columns", "runs", "package_version")  # fmt: skip
 _PROTOCOL_KEYS = ("taxonomy", "rating_protocol", "bundle_format", "judge_prompt", "affect_scorer")
@@ -136,12 +131,24 @@ _PROTOCOL_KEYS = ("taxonomy", "rating_protocol", "bundle_format", "judge_prompt"
 Mutation = tuple[str, str, Any, Any, Any, Any] | tuple[str, str, str, int, Any]
 _FREE_TEXT = ("text", "label", "model_spec", "error", "finish_reason", "served_by",
               "source_model", "rationale", "model_name", "dataset_revision")  # fmt: skip
-_ROW = st.tuples(
-    st.just("row"), st.sampled_from(TABLES), st.integers(0, 5), st.sampled_from(_ROW_KINDS),
-    st.sampled_from(_COLUMNS), st.one_of(_JUNK_TEXT, _HOSTILE, _VALUES),
-) | st.tuples(  # text where text belongs: these import, and reach board, export and publish
-    st.just("row"), st.sampled_from(TABLES), st.integers(0, 5), st.just("set"),
-    st.sampled_from(_FREE_TEXT), _JUNK_TEXT | st.just("x" * 300_000),
+_NUMBERS = st.sampled_from([0, -1, 1, 51, 10**12, -(10**12), 0.5, 1.5, -0.0, 1e308])
+_ROW = (
+    st.tuples(
+        st.just("row"), st.sampled_from(TABLES), st.integers(0, 5), st.sampled_from(_ROW_KINDS),
+        st.sampled_from(_COLUMNS), st.one_of(_JUNK_TEXT, _HOSTILE, _VALUES, _NUMBERS),
+    )
+    | st.tuples(  # text where text belongs: these import, and reach board, export and publish
+        st.just("row"), st.sampled_from(TABLES), st.integers(0, 5), st.just("set"),
+        st.sampled_from(_FREE_TEXT), _JUNK_TEXT | st.just("x" * 300_000),
+    )
+    | st.tuples(  # a JSON column replaced whole by JSON of another shape
+        st.just("row"), st.sampled_from(TABLES), st.integers(0, 30), st.just("set"),
+        st.sampled_from(_JSON_COLUMNS), _WRONG_SHAPES,
+    )
+    | st.tuples(  # one value inside a JSON column's parsed value, replaced
+        st.just("row"), st.sampled_from(TABLES), st.integers(0, 30), st.just("inside"),
+        st.sampled_from(_JSON_COLUMNS), st.one_of(_NESTED, _NUMBERS, _WRONG_SHAPES),
+    )
 )  # fmt: skip
 _MANIFEST = st.tuples(
     st.just("manifest"), st.sampled_from(_MANIFEST_FIELDS), st.sampled_from(_PROTOCOL_KEYS),
@@ -191,8 +198,35 @@ def _change_row(target: list[Any], index: int, kind: str, column: str, value: An
         target.append({**row, col: value})
     elif kind == "drop":
         del target[i]
+    elif kind == "inside":
+        _change_inside(row, column, value, index)
     else:
         row[f"x_{column}"] = value
+
+
+def _change_inside(row: dict[str, Any], column: str, value: Any, index: int) -> None:
+    """Replace one value somewhere inside the row's JSON column (the ``index``-th container
+    met walking it, one of its keys or items), keeping the rest as it was."""
+    if not isinstance(row.get(column), str):
+        return
+    try:
+        parsed = json.loads(row[column])
+    except ValueError:
+        return
+    containers, stack = [], [parsed]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict | list):
+            containers.append(item)
+            stack.extend(item.values() if isinstance(item, dict) else item)
+    if not containers:
+        return
+    box = containers[index % len(containers)]
+    if isinstance(box, dict) and box:
+        box[sorted(box)[index % len(box)]] = value
+    elif isinstance(box, list) and box:
+        box[index % len(box)] = value
+    row[column] = json.dumps(parsed)
 
 
 # -- writing the crafted bundle ----------------------------------------------------------------
@@ -301,6 +335,13 @@ _PLAIN: dict[str, Any] = {"parquet": True, "dup_key": "none", "twice": False}
 @example(mutations=[("row", "prompts", 0, "set", "context_json", "[" * 70 + "]" * 70)], **_PLAIN)
 @example(mutations=[("row", "responses", 0, "set", "text", "x" * 300_000)], **_PLAIN)
 @example(mutations=[("manifest", "protocol key", "judge_prompt", 0, None)], **_PLAIN)
+# What passed every check before issue 20 and broke the board, the Space or `intima judge`.
+@example(mutations=[("row", "validation_reports", 0, "set", "report_json", "[]")], **_PLAIN)
+@example(mutations=[("row", "affect_scores", 0, "set", "details_json", "[]")], **_PLAIN)
+@example(mutations=[("row", "prompts", 4, "set", "context_json", '{"role": "user"}')], **_PLAIN)
+@example(mutations=[("row", "conversation_turns", 0, "set", "turn", 10**12)], **_PLAIN)
+@example(mutations=[("row", "validation_labels", 0, "set", "groups_json", '{"a": 1}')], **_PLAIN)
+@example(mutations=[("row", "runs", 2, "inside", "config_json", 10**12)], **_PLAIN)
 @given(
     mutations=_MUTATIONS,
     parquet=st.booleans(),
@@ -308,9 +349,13 @@ _PLAIN: dict[str, Any] = {"parquet": True, "dup_key": "none", "twice": False}
     twice=st.booleans(),
 )
 def test_no_crafted_bundle_breaks_import_or_what_follows(
-    base: tuple[Path, Path], mutations: list[Mutation], parquet: bool, dup_key: str, twice: bool
+    base: tuple[Path, Path, str],
+    mutations: list[Mutation],
+    parquet: bool,
+    dup_key: str,
+    twice: bool,
 ) -> None:
-    bundle, empty = base
+    bundle, empty, judge_url = base
     with tempfile.TemporaryDirectory(prefix="intima-fuzz-") as tmp:
         work = Path(tmp)
         _craft(bundle, work / "bundle", mutations, parquet, dup_key)
@@ -322,6 +367,7 @@ def test_no_crafted_bundle_breaks_import_or_what_follows(
         code, err = _invoke("import", str(work / "bundle"), "--store", str(db))
         lines = [line for line in err.splitlines() if line.strip()]
         assert code in (0, 2) and "Traceback" not in err, err[-2000:]
+        event("refused" if code == 2 else "imported")  # --hypothesis-show-statistics
         if code == 2:
             assert len(lines) == 1 and lines[0].startswith("error:"), err[-2000:]
             assert _dump(db) == before
@@ -336,3 +382,27 @@ def test_no_crafted_bundle_breaks_import_or_what_follows(
         ):
             code, err = _invoke(*args, "--store", str(db))
             assert code == 0, (args, err[-2000:])
+        _load_the_app(db)
+        # A judge that answers: every stored response judged (or already judged), no crash.
+        code, err = _invoke("judge", "-j", f"openai-compat:judge@{judge_url}", "--store", str(db))
+        assert code in (0, 1) and "Traceback" not in err, err[-2000:]
+
+
+def _load_the_app(db: Path) -> None:
+    """What ``board serve`` and the Space do before serving, then every view a visitor can
+    open: the score tables of every scorer, every response's detail, the drift view."""
+    from intima.leaderboard.app import BoardIndex, build_app
+    from intima.results.conversations import load_conversations
+    from intima.results.data import load_board
+    from intima.results.table import OVERALL, score_table
+
+    with Store.open(db) as store:
+        data = load_board(store)
+        conversations = load_conversations(store)
+    table = score_table(data.infos(), data.rating_sets, bootstrap=5, seed=0)
+    build_app(data, table, db, conversations)
+    index = BoardIndex(data, table)
+    for scorer in table.scorers:
+        index.scores(scorer, OVERALL, "reinforcing")
+    for r in data.responses:
+        index.detail(r.run_id, r.prompt_id)
