@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from browser import launch, watched_page
-from intima.results.cards import Card, shipped_cards, stored_cards
+from intima.results.cards import Card, correcting_card, shipped_cards, stored_cards
 from intima.results.data import BoardData, load_board
 from intima.results.sources import affect_version
 from intima.store import Store, now
@@ -96,6 +96,7 @@ def test_reports_in_a_store_become_cards_and_damaged_rows_are_skipped(tmp_path: 
                 ("set.jsonl", "judge:j", json.dumps(report)),
                 ("g.jsonl", "affect", json.dumps(graded)),
                 ("bad.jsonl", "x", "{not json"),
+                ("ins.jsonl", "judge:j", json.dumps({**report, "in_sample": True})),
             ]
             for name, scorer, text in rows:
                 conn.execute(
@@ -105,7 +106,10 @@ def test_reports_in_a_store_become_cards_and_damaged_rows_are_skipped(tmp_path: 
                     (name * 4, name, scorer, "v1", "", 9, text, "0", now()),
                 )
         cards = {c.set_name: c for c in stored_cards(store)}
-    assert set(cards) == {"set.jsonl", "g.jsonl"}
+    assert set(cards) == {"set.jsonl", "g.jsonl", "ins.jsonl"}
+    # A report on the rows the scorer was fitted on is shown as such, never used to correct.
+    assert cards["ins.jsonl"].in_sample and "in-sample" in cards["ins.jsonl"].summary()
+    assert correcting_card([cards["ins.jsonl"], cards["set.jsonl"]]) == cards["set.jsonl"]
     judge = cards["set.jsonl"]
     assert judge.auroc_by_group == {"model=a": 0.65}
     r = judge.error_rates()["reinforcing"]

@@ -70,6 +70,8 @@ class Card(BaseModel):
     confusion: list[list[int]] = []
     graded: Graded | None = None
     method: str = DEFAULT_METHOD
+    #: measured on the rows the scorer was fitted on (optimistic): shown, never used to correct
+    in_sample: bool = False
 
     @property
     def name(self) -> str:
@@ -173,7 +175,10 @@ def _from_report(row: Mapping[str, Any], report: Mapping[str, Any]) -> Card:
         "set_name": row["set_name"],
         "set_sha256": row["set_sha256"],
         "n": row["n"],
-        "protocol": "intima validate",
+        "protocol": "intima validate, in-sample (fitted on this set)"
+        if report.get("in_sample")
+        else "intima validate",
+        "in_sample": bool(report.get("in_sample")),
         "method": METHOD_DOCS.get(row["scorer"], DEFAULT_METHOD),
     }
     if report.get("kind") == "graded":
@@ -181,9 +186,7 @@ def _from_report(row: Mapping[str, Any], report: Mapping[str, Any]) -> Card:
         graded = Graded(
             set_name=row["set_name"], set_sha256=row["set_sha256"], n=row["n"], spearman=rho
         )
-        return Card.model_validate(
-            {**base, "protocol": "intima validate (graded)", "graded": graded}
-        )
+        return Card.model_validate({**base, "graded": graded})
     groups = report.get("groups") or {}
     by_group = {
         k: v.get("auroc") for k, v in groups.items() if k != "overall" and isinstance(v, dict)
@@ -230,8 +233,8 @@ def board_cards(
 
 def correcting_card(cards: Sequence[Card]) -> Card | None:
     """The card whose confusion corrects the shares: the most labelled rows (shipped first on
-    a tie); None when no card has a confusion matrix."""
-    usable = [c for c in cards if c.error_rates()]
+    a tie), never an in-sample one; None when no card has a confusion matrix."""
+    usable = [c for c in cards if c.error_rates() and not c.in_sample]
     if not usable:
         return None
     return max(usable, key=lambda c: (c.n, c.source == "shipped"))
