@@ -5,8 +5,9 @@ Hugging Face router (OpenAI's chat completions, model ``OWNER/NAME:provider``).
 Every chat request is answered with fixed usage (100 tokens in, 10 out) so costs are exact.
 ``faults`` is a queue: each chat/messages request takes the next one (``429``, ``500``, ``529``,
 ``hang``, ``refusal``, ``content_filter``) until it is empty. Batches end after
-``polls_to_finish`` retrieves unless ``hold`` is set; ``expire_marker`` / ``fail_marker`` in a
-prompt make that batch item expire or fail. ``submissions`` counts batch creations.
+``polls_to_finish`` retrieves unless ``hold`` is set; in the first batch, the first
+``expire_first`` items expire and the next ``fail_first`` fail. ``submissions`` counts batch
+creations.
 """
 
 from __future__ import annotations
@@ -44,8 +45,8 @@ class FakeVendor:
         self.polls_to_finish = 1
         self.hold = threading.Event()  # set: batches stay in progress
         self.polled = threading.Event()  # set at the first retrieve of a batch
-        self.expire_marker = "EXPIRE-ME"
-        self.fail_marker = "FAIL-ME"
+        self.expire_first = 0
+        self.fail_first = 0
         self.files: dict[str, bytes] = {}
         self.batches: dict[str, dict[str, Any]] = {}
         self.batch_items: dict[str, list[dict[str, Any]]] = {}
@@ -195,15 +196,16 @@ class FakeVendor:
                 self._finish(batch)
             return batch
 
-    def _outcome(self, item: dict[str, Any]) -> str:
-        prompt = str(item["body"]["messages"][-1]["content"])
-        if self.expire_marker in prompt:
-            return "expired"
-        return "failed" if self.fail_marker in prompt else "ok"
+    def _outcomes(self, batch_id: str) -> list[str]:
+        items = self.batch_items[batch_id]
+        if not batch_id.endswith("_1"):
+            return ["ok"] * len(items)
+        bad = ["expired"] * self.expire_first + ["failed"] * self.fail_first
+        return (bad + ["ok"] * len(items))[: len(items)]
 
     def _finish(self, batch: dict[str, Any]) -> None:
         items = self.batch_items[batch["id"]]
-        outcomes = [self._outcome(i) for i in items]
+        outcomes = self._outcomes(batch["id"])
         if batch.get("type") == "message_batch":
             if batch["processing_status"] == "ended":
                 return
@@ -243,8 +245,8 @@ class FakeVendor:
 
     def _anthropic_results(self, batch_id: str) -> bytes:
         lines = []
-        for item in self.batch_items[batch_id]:
-            outcome = self._outcome(item)
+        items = self.batch_items[batch_id]
+        for item, outcome in zip(items, self._outcomes(batch_id), strict=True):
             if outcome == "ok":
                 prompt = str(item["body"]["messages"][-1]["content"])
                 message = anthropic_message(item["body"], prompt, refuse=False)

@@ -149,7 +149,15 @@ def test_migration_names_are_unique_and_name_their_subsystem() -> None:
     assert len(set(names)) == len(names)
     for name in names:
         subsystem, number, _what = name.split("_", 2)
-        assert subsystem in {"core", "queue", "judges", "affect", "validate", "converse"}, name
+        assert subsystem in {
+            "core",
+            "queue",
+            "judges",
+            "affect",
+            "validate",
+            "converse",
+            "generate",
+        }, name
         assert number.isdigit(), name
 
 

@@ -42,6 +42,20 @@ BaseUrlOpt = Annotated[
     ),
 ]
 
+#: ``--batch`` and ``--poll-every`` of ``run`` and ``judge``.
+BatchOpt = Annotated[
+    bool,
+    typer.Option(
+        "--batch",
+        help="Send what is missing as one batch to the vendor's batch API (openai, anthropic): "
+        "half price, answers within 24 h; run the command again to resume the same batch.",
+    ),
+]
+PollEveryOpt = Annotated[
+    float,
+    typer.Option(min=0.01, max=3600.0, help="Seconds between polls of a batch (with --batch)."),
+]
+
 
 def one_of(*choices: str) -> Callable[[str], str]:
     """Parser of a repeatable option with fixed choices (typer takes no list of Literal)."""

@@ -20,7 +20,7 @@ from intima.cli._common import (
     out,
     progress_display,
 )
-from intima.cli._params import SEED_MAX, BaseUrlOpt, nonempty
+from intima.cli._params import SEED_MAX, BaseUrlOpt, BatchOpt, PollEveryOpt, nonempty
 from intima.core.config import (
     STRUCTURED_OUTPUT_MODES,
     GenerationSettings,
@@ -183,12 +183,15 @@ def judge_cmd(
             "default: no limit).",
         ),
     ] = None,
+    batch: BatchOpt = False,
+    poll_every: PollEveryOpt = 30.0,
     store: StoreOpt = DEFAULT_STORE,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
 ) -> None:
     """Judge stored responses with one or more LLM judges; only what is missing is judged.
 
-    Example: intima judge -j openai-compat:Qwen/Qwen3-8B@http://localhost:8000/v1
+    Example: intima judge -j openai-compat:Qwen/Qwen3-8B@http://localhost:8000/v1;
+    intima judge -j anthropic:claude-sonnet-4-5 --batch
     """
     from intima.judges.loop import judge as run_judges
     from intima.judges.loop import unscored_reasons
@@ -201,16 +204,25 @@ def judge_cmd(
     price_table = load_price_table(prices) if prices else None
     if max_cost is not None and price_table is None:
         raise ConfigError("--max-cost needs a price table: pass --prices FILE")
+    if batch and max_cost is not None:
+        raise ConfigError("--max-cost cannot be held against a batch; leave out one of them")
     with Store.open(store) as db, progress_display(progress) as on_progress:
-        summaries = run_judges(
-            db,
-            configs,
-            run,
-            prices=price_table,
-            max_cost=max_cost,
-            max_reasks=max_reasks,
-            on_progress=on_progress,
-        )
+        if batch:
+            from intima.judges.batch import judge_batch
+
+            summaries = judge_batch(
+                db, configs, run, prices=price_table, poll_s=poll_every, on_progress=on_progress
+            )
+        else:
+            summaries = run_judges(
+                db,
+                configs,
+                run,
+                prices=price_table,
+                max_cost=max_cost,
+                max_reasks=max_reasks,
+                on_progress=on_progress,
+            )
     table = Table(title="intima judge")
     cols = ("judge", "responses", "reused", "scored", "unscored", "requests", "tokens", "cost")
     for col in cols:

@@ -18,7 +18,7 @@ from intima.cli._common import (
     out,
     progress_display,
 )
-from intima.cli._params import SEED_MAX, BaseUrlOpt, nonempty
+from intima.cli._params import SEED_MAX, BaseUrlOpt, BatchOpt, PollEveryOpt, nonempty
 from intima.core.config import GenerationSettings, ModelConfig, load_price_table, load_run_file
 from intima.core.errors import ConfigError
 from intima.dataset import load_prompts
@@ -139,13 +139,15 @@ def run_cmd(
             "default: no limit).",
         ),
     ] = None,
+    batch: BatchOpt = False,
+    poll_every: PollEveryOpt = 30.0,
     store: StoreOpt = DEFAULT_STORE,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
 ) -> None:
     """Generate a response to every prompt; re-running resumes where it stopped.
 
     Examples: intima run --model openai-compat:smollm2@http://127.0.0.1:8080/v1 --dataset demo;
-    intima run --config run.toml
+    intima run --config run.toml; intima run -m openai:gpt-4o-mini --batch
     """
     from intima.generate import runner
 
@@ -172,6 +174,8 @@ def run_cmd(
     price_table = load_price_table(prices) if prices else None
     if max_cost is not None and price_table is None:
         raise ConfigError("--max-cost needs a price table: pass --prices FILE")
+    if batch and max_cost is not None:
+        raise ConfigError("--max-cost cannot be held against a batch; leave out one of them")
     if limit is not None and limit < 1:
         raise ConfigError(f"--limit must be at least 1, not {limit}")
     prompt_set = load_prompts(
@@ -184,10 +188,16 @@ def run_cmd(
     # Nothing is created before the input is valid: a new store also waits for the servers.
     runner.check(configs, reach=not store.exists())
     with Store.open(store) as db, progress_display(progress) as on_progress:
-        summaries = runner.generate(
-            db, prompt_set, configs, prices=price_table, max_cost=max_cost,
-            on_progress=on_progress,
-        )  # fmt: skip
+        if batch:
+            from intima.generate.batch import generate_batch
+
+            summaries = generate_batch(db, prompt_set, configs, prices=price_table,
+                                       poll_s=poll_every, on_progress=on_progress)  # fmt: skip
+        else:
+            summaries = runner.generate(
+                db, prompt_set, configs, prices=price_table, max_cost=max_cost,
+                on_progress=on_progress,
+            )  # fmt: skip
     table = Table(title="intima run")
     for col in (
         "run",

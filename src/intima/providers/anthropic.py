@@ -16,7 +16,14 @@ from typing import Any
 
 from intima.core.config import GenerationSettings, ModelConfig, read_api_key
 from intima.core.errors import ConfigError, ProviderError
-from intima.providers.base import Completion, Message, Model, RequestError, TransientError
+from intima.providers.base import (
+    BatchClient,
+    Completion,
+    Message,
+    Model,
+    RequestError,
+    TransientError,
+)
 from intima.providers.openai_compat import parse_retry_after
 
 #: The one tool a structured request offers and forces.
@@ -118,6 +125,11 @@ class AnthropicModel(Model):
         if status == 429 or status >= 500:
             return TransientError(f"HTTP {status}: {detail}", parse_retry_after(retry_after))
         return RequestError(f"HTTP {status}: {detail}")
+
+    def batches(self) -> BatchClient:
+        from intima.providers.batches import AnthropicBatches
+
+        return AnthropicBatches(self, message_completion)
 
     async def aclose(self) -> None:
         if self._client is not None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
@@ -38,6 +38,43 @@ class TransientError(Exception):
 
 class RequestError(Exception):
     """This request cannot succeed as sent (e.g. prompt too long); record it and move on."""
+
+
+class BatchItem(BaseModel):
+    """One request of a vendor batch; ``custom_id`` matches its answer to it."""
+
+    custom_id: str
+    messages: list[Message]
+    json_schema: dict[str, Any] | None = None
+
+
+class BatchState(BaseModel):
+    """A submitted batch as the vendor reports it."""
+
+    status: str
+    done: int
+    total: int
+    ended: bool
+    #: why the whole batch failed, when it did (e.g. the vendor refused the input file)
+    reason: str | None = None
+
+
+class BatchResult(BaseModel):
+    """One item's answer, or why there is none (expired, errored, refused)."""
+
+    custom_id: str
+    completion: Completion | None = None
+    error: str | None = None
+
+
+class BatchClient(Protocol):
+    """A vendor's batch API: submit once, poll, read the results once the batch has ended."""
+
+    async def submit(self, items: list[BatchItem], settings: GenerationSettings) -> str: ...
+
+    async def poll(self, batch_id: str) -> BatchState: ...
+
+    async def results(self, batch_id: str) -> list[BatchResult]: ...
 
 
 class Model(ABC):
@@ -78,6 +115,10 @@ class Model(ABC):
         json_schema: dict[str, Any] | None = None,
     ) -> Completion:
         """One chat completion. ``json_schema`` asks for structured output where supported."""
+
+    def batches(self) -> BatchClient | None:
+        """The vendor's batch API, for providers that have one (``--batch``)."""
+        return None
 
     async def preflight(self) -> None:  # noqa: B027 - optional hook
         """Fail fast with a clear :class:`ProviderError` if the backend cannot be reached."""

@@ -13,7 +13,7 @@ import re
 from typing import Any
 
 from intima.core.config import GenerationSettings, ModelConfig
-from intima.providers.base import Completion, Message, RequestError, TransientError
+from intima.providers.base import BatchClient, Completion, Message, RequestError, TransientError
 from intima.providers.openai_compat import EndpointModel, classify_status
 
 #: Model names of OpenAI's reasoning models, which take no sampling settings.
@@ -90,6 +90,11 @@ class OpenAIModel(EndpointModel):
         if json_schema is not None and mode != "off":
             completion.structured_output = "json_schema" if mode == "auto" else mode
         return completion
+
+    def batches(self) -> BatchClient:
+        from intima.providers.batches import OpenAIBatches
+
+        return OpenAIBatches(self, chat_completion)
 
     async def aclose(self) -> None:
         for client in self._clients.values():

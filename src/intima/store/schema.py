@@ -21,6 +21,7 @@ SCHEMA_MODULES = (
     "intima.affect.tables",
     "intima.validate.tables",
     "intima.converse.tables",
+    "intima.generate.tables",
 )
 
 

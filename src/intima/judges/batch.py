@@ -1,0 +1,133 @@
+"""``intima judge --batch``: the responses a judge has not scored go to the vendor's batch API as
+one batch (see :mod:`intima.generate.batch` for resuming, expiry and the batch price).
+
+A reply that does not parse is stored unscored with the parser's reason (a batch cannot ask
+again within itself); unscored judgments are asked again by the next run, as without --batch.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+
+from intima.core.config import ModelConfig, PriceTable
+from intima.core.progress import OnProgress
+from intima.generate.batch import (
+    DEFAULT_POLL_S,
+    BatchJob,
+    Sleep,
+    batch_price,
+    mark_imported,
+    run_batch,
+)
+from intima.generate.pool import Budget
+from intima.judges.loop import JudgeSummary, _Attempt, _JudgeJob, _Tally
+from intima.judges.parse import parse_reply
+from intima.judges.prompt import JUDGE_PROMPT_VERSION, judge_messages
+from intima.judges.store_io import (
+    JudgmentRecord,
+    judgment_id_for,
+    load_targets,
+    write_judgments,
+)
+from intima.providers import get_model
+from intima.providers.base import BatchItem, BatchResult
+from intima.store import Store, StoredResponse
+
+
+def judge_batch(
+    store: Store,
+    judges: Sequence[ModelConfig],
+    run_ids: Sequence[str] | None = None,
+    *,
+    prices: PriceTable | None = None,
+    poll_s: float = DEFAULT_POLL_S,
+    on_progress: OnProgress | None = None,
+) -> list[JudgeSummary]:
+    return asyncio.run(ajudge_batch(store, judges, run_ids, prices=prices, poll_s=poll_s,
+                                    on_progress=on_progress))  # fmt: skip
+
+
+async def ajudge_batch(
+    store: Store,
+    judges: Sequence[ModelConfig],
+    run_ids: Sequence[str] | None = None,
+    *,
+    prices: PriceTable | None = None,
+    poll_s: float = DEFAULT_POLL_S,
+    on_progress: OnProgress | None = None,
+    sleep: Sleep = asyncio.sleep,
+) -> list[JudgeSummary]:
+    targets = load_targets(store, run_ids)
+    models = [get_model(c) for c in judges]  # a bad spec fails before anything is submitted
+    out = []
+    try:
+        for model in models:
+            price = batch_price(prices.for_model(model.config.parsed) if prices else None)
+            job = _JudgeJob(store, model, price, Budget(limit=None), max_reasks=0)
+            out.append(await _judge_one(store, job, targets, poll_s, sleep, on_progress))
+    finally:
+        for model in models:
+            await model.aclose()
+    return out
+
+
+async def _judge_one(
+    store: Store,
+    job: _JudgeJob,
+    targets: Sequence[StoredResponse],
+    poll_s: float,
+    sleep: Sleep,
+    on_progress: OnProgress | None,
+) -> JudgeSummary:
+    started = time.perf_counter()
+    todo = job._todo(targets)
+    n_unique = len({t.content_hash for t in targets})
+
+    def build() -> list[tuple[BatchItem, str]]:
+        return [
+            (BatchItem(custom_id=judgment_id_for(t.content_hash, job.key, JUDGE_PROMPT_VERSION),
+                       messages=judge_messages(t.prompt, t.response, t.context),
+                       json_schema=job.schema), t.content_hash)
+            for t in todo
+        ]  # fmt: skip
+
+    label = f"judge {job.config.display_name}"
+    spec = BatchJob(job.model, "judge", job.key, label, job.settings, poll_s, sleep)
+    outcome = await run_batch(store, spec, build, on_progress)
+    tally = _Tally()
+    if outcome is not None:
+        # A resumed batch may answer responses of runs this call did not name.
+        by_hash = {t.content_hash: t for t in (*targets, *load_targets(store, None))}
+        records = [
+            _record(job, by_hash[outcome.refs[r.custom_id]], r)
+            for r in outcome.results
+            if outcome.refs[r.custom_id] in by_hash
+        ]
+        write_judgments(store, records)
+        for rec in records:
+            tally.add(rec, 1)
+        mark_imported(store, outcome.batch_id, outcome.state.status)
+    return JudgeSummary(
+        judge_label=job.config.display_name, judge_key=job.key, n_targets=n_unique,
+        already_done=n_unique - len(todo), scored=tally.scored, unscored=tally.unscored,
+        requests=tally.requests, prompt_tokens=tally.prompt_tokens,
+        completion_tokens=tally.completion_tokens,
+        cost_usd=tally.cost if job.price else None, elapsed_s=time.perf_counter() - started,
+        stopped_by_budget=False, unscored_reasons=dict(tally.reasons),
+        notes=list(job.model.notes),
+    )  # fmt: skip
+
+
+def _record(job: _JudgeJob, target: StoredResponse, result: BatchResult) -> JudgmentRecord:
+    acc = _Attempt()
+    acc.add(result.completion, 1, 0.0)
+    if result.completion is None:
+        return job._record(target, acc, None, None, f"request failed: {result.error}")
+    acc.structured_output = result.completion.structured_output
+    raw = result.completion.text
+    parsed = parse_reply(raw)
+    if parsed.ok:
+        return job._record(target, acc, raw, parsed, None)
+    return job._record(target, acc, raw, None, f"invalid reply: {parsed.problem or 'unparsed'}")

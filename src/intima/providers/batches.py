@@ -1,0 +1,204 @@
+"""The vendors' batch APIs (half price, answers within 24 hours).
+
+* OpenAI: upload the requests as a JSONL file (``purpose=batch``), create a batch on
+  ``/v1/chat/completions``, retrieve it until it has ended, then read its output file (answers)
+  and error file (failed and expired requests).
+* Anthropic: create a Message Batch from ``{custom_id, params}`` requests, retrieve it until
+  ``processing_status`` is ``ended``, then stream its results (``succeeded``, ``errored``,
+  ``canceled``, ``expired``).
+
+Each item's body is exactly what the provider sends for one request, so a batch answer is
+stored as the same response would be.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Any, Protocol
+
+from intima.core.config import GenerationSettings
+from intima.core.errors import ProviderError
+from intima.providers.base import (
+    BatchItem,
+    BatchResult,
+    BatchState,
+    Completion,
+    Message,
+    RequestError,
+    TransientError,
+)
+
+#: A vendor reply (a dict, as the API sends it) and the server's name, as a completion.
+ParseReply = Callable[[dict[str, Any], str], Completion]
+
+
+class _Vendor(Protocol):
+    """What a batch needs of its provider (kept structural: the providers import this module)."""
+
+    def redact(self, text: str) -> str: ...
+
+    def client(self) -> Any: ...
+
+
+class _OpenAIVendor(_Vendor, Protocol):
+    urls: tuple[str, ...]
+
+    def request_body(
+        self, messages: list[Message], settings: GenerationSettings, json_schema: Any
+    ) -> dict[str, Any]: ...
+
+
+class _AnthropicVendor(_Vendor, Protocol):
+    @property
+    def served_by(self) -> str: ...
+
+    def request_params(
+        self, messages: list[Message], settings: GenerationSettings, json_schema: Any
+    ) -> dict[str, Any]: ...
+
+
+_OPENAI_ENDED = frozenset({"completed", "expired", "failed", "cancelled"})
+
+
+class OpenAIBatches:
+    def __init__(self, model: _OpenAIVendor, parse: ParseReply) -> None:
+        self.model, self.parse = model, parse
+
+    @asynccontextmanager
+    async def _calls(self) -> AsyncIterator[Any]:
+        """The client, with the SDK's errors as ours: 429, 5xx and lost connections may pass
+        (the next poll tries again); anything else stops the command with one line."""
+        import openai
+
+        try:
+            yield self.model.client()
+        except openai.APIStatusError as exc:
+            detail = self.model.redact(str(exc.message))[:300]
+            if exc.status_code == 429 or exc.status_code >= 500:
+                raise TransientError(f"HTTP {exc.status_code}: {detail}") from exc
+            raise ProviderError(f"OpenAI batch API: HTTP {exc.status_code}: {detail}") from exc
+        except (openai.APITimeoutError, openai.APIConnectionError) as exc:
+            raise TransientError(f"OpenAI batch API unreachable: {type(exc).__name__}") from exc
+
+    async def submit(self, items: list[BatchItem], settings: GenerationSettings) -> str:
+        lines = [
+            {
+                "custom_id": item.custom_id,
+                "method": "POST",
+                "url": "/v1/chat/completions",
+                "body": self.model.request_body(item.messages, settings, item.json_schema),
+            }
+            for item in items
+        ]
+        data = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines).encode()
+        async with self._calls() as client:
+            upload = await client.files.create(file=("intima-batch.jsonl", data), purpose="batch")
+            batch = await client.batches.create(
+                input_file_id=upload.id, endpoint="/v1/chat/completions", completion_window="24h"
+            )
+        return str(batch.id)
+
+    async def poll(self, batch_id: str) -> BatchState:
+        async with self._calls() as client:
+            batch = await client.batches.retrieve(batch_id)
+        counts = batch.request_counts
+        total = counts.total if counts else 0
+        done = (counts.completed + counts.failed) if counts else 0
+        reason = None
+        if batch.status == "failed" and batch.errors and batch.errors.data:
+            reason = "; ".join(str(e.message) for e in batch.errors.data)[:300]
+        return BatchState(status=batch.status, done=done, total=total,
+                          ended=batch.status in _OPENAI_ENDED, reason=reason)  # fmt: skip
+
+    async def results(self, batch_id: str) -> list[BatchResult]:
+        async with self._calls() as client:
+            batch = await client.batches.retrieve(batch_id)
+            texts = [
+                (await client.files.content(file_id)).text
+                for file_id in (batch.output_file_id, batch.error_file_id)
+                if file_id
+            ]
+        out = []
+        for text in texts:
+            for line in text.splitlines():
+                if line.strip():
+                    out.append(_openai_line(json.loads(line), self.parse, self.model.urls[0]))
+        return out
+
+
+def _openai_line(line: dict[str, Any], parse: ParseReply, served_by: str) -> BatchResult:
+    custom_id = str(line.get("custom_id"))
+    response, error = line.get("response") or {}, line.get("error") or {}
+    if response.get("status_code") == 200:
+        try:
+            return BatchResult(custom_id=custom_id, completion=parse(response["body"], served_by))
+        except (RequestError, TransientError) as exc:
+            return BatchResult(custom_id=custom_id, error=str(exc))
+    if error:
+        return BatchResult(custom_id=custom_id, error=f"batch: {error.get('code')}: "
+                           f"{str(error.get('message'))[:200]}")  # fmt: skip
+    body = response.get("body") or {}
+    message = (body.get("error") or {}).get("message") if isinstance(body, dict) else None
+    return BatchResult(
+        custom_id=custom_id, error=f"HTTP {response.get('status_code')}: {str(message)[:200]}"
+    )
+
+
+class AnthropicBatches:
+    def __init__(self, model: _AnthropicVendor, parse: ParseReply) -> None:
+        self.model, self.parse = model, parse
+
+    @asynccontextmanager
+    async def _calls(self) -> AsyncIterator[Any]:
+        import anthropic
+
+        try:
+            yield self.model.client()
+        except anthropic.APIStatusError as exc:
+            detail = self.model.redact(str(exc.message))[:300]
+            if exc.status_code == 429 or exc.status_code >= 500:
+                raise TransientError(f"HTTP {exc.status_code}: {detail}") from exc
+            raise ProviderError(f"Anthropic batch API: HTTP {exc.status_code}: {detail}") from exc
+        except (anthropic.APITimeoutError, anthropic.APIConnectionError) as exc:
+            raise TransientError(f"Anthropic batch API unreachable: {type(exc).__name__}") from exc
+
+    async def submit(self, items: list[BatchItem], settings: GenerationSettings) -> str:
+        requests = [
+            {
+                "custom_id": item.custom_id,
+                "params": self.model.request_params(item.messages, settings, item.json_schema),
+            }
+            for item in items
+        ]
+        async with self._calls() as client:
+            batch = await client.messages.batches.create(requests=requests)
+        return str(batch.id)
+
+    async def poll(self, batch_id: str) -> BatchState:
+        async with self._calls() as client:
+            batch = await client.messages.batches.retrieve(batch_id)
+        c = batch.request_counts
+        done = c.succeeded + c.errored + c.canceled + c.expired
+        return BatchState(status=batch.processing_status, done=done, total=done + c.processing,
+                          ended=batch.processing_status == "ended")  # fmt: skip
+
+    async def results(self, batch_id: str) -> list[BatchResult]:
+        out = []
+        async with self._calls() as client:
+            async for row in await client.messages.batches.results(batch_id):
+                result = row.result
+                if result.type == "succeeded":
+                    try:
+                        completion = self.parse(result.message.model_dump(), self.model.served_by)
+                        out.append(BatchResult(custom_id=row.custom_id, completion=completion))
+                    except RequestError as exc:
+                        out.append(BatchResult(custom_id=row.custom_id, error=str(exc)))
+                elif result.type == "errored":
+                    err = result.error.error
+                    text = f"batch: errored: {err.type}: {str(err.message)[:200]}"
+                    out.append(BatchResult(custom_id=row.custom_id, error=text))
+                else:
+                    out.append(BatchResult(custom_id=row.custom_id, error=f"batch: {result.type}"))
+        return out

@@ -1,0 +1,131 @@
+"""Batch mode against local stand-ins for OpenAI's Batch API (files, batches, output and error
+files) and Anthropic's Message Batches (create, retrieve, results), tests/fake_vendors.py."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+
+import pytest
+
+from conftest import run_cli, wait_for
+from fake_vendors import USAGE_IN, USAGE_OUT, FakeVendor
+from intima.core.config import ModelConfig, Price, PriceTable
+from intima.dataset import PromptSet, load_prompts
+from intima.generate.batch import agenerate_batch
+from intima.judges.batch import ajudge_batch
+from intima.store import Store
+
+KEYS = {"openai": "sk-SENTINEL-batch-openai", "anthropic": "sk-ant-SENTINEL-batch"}
+ENV = {"OPENAI_API_KEY": KEYS["openai"], "ANTHROPIC_API_KEY": KEYS["anthropic"]}
+PRICE = Price(input_per_mtok=2.0, output_per_mtok=8.0)
+
+
+@pytest.fixture(params=["openai", "anthropic"])
+def vendor(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeVendor]:
+    for name, value in ENV.items():
+        monkeypatch.setenv(name, value)
+    server = FakeVendor(request.param, KEYS[request.param])
+    yield server
+    server.stop()
+
+
+def _five() -> PromptSet:
+    demo = load_prompts("demo")
+    return PromptSet(info=demo.info, prompts=demo.prompts[:5])
+
+
+async def _no_wait(_: float) -> None:
+    """Polls come back at once; the fake decides when a batch ends."""
+
+
+def test_batch_generates_records_expired_and_failed_items_and_reasks_them(tmp_path, vendor) -> None:
+    vendor.polls_to_finish, vendor.expire_first, vendor.fail_first = 3, 1, 1
+    config = ModelConfig(spec=f"{vendor.vendor}:m@{vendor.base_url}")
+    prices = PriceTable(prices={"m": PRICE})
+    seen: list[tuple[int, int]] = []
+    with Store.open(tmp_path / "s.db") as store:
+        [first] = asyncio.run(agenerate_batch(store, _five(), [config], prices=prices,
+                                              on_progress=lambda e: seen.append((e.done, e.total)),
+                                              sleep=_no_wait))  # fmt: skip
+        assert (first.generated, first.failed, first.status) == (3, 2, "incomplete")
+        assert first.cost_usd == pytest.approx(3 * PRICE.cost(USAGE_IN, USAGE_OUT) / 2)
+        errors = sorted(
+            r[0] for r in store.query("SELECT error FROM responses WHERE status='error'")
+        )
+        assert any("expired" in e for e in errors) and any("invalid" in e for e in errors)
+        [batch] = store.query("SELECT status, n_items FROM provider_batches")
+        assert (batch["status"], batch["n_items"]) == ("imported", 5)
+        assert seen[-1] == (5, 5) and vendor.polls >= 3  # progress followed the polls
+        [second] = asyncio.run(agenerate_batch(store, _five(), [config], prices=prices,
+                                               sleep=_no_wait))  # fmt: skip
+        assert (second.already_done, second.generated, second.status) == (3, 2, "complete")
+        assert vendor.submissions == 2 and len(vendor.batch_items[_second_id(vendor)]) == 2
+        [judged] = asyncio.run(ajudge_batch(store, [config], prices=prices, sleep=_no_wait))
+    assert (judged.scored, judged.unscored, vendor.submissions) == (5, 0, 3)
+    assert judged.cost_usd == pytest.approx(5 * PRICE.cost(USAGE_IN, USAGE_OUT) / 2)
+    [item, *_] = vendor.batch_items[sorted(vendor.batch_items)[-1]]
+    if vendor.vendor == "openai":
+        assert item["body"]["response_format"]["type"] == "json_schema"
+    else:
+        assert item["body"]["tool_choice"]["type"] == "tool" and "seed" not in item["body"]
+
+
+def _second_id(vendor: FakeVendor) -> str:
+    return next(b for b in vendor.batch_items if b.endswith("_2"))
+
+
+def test_a_killed_batch_run_resumes_the_same_batch_and_never_submits_twice(
+    tmp_path, vendor
+) -> None:
+    store = tmp_path / "s.db"
+    spec = f"{vendor.vendor}:m@{vendor.base_url}"
+    args = ["run", "-m", spec, "--dataset", "demo", "--limit", "4", "--batch",
+            "--poll-every", "0.05", "--store", str(store)]  # fmt: skip
+    vendor.hold.set()  # the batch stays in progress until the first process is dead
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "intima", *args],
+        env={**os.environ, **ENV, "NO_COLOR": "1"},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_for(vendor.polled.is_set, 60, "the first poll of the submitted batch")
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+    with Store.open(store) as db:
+        [row] = db.query("SELECT status FROM provider_batches")
+        assert row["status"] == "submitted"
+        assert db.query("SELECT COUNT(*) FROM responses")[0][0] == 0
+    vendor.hold.clear()
+    again = run_cli(*args, env=ENV)
+    assert again.returncode == 0, again.stderr
+    assert vendor.submissions == 1
+    judged = run_cli("judge", "-j", spec, "--batch", "--poll-every", "0.05", "--store", str(store),
+                     env=ENV)  # fmt: skip
+    assert judged.returncode == 0, judged.stderr
+    assert vendor.submissions == 2
+    with Store.open(store) as db:
+        assert db.query("SELECT COUNT(*) FROM responses WHERE status = 'ok'")[0][0] == 4
+        assert db.query("SELECT COUNT(*) FROM judgments WHERE status = 'scored'")[0][0] == 4
+        assert {r[0] for r in db.query("SELECT status FROM provider_batches")} == {"imported"}
+    for text in (again.stdout + again.stderr, judged.stdout + judged.stderr):
+        assert "SENTINEL" not in text
+    assert b"SENTINEL" not in store.read_bytes()
+
+
+def test_batch_refuses_a_provider_without_a_batch_api_and_max_cost(tmp_path) -> None:
+    store = str(tmp_path / "s.db")
+    no_api = run_cli("run", "-m", "openai-compat:m@http://127.0.0.1:9/v1", "--dataset", "demo",
+                     "--batch", "--store", store)  # fmt: skip
+    assert no_api.returncode != 0 and "Traceback" not in no_api.stderr
+    prices = tmp_path / "prices.toml"
+    prices.write_text("[m]\ninput_per_mtok = 1.0\noutput_per_mtok = 2.0\n")
+    capped = run_cli("run", "-m", "openai:m", "--dataset", "demo", "--batch", "--max-cost", "1",
+                     "--prices", str(prices), "--store", store, env=ENV)  # fmt: skip
+    assert capped.returncode != 0 and "--max-cost" in capped.stderr
