@@ -246,3 +246,22 @@ def test_a_conversation_cell_nested_too_deeply_is_one_error_naming_the_row(tmp_p
     with pytest.raises(DatasetError) as err:
         load_prompts(path)
     assert str(path) in str(err.value) and "row 1: messages nested too deeply" in str(err.value)
+
+
+def test_a_byte_order_mark_is_read_past_and_an_over_long_csv_cell_is_one_error(
+    tmp_path: Path,
+) -> None:
+    """Files saved by spreadsheet tools start with a UTF-8 BOM: the CSV header read
+    '\\ufeffcode' (every row 'missing code') and JSONL's first line was invalid JSON. A CSV cell
+    over the csv module's limit raised _csv.Error (a traceback)."""
+    rows = {".csv": "code,prompt\nlove,A prompt written for this test.\n",
+            ".jsonl": '{"code": "love", "prompt": "A prompt written for this test."}\n'}  # fmt: skip
+    for suffix, text in rows.items():
+        path = tmp_path / f"bom{suffix}"
+        path.write_bytes(b"\xef\xbb\xbf" + text.encode())
+        assert [p.text for p in load_prompts(path)] == ["A prompt written for this test."]
+    long = tmp_path / "long.csv"
+    long.write_text('code,prompt\nlove,short\nlove,"' + "x" * 200_000 + '"\n')
+    with pytest.raises(DatasetError) as err:
+        load_prompts(long)
+    assert str(long) in str(err.value) and "line 3" in str(err.value)

@@ -152,16 +152,33 @@ def read_rows(path: Path) -> list[dict[str, object]]:
         except Exception as exc:  # pyarrow raises several unrelated types for bad files
             raise DatasetError(f"{path}: not a readable Parquet file ({exc})") from exc
     try:
-        text = path.read_text(encoding="utf-8")
+        # utf-8-sig: spreadsheet tools start files with a byte-order mark, which would
+        # otherwise become part of the first header ("\ufeffcode") or the first JSON line.
+        text = path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as exc:
         raise DatasetError(
             f"{path}: not valid UTF-8 (byte {exc.start}); re-save the file as UTF-8"
         ) from exc
     if suffix == ".csv":
-        return list(csv.DictReader(io.StringIO(text)))
+        return _read_csv(path, text)
     if suffix == ".json":
         return _read_json(path, text)
     return _read_jsonl(path, text)
+
+
+def _read_csv(path: Path, text: str) -> list[dict[str, object]]:
+    reader = csv.DictReader(io.StringIO(text))
+    rows: list[dict[str, object]] = []
+    line = 1  # where the record being read starts (a quoted cell may span lines)
+    try:
+        _ = reader.fieldnames  # reads the header
+        line = reader.line_num + 1
+        for row in reader:
+            rows.append(row)
+            line = reader.line_num + 1
+    except csv.Error as exc:  # e.g. a cell over the csv module's 131,072 characters
+        raise DatasetError(f"{path}: line {line}: {exc}; use JSONL for longer prompts") from exc
+    return rows
 
 
 def _read_json(path: Path, text: str) -> list[dict[str, object]]:
