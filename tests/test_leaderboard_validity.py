@@ -180,11 +180,11 @@ def test_the_site_shows_the_shipped_card_beside_the_affect_numbers(page) -> None
     assert "relationship-graded-dev.jsonl" in text and "Spearman" in text
     assert "docs/affect.md" in text
     assert box.locator("a[href='#method']").count() >= 1
-    rows = page.locator("#corrected tbody tr")
+    rows = page.locator("#corrected-scores tbody tr")
     assert rows.count() == 3
     first = rows.first.locator("td.corrected").inner_text()
     assert "%" in first or "not identifiable" in first
-    assert page.locator("#corrected td.mean").first.inner_text() != "–"
+    assert page.locator("#corrected-scores td.mean").first.inner_text() != "–"
     assert page.errors == []
 
 
@@ -193,7 +193,7 @@ def test_the_site_marks_an_unvalidated_scorer_and_shows_store_text_as_text(page)
     box = page.locator("#validity")
     assert "unvalidated" in (box.get_attribute("class") or "").split()
     assert "Not validated" in box.inner_text()
-    assert "no validation" in page.locator("#corrected tbody tr").first.inner_text()
+    assert "no validation" in page.locator("#corrected-scores tbody tr").first.inner_text()
     page.select_option("#scorer", "judge:synthetic-judge-1")
     box = page.locator("#validity")
     box.locator("summary").first.click()

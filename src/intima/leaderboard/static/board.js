@@ -174,7 +174,7 @@
     if (!v) { return; }
     var metric = ["reinforcing", "boundary", "neutral"].indexOf(state.metric) >= 0 ? state.metric : "reinforcing";
     root.appendChild(el("p", { "class": "note" }, "Error-corrected " + metric + " share (validation: " + (v.validation || "none") + ") and " + (v.measure || "no continuous score") + ", overall."));
-    var t = el("table", { id: "corrected", "class": "scores" });
+    var t = el("table", { id: "corrected-scores", "class": "scores" });
     var head = el("tr");
     ["Model", "raw share", "corrected share", "mean score"].forEach(function (h) { head.appendChild(el("th", null, h)); });
     var thead = el("thead"); thead.appendChild(head); t.appendChild(thead);
