@@ -158,6 +158,13 @@ def test_the_board_table_corrects_each_configuration_with_its_effective_n() -> N
     assert none is not None and none.rate is None and none.note == "no validation"
 
 
+def test_responses_no_scorer_rated_give_no_rows() -> None:
+    responses, _ = _board({"A": [(next(iter(CODE_DIMENSION)), "boundary")] * 3})
+    corr = corrections(responses, [], {}, {}, bootstrap=20, seed=0)
+    assert corr.corrected == () and corr.continuous == ()
+    assert corrections([], [], {}, {}, bootstrap=20).corrected == ()
+
+
 def test_the_affect_measure_is_the_continuous_column_of_affect() -> None:
     sets = [RatingSet(scorer="affect", response_id="r1", status="scored", levels={})]
     affect = {"r1": [[BOUND, 0, 0.1], [REINF, 1, 0.73]]}

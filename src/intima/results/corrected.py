@@ -300,6 +300,8 @@ def corrections(
         if rs.response_id in placed:
             by_scorer.setdefault(rs.scorer, []).append(rs)
     names = list(by_scorer)
+    if not names:  # responses no scorer has rated yet
+        return Corrections((), ())
     n_c = len(configs)
     # All scorers side by side: one product per dimension (float32, as the score table);
     # overall is the sum of the dimensions, which partition the prompts.
