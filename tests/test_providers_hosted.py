@@ -98,6 +98,7 @@ def test_anthropic_drops_seed_and_sampling_from_what_is_sent_and_the_key(
     assert any("cannot take temperature" in n for n in run.notes)
     assert all({"seed", "temperature"}.isdisjoint(body) for body in server.chat_bodies)
     assert (run.generated, run.failed) == (3, 0)
+    assert run.label == "anthropic:claude-x"  # what it cannot take is no difference to show
 
 
 @pytest.mark.parametrize("model", ["o3-mini", "gpt-5", "o1"])

@@ -28,7 +28,7 @@ from intima.generate.pool import (
     run_claimed_pool,
     worst_cost,
 )
-from intima.providers import get_model
+from intima.providers import effective_config, get_model
 from intima.providers.base import Message, Model
 from intima.store import (
     ClaimState,
@@ -72,7 +72,9 @@ def default_label(config: ModelConfig) -> str:
     e.g. ``openai-compat:smollm2 [system 3f2a9c, max_tokens=64, seed=1]``."""
     if config.label:
         return config.label
-    defaults = GenerationSettings().model_dump()
+    # The defaults as this provider sends them: a setting it cannot take is not a difference.
+    as_sent = effective_config(config.model_copy(update={"generation": GenerationSettings()}))
+    defaults = as_sent.generation.model_dump()
     parts = [
         f"{name}={value}"
         for name, value in config.generation.model_dump().items()
