@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import sqlite3
-import threading
-import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -116,39 +115,65 @@ def test_claims_are_exclusive_and_in_request_order(store: Store) -> None:
     assert first.started_at is not None and first.lease_expires is not None
 
 
-def test_concurrent_claimers_never_share_a_request(tmp_path: Path) -> None:
-    path = tmp_path / "q.db"
-    with Store.open(path) as db:
-        for i in range(30):
-            add_request(db, SPEC, system_prompt=f"p{i}")
-    claimed: dict[str, list[str]] = {}
-
-    def claimer(name: str) -> None:
+def _claim_all(path: str, name: str, barrier: Any, out: Any) -> None:
+    """One claiming process: wait for the others, then claim until the queue is empty."""
+    try:
         with Store.open(path) as db:
-            mine = claimed.setdefault(name, [])
+            barrier.wait(60)
+            mine = []
             while (rec := claim_next(db, name, 60)) is not None:
                 mine.append(rec.request_id)
+        out.put((name, mine, None))
+    except Exception as exc:  # reported, not lost: a claimer that errors fails the test
+        out.put((name, [], f"{type(exc).__name__}: {exc}"))
 
-    threads = [threading.Thread(target=claimer, args=(f"w{i}",)) for i in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    all_ids = [rid for ids in claimed.values() for rid in ids]
-    assert len(all_ids) == 30 and len(set(all_ids)) == 30
+
+def test_concurrent_claimers_never_share_a_request(tmp_path: Path) -> None:
+    """Four processes released together by a barrier claim from one store. With BEGIN instead
+    of BEGIN IMMEDIATE two of them read the same pending row and one fails to upgrade its
+    read to a write ("database is locked"), which this test counts as a failure."""
+    import multiprocessing as mp
+
+    path = tmp_path / "q.db"
+    with Store.open(path) as db:
+        for i in range(60):
+            add_request(db, SPEC, system_prompt=f"p{i}")
+    ctx = mp.get_context("spawn")
+    barrier, out = ctx.Barrier(4), ctx.Queue()
+    procs = [ctx.Process(target=_claim_all, args=(str(path), f"w{i}", barrier, out))
+             for i in range(4)]  # fmt: skip
+    for p in procs:
+        p.start()
+    results = [out.get(timeout=120) for _ in procs]
+    for p in procs:
+        p.join(30)
+    assert [r[2] for r in results] == [None] * 4
+    all_ids = [rid for _, ids, _ in results for rid in ids]
+    assert len(all_ids) == 60 and len(set(all_ids)) == 60
+
+
+class Clock:
+    """A clock the test moves: leases run out when the test says, not after a sleep."""
+
+    def __init__(self) -> None:
+        self.t = 1_000_000.0
+
+    def __call__(self) -> float:
+        return self.t
 
 
 def test_an_expired_lease_is_taken_over_and_the_old_worker_cannot_settle(store: Store) -> None:
-    rec = add_request(store, SPEC)
-    assert claim_next(store, "dead", 0.2) is not None
-    assert claim_next(store, "alive", 60) is None  # lease still valid
-    time.sleep(0.3)
-    taken = claim_next(store, "alive", 60)
+    rec, clock = add_request(store, SPEC), Clock()
+    assert claim_next(store, "dead", 20, clock=clock) is not None
+    clock.t += 19.9
+    assert claim_next(store, "alive", 60, clock=clock) is None  # lease still valid
+    clock.t += 0.2
+    taken = claim_next(store, "alive", 60, clock=clock)
     assert taken is not None and taken.request_id == rec.request_id
     assert taken.worker_id == "alive" and taken.attempts == 2
-    assert not heartbeat(store, rec.request_id, "dead", 60)
+    assert not heartbeat(store, rec.request_id, "dead", 60, clock=clock)
     assert not finish(store, rec.request_id, "dead", ["run-x"])
-    assert heartbeat(store, rec.request_id, "alive", 60)
+    assert heartbeat(store, rec.request_id, "alive", 60, clock=clock)
     assert finish(store, rec.request_id, "alive", ["run-1"])
     done = get_request(store, rec.request_id)
     assert done.status == "finished" and done.run_ids == ["run-1"] and done.finished_at
@@ -157,20 +182,22 @@ def test_an_expired_lease_is_taken_over_and_the_old_worker_cannot_settle(store: 
 
 
 def test_heartbeat_keeps_a_lease_alive(store: Store) -> None:
-    rec = add_request(store, SPEC)
-    assert claim_next(store, "w1", 0.3) is not None
-    for _ in range(4):
-        time.sleep(0.15)
-        assert heartbeat(store, rec.request_id, "w1", 0.3)
-    assert claim_next(store, "w2", 60) is None
+    rec, clock = add_request(store, SPEC), Clock()
+    assert claim_next(store, "w1", 30, clock=clock) is not None
+    for _ in range(4):  # 80 s in all, each beat within the 30 s lease
+        clock.t += 20
+        assert heartbeat(store, rec.request_id, "w1", 30, clock=clock)
+    assert claim_next(store, "w2", 60, clock=clock) is None
+    clock.t += 31  # no beat: the lease runs out and another worker may take it
+    assert claim_next(store, "w2", 60, clock=clock) is not None
 
 
 def test_a_request_that_keeps_killing_workers_is_failed(store: Store) -> None:
-    rec = add_request(store, SPEC)
+    rec, clock = add_request(store, SPEC), Clock()
     for i in range(2):
-        assert claim_next(store, f"w{i}", 0.01, max_attempts=2) is not None
-        time.sleep(0.03)
-    assert claim_next(store, "w9", 60, max_attempts=2) is None
+        assert claim_next(store, f"w{i}", 10, max_attempts=2, clock=clock) is not None
+        clock.t += 11  # the worker died; its lease runs out
+    assert claim_next(store, "w9", 60, max_attempts=2, clock=clock) is None
     dead = get_request(store, rec.request_id)
     assert dead.status == "failed" and "abandoned after 2 attempts" in (dead.reason or "")
 

@@ -34,6 +34,7 @@ from intima.service.queue import (
     DEFAULT_MAX_ATTEMPTS,
     MAX_REASON_CHARS,
     REQUEST_DATASETS,
+    Clock,
     QueueError,
     QueueUnavailable,
     RequestRecord,
@@ -85,8 +86,16 @@ class HubQueue:
     #: anyone with a write token (the Space holds one) can add files: see RequestQueue.public
     public = True
 
-    def __init__(self, url: str, token: str | None = None, *, require_review: bool = False):
+    def __init__(
+        self,
+        url: str,
+        token: str | None = None,
+        *,
+        require_review: bool = False,
+        clock: Clock = time.time,
+    ):
         self.url = url
+        self.clock = clock
         self.repo_id, self.repo_type = hub_repo(url, "dataset")
         if self.repo_type != "dataset":
             raise HubQueueError(f"{url[:200]!r}: the request queue must be a dataset repo")
@@ -195,7 +204,7 @@ class HubQueue:
         """Take the oldest pending request, or one whose lease has run out; None if none."""
         for _ in range(MAX_CONFLICTS):
             sha, records = self._read()
-            ready = [r for r in records.values() if _claimable(r)]
+            ready = [r for r in records.values() if _claimable(r, self.clock())]
             if not ready:
                 return None
             cur = min(ready, key=lambda r: (r.created_at, r.request_id))
@@ -209,7 +218,7 @@ class HubQueue:
                     else f"lease of {cur.worker_id} expired; resumed"
                 )  # fmt: skip
                 new = _moved(cur, "running", worker_id, detail, worker_id=worker_id,
-                             lease_expires=time.time() + lease_s, attempts=cur.attempts + 1,
+                             lease_expires=self.clock() + lease_s, attempts=cur.attempts + 1,
                              started_at=cur.started_at or now())  # fmt: skip
             if self._commit(sha, new, f"{new.status} {new.request_id} ({worker_id})"):
                 if new.status == "running":
@@ -227,7 +236,7 @@ class HubQueue:
             assert cur is not None
             held.append(True)
             return cur.model_copy(
-                update={"lease_expires": time.time() + lease_s, "updated_at": now()}
+                update={"lease_expires": self.clock() + lease_s, "updated_at": now()}
             )
 
         self._update(request_id, change, f"lease {request_id} ({worker_id})")
@@ -405,10 +414,10 @@ def _parse(path: Path) -> HubRequest:
     return rec
 
 
-def _claimable(rec: HubRequest) -> bool:
+def _claimable(rec: HubRequest, at: float) -> bool:
     if rec.status == "pending":
         return True
-    return rec.status == "running" and (rec.lease_expires or 0.0) < time.time()
+    return rec.status == "running" and (rec.lease_expires or 0.0) < at
 
 
 def _holds(rec: HubRequest | None, worker_id: str) -> bool:

@@ -24,7 +24,7 @@ import re
 import sqlite3
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Annotated, Final, Literal, Protocol
 
@@ -43,6 +43,8 @@ MAX_REASON_CHARS = 2_000
 #: path on the worker's disk; the worker maps "hub" to a local copy if it has no Hub access.
 REQUEST_DATASETS = ("hub", "demo")
 DEFAULT_LEASE_S = 120.0
+#: Seconds since the epoch; leases are compared with it (tests pass a clock they move).
+Clock = Callable[[], float]
 DEFAULT_MAX_ATTEMPTS = 3
 #: Request ids are 16 lower-case hex digits (a hash prefix on the Hub, a uuid4 prefix locally);
 #: an id names a file on the Hub, so ``../../evil`` must never pass.
@@ -212,6 +214,7 @@ def claim_next(
     lease_s: float = DEFAULT_LEASE_S,
     *,
     max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+    clock: Clock = time.time,
 ) -> RequestRecord | None:
     """Atomically take the oldest pending request, or one whose lease has run out.
 
@@ -224,7 +227,7 @@ def claim_next(
                 "SELECT * FROM requests WHERE status = 'pending' "
                 "OR (status = 'running' AND lease_expires < ?) "
                 "ORDER BY created_at, rowid LIMIT 1",
-                (time.time(),),
+                (clock(),),
             ).fetchone()
             if row is None:
                 return None
@@ -247,7 +250,7 @@ def claim_next(
                 "UPDATE requests SET status='running', worker_id=?, lease_expires=?, "
                 "attempts=attempts+1, updated_at=?, started_at=COALESCE(started_at, ?) "
                 "WHERE request_id=?",
-                (worker_id, time.time() + lease_s, stamp, stamp, row["request_id"]),
+                (worker_id, clock() + lease_s, stamp, stamp, row["request_id"]),
             )
             _event(conn, row["request_id"], "running", worker_id, detail)
             new = conn.execute(
@@ -257,14 +260,19 @@ def claim_next(
 
 
 def heartbeat(
-    store: Store, request_id: str, worker_id: str, lease_s: float = DEFAULT_LEASE_S
+    store: Store,
+    request_id: str,
+    worker_id: str,
+    lease_s: float = DEFAULT_LEASE_S,
+    *,
+    clock: Clock = time.time,
 ) -> bool:
     """Extend the lease; False if this worker no longer holds it (another worker took over)."""
     with store.transaction() as conn:
         cur = conn.execute(
             "UPDATE requests SET lease_expires=? WHERE request_id=? AND worker_id=? "
             "AND status='running'",
-            (time.time() + lease_s, request_id, worker_id),
+            (clock() + lease_s, request_id, worker_id),
         )
         return cur.rowcount == 1
 
@@ -344,8 +352,9 @@ class LocalQueue:
 
     public = False
 
-    def __init__(self, store_path: Path | str) -> None:
+    def __init__(self, store_path: Path | str, *, clock: Clock = time.time) -> None:
         self.store_path = store_path
+        self.clock = clock
 
     def claim_next(
         self,
@@ -355,11 +364,13 @@ class LocalQueue:
         max_attempts: int = DEFAULT_MAX_ATTEMPTS,
     ) -> RequestRecord | None:
         with Store.open(self.store_path) as store:
-            return claim_next(store, worker_id, lease_s, max_attempts=max_attempts)
+            return claim_next(
+                store, worker_id, lease_s, max_attempts=max_attempts, clock=self.clock
+            )
 
     def heartbeat(self, request_id: str, worker_id: str, lease_s: float = DEFAULT_LEASE_S) -> bool:
         with Store.open(self.store_path) as store:
-            return heartbeat(store, request_id, worker_id, lease_s)
+            return heartbeat(store, request_id, worker_id, lease_s, clock=self.clock)
 
     def finish(
         self, request_id: str, worker_id: str, run_ids: list[str], results: Sequence[str] = ()
