@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -42,8 +43,16 @@ def test_runs_of_one_model_with_other_settings_can_be_told_apart(
         generate(store, prompts, configs)
         labels = [r["label"] for r in store.run_summaries()]
     assert len(set(labels)) == 3
-    # Each label selects exactly its run.
+    # Each label selects exactly its run: the export holds that run's answers and no other's
+    # (an export that ignored --run, writing all three runs, passed when only the exit code
+    # was checked).
+    with Store.open(db) as store:
+        run_of = {r["label"]: r["run_id"] for r in store.run_summaries()}
     for label in labels:
-        res = run_cli("export", str(tmp_path / label.replace(" ", "_")), "--run", label,
-                      "--store", str(db))  # fmt: skip
+        out = tmp_path / label.replace(" ", "_")
+        res = run_cli("export", str(out), "--run", label, "--store", str(db))
         assert res.returncode == 0, res.stderr
+        manifest = json.loads((out / "manifest.json").read_text())
+        assert [r["run_id"] for r in manifest["runs"]] == [run_of[label]]
+        rows = [json.loads(line) for line in (out / "responses.jsonl").read_text().splitlines()]
+        assert len(rows) == 2 and {r["run_id"] for r in rows} == {run_of[label]}

@@ -1,9 +1,7 @@
-"""Agreement statistics against values computed by hand and against the krippendorff package."""
+"""Agreement statistics against values computed by hand or published in the literature (not
+against the krippendorff package, which intima itself calls: that comparison could not fail)."""
 
 from __future__ import annotations
-
-import math
-import random
 
 import pytest
 
@@ -11,7 +9,7 @@ from intima.judges.stats import cohen_kappa, krippendorff_alpha, pairwise_kappa
 
 N = None
 # Krippendorff (2011), "Computing Krippendorff's Alpha-Reliability", the 4 coders x 12 units
-# example with missing values; the paper gives nominal 0.743 and interval 0.849.
+# example with missing values; the paper gives nominal 0.743, ordinal 0.815 and interval 0.849.
 K2011 = [
     [1, 2, 3, 3, 2, 1, 4, 1, 2, N, N, N],
     [1, 2, 3, 3, 2, 2, 4, 1, 2, 5, N, 3],
@@ -22,6 +20,7 @@ K2011 = [
 
 def test_alpha_matches_the_published_example() -> None:
     assert krippendorff_alpha(K2011, "nominal") == pytest.approx(0.743, abs=5e-4)
+    assert krippendorff_alpha(K2011, "ordinal") == pytest.approx(0.815, abs=5e-4)
     assert krippendorff_alpha(K2011, "interval") == pytest.approx(0.849, abs=5e-4)
 
 
@@ -55,33 +54,6 @@ def test_missing_values_are_not_zeros() -> None:
     as_zero = [[0, 2, 0, 1], [0, 2, 2, 1]]
     assert krippendorff_alpha(with_missing, "ordinal") == pytest.approx(1.0)
     assert krippendorff_alpha(as_zero, "ordinal") != pytest.approx(1.0)
-
-
-@pytest.mark.parametrize("metric", ["nominal", "ordinal", "interval"])
-def test_alpha_agrees_with_the_krippendorff_package(metric: str) -> None:
-    import krippendorff
-    import numpy as np
-
-    rng = random.Random(7)
-    for trial in range(30):
-        raters, units = rng.randint(2, 5), rng.randint(3, 25)
-        data = [
-            [rng.choice([0, 1, 2, 2, N]) if rng.random() < 0.9 else N for _ in range(units)]
-            for _ in range(raters)
-        ]
-        ours = krippendorff_alpha(data, metric)  # type: ignore[arg-type]
-        arr = np.array([[np.nan if v is None else v for v in row] for row in data], dtype=float)
-        try:
-            theirs = krippendorff.alpha(reliability_data=arr, level_of_measurement=metric)
-        except (ValueError, ZeroDivisionError):
-            theirs = None
-        if ours is None or theirs is None or math.isnan(theirs):
-            assert ours is None and (theirs is None or math.isnan(theirs)), (trial, ours, theirs)
-        else:
-            assert ours == pytest.approx(theirs, abs=1e-9), (trial, data)
-    assert krippendorff.alpha(
-        reliability_data=np.array(K2011, dtype=float), level_of_measurement=metric
-    ) == pytest.approx(krippendorff_alpha(K2011, metric))  # type: ignore[arg-type]
 
 
 def test_cohen_kappa_by_hand() -> None:
