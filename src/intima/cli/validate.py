@@ -150,9 +150,10 @@ def validate_cmd(
     _print(result.model_dump())
     if result.in_sample:
         out.print(
-            "affect: in-sample figures: the shipped affect parameters were fitted on this file "
-            "(sha256 matches); see docs/affect.md for the leave-one-model-out figures.",
+            "affect: in-sample figures (the shipped parameters were fitted on this file); "
+            "held-out ones: docs/affect.md",
             highlight=False,
+            soft_wrap=True,
         )
     console.print(f"wrote {', '.join(for_terminal(f) for f in result.files)}", highlight=False)
     fail_if_any(
