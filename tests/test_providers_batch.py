@@ -129,3 +129,27 @@ def test_batch_refuses_a_provider_without_a_batch_api_and_max_cost(tmp_path) -> 
     capped = run_cli("run", "-m", "openai:m", "--dataset", "demo", "--batch", "--max-cost", "1",
                      "--prices", str(prices), "--store", store, env=ENV)  # fmt: skip
     assert capped.returncode != 0 and "--max-cost" in capped.stderr
+
+
+def test_every_configuration_and_judge_is_submitted_before_any_is_waited_for(
+    tmp_path, vendor
+) -> None:
+    """Batches take hours: a second model's batch must not wait for the first one's answers."""
+    configs = [ModelConfig(spec=f"{vendor.vendor}:{m}@{vendor.base_url}") for m in ("a", "b")]
+    polls_while_held = 0
+
+    async def release_once_both_are_in(_: float) -> None:
+        nonlocal polls_while_held
+        if vendor.hold.is_set():
+            polls_while_held += 1
+            assert polls_while_held < 50, "the second batch was never submitted"
+            if vendor.submissions in (2, 4):
+                vendor.hold.clear()
+
+    with Store.open(tmp_path / "s.db") as store:
+        vendor.hold.set()
+        runs = asyncio.run(agenerate_batch(store, _five(), configs, sleep=release_once_both_are_in))
+        assert [r.generated for r in runs] == [5, 5] and vendor.submissions == 2
+        vendor.hold.set()
+        panel = asyncio.run(ajudge_batch(store, configs, sleep=release_once_both_are_in))
+    assert [s.scored for s in panel] == [5, 5] and vendor.submissions == 4  # same texts: 5

@@ -192,10 +192,13 @@ async def agenerate_batch(
 ) -> list[RunSummary]:
     models = [get_model(c) for c in configs]  # a bad spec fails before anything is submitted
     try:
-        return [
-            await _generate_one(store, prompts, m, prices, poll_s, sleep, on_progress)
-            for m in models
-        ]
+        # Every configuration's batch is submitted before any is waited for: each takes hours.
+        return list(
+            await asyncio.gather(
+                *(_generate_one(store, prompts, m, prices, poll_s, sleep, on_progress)
+                  for m in models)
+            )
+        )  # fmt: skip
     finally:
         for model in models:
             await model.aclose()

@@ -61,16 +61,21 @@ async def ajudge_batch(
 ) -> list[JudgeSummary]:
     targets = load_targets(store, run_ids)
     models = [get_model(c) for c in judges]  # a bad spec fails before anything is submitted
-    out = []
+    jobs = [
+        _JudgeJob(store, m, batch_price(prices.for_model(m.config.parsed) if prices else None),
+                  Budget(limit=None), max_reasks=0)
+        for m in models
+    ]  # fmt: skip
     try:
-        for model in models:
-            price = batch_price(prices.for_model(model.config.parsed) if prices else None)
-            job = _JudgeJob(store, model, price, Budget(limit=None), max_reasks=0)
-            out.append(await _judge_one(store, job, targets, poll_s, sleep, on_progress))
+        # A panel's batches are all submitted before any is waited for: each takes hours.
+        return list(
+            await asyncio.gather(
+                *(_judge_one(store, job, targets, poll_s, sleep, on_progress) for job in jobs)
+            )
+        )
     finally:
         for model in models:
             await model.aclose()
-    return out
 
 
 async def _judge_one(
