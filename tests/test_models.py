@@ -19,7 +19,7 @@ def test_builtins_are_registered_as_entry_points_like_plugins() -> None:
     from importlib.metadata import entry_points
 
     names = {ep.name for ep in entry_points(group="intima.providers")}
-    assert {"llamacpp", "openai-compat", "openai", "anthropic", "transformers"} <= names
+    assert {"llamacpp", "openai-compat", "openai", "anthropic", "transformers", "hf"} <= names
     assert set(provider_names()) >= names
 
 
