@@ -397,3 +397,25 @@ def test_publish_to_an_unreachable_hub_is_one_line_at_once(seeded_store) -> None
         assert "HF_HUB_OFFLINE" in line
     finally:
         hub.stop()
+
+
+def test_export_under_a_file_is_one_line_and_force_replaces_links_not_their_targets(
+    seeded_store, tmp_path
+) -> None:
+    db, _ = seeded_store
+    a_file = tmp_path / "some-file"
+    a_file.write_text("keep")
+    res = run_cli("export", str(a_file / "sub"), "--store", str(db))
+    assert res.returncode == 2 and "Traceback" not in res.stderr, res.stderr
+    [line] = res.stderr.strip().splitlines()
+    assert str(a_file) in line and "is a file" in line
+    # An earlier export's file that is a link: --force replaces the link, the target is kept.
+    out = tmp_path / "export"
+    assert run_cli("export", str(out), "--store", str(db)).returncode == 0
+    (out / "responses.jsonl").unlink()
+    (out / "responses.jsonl").symlink_to(a_file)
+    forced = run_cli("export", str(out), "--force", "--store", str(db))
+    assert forced.returncode == 0, forced.stderr
+    assert a_file.read_text() == "keep"
+    assert not (out / "responses.jsonl").is_symlink()
+    assert len((out / "responses.jsonl").read_text().splitlines()) == 5

@@ -37,6 +37,7 @@ __all__ = [
     "publish_errors",
     "refuse_unreachable_hub",
     "write_output",
+    "writing_to",
 ]
 
 ROOT_HELP = """Run the INTIMA companionship benchmark against any model and compare the results.
@@ -144,30 +145,36 @@ def output_folder(path: Path) -> Path:
 
 
 @contextmanager
+def writing_to(folder: Path) -> Iterator[None]:
+    """Around writing into ``folder``: refused in one line before any work if it is a file or
+    lies under one; a write the system refuses (a full disk, no permission) is one line too."""
+    output_folder(folder)
+    try:
+        yield
+    except OSError as exc:
+        raise OutputError(f"cannot write to {folder}: {exc.strerror or exc}") from exc
+
+
+@contextmanager
 def publish_errors(dest: str) -> Iterator[None]:
-    """Around a publish to ``dest`` (a folder or hf://...): a folder that is a file, or a Hub
-    out of reach, is refused in one line before any work; what fails later (a folder that
-    cannot be written, an upload that breaks off) is one line too."""
+    """Around a publish to ``dest``: a folder as :func:`writing_to`; on the Hub, a Hub out of
+    reach is refused in one line before any work, and an upload that breaks off is one line."""
     from intima.service.bundle import HF_PREFIX
 
-    to_hub = dest.startswith(HF_PREFIX)
-    if to_hub:
-        refuse_unreachable_hub(dest)
-    else:
-        output_folder(Path(dest))
+    if not dest.startswith(HF_PREFIX):
+        with writing_to(Path(dest)):
+            yield
+        return
+    refuse_unreachable_hub(dest)
     try:
         yield
     except (IntimaError, sqlite3.Error):  # already one line (the store's own, in main)
         raise
     except Exception as exc:  # huggingface_hub lets transport errors through as they are
-        if to_hub:
-            raise OutputError(
-                f"could not upload to {dest} on the Hugging Face Hub ({type(exc).__name__}); "
-                "check the network, that the repo exists, and that you are logged in (HF_TOKEN)"
-            ) from exc
-        if isinstance(exc, OSError):  # a full disk, a folder that cannot be written
-            raise OutputError(f"cannot write the bundle to {dest}: {exc.strerror}") from exc
-        raise
+        raise OutputError(
+            f"could not upload to {dest} on the Hugging Face Hub ({type(exc).__name__}); "
+            "check the network, that the repo exists, and that you are logged in (HF_TOKEN)"
+        ) from exc
 
 
 def refuse_unreachable_hub(target: str) -> None:

@@ -17,6 +17,7 @@ from intima.cli._common import (
     for_terminal,
     out,
     progress_display,
+    writing_to,
 )
 from intima.cli._params import SEED_MAX, BaseUrlOpt, BatchOpt, PollEveryOpt, nonempty
 from intima.core.config import GenerationSettings, ModelConfig, load_price_table, load_run_file
@@ -273,7 +274,7 @@ def export_cmd(
     """
     from intima.service.export import export_responses
 
-    with Store.open(store, create=False) as db:
+    with Store.open(store, create=False) as db, writing_to(out_dir):
         manifest = export_responses(db, run or [], out_dir, force=force)
     console.print(
         f"wrote {', '.join(f.name for f in manifest.files)} and manifest.json to {out_dir}"

@@ -87,6 +87,8 @@ def export_responses(
         )
         raise IntimaError(f"{out_dir} is not empty ({hint})")
     ids = store.resolve_runs(list(run_ids) or None)
+    for name in present:  # an earlier export's files go first: a link is removed, never followed
+        (out_dir / name).unlink()
     out_dir.mkdir(parents=True, exist_ok=True)
     rows = [row for run_id in ids for row in store.run_rows(run_id)]
     files = write_table(rows, out_dir, "responses")
