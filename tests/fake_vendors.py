@@ -46,6 +46,7 @@ class FakeVendor:
         self.hold = threading.Event()  # set: batches stay in progress
         self.polled = threading.Event()  # set at the first retrieve of a batch
         self.expire_first = 0
+        self.refuse_first_batch = False  # OpenAI: the first batch fails validation as a whole
         self.fail_first = 0
         self.files: dict[str, bytes] = {}
         self.batches: dict[str, dict[str, Any]] = {}
@@ -218,6 +219,10 @@ class FakeVendor:
                          request_counts=counts)  # fmt: skip
             return
         if batch["status"] != "in_progress":
+            return
+        if self.refuse_first_batch and batch["id"].endswith("_1"):
+            error = {"code": "invalid_request", "message": "fake: the input file was refused"}
+            batch.update(status="failed", errors={"object": "list", "data": [error]})
             return
         out, err = [], []
         for n, (item, outcome) in enumerate(zip(items, outcomes, strict=True)):

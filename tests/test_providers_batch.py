@@ -153,3 +153,22 @@ def test_every_configuration_and_judge_is_submitted_before_any_is_waited_for(
         vendor.hold.set()
         panel = asyncio.run(ajudge_batch(store, configs, sleep=release_once_both_are_in))
     assert [s.scored for s in panel] == [5, 5] and vendor.submissions == 4  # same texts: 5
+
+
+def test_a_batch_the_vendor_refused_whole_is_recorded_and_submitted_again(
+    tmp_path, monkeypatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", KEYS["openai"])
+    server = FakeVendor("openai", KEYS["openai"])
+    server.refuse_first_batch = True
+    config = ModelConfig(spec=f"openai:m@{server.base_url}")
+    try:
+        with Store.open(tmp_path / "s.db") as store:
+            [first] = asyncio.run(agenerate_batch(store, _five(), [config], sleep=_no_wait))
+            errors = {r[0] for r in store.query("SELECT error FROM responses")}
+            [again] = asyncio.run(agenerate_batch(store, _five(), [config], sleep=_no_wait))
+    finally:
+        server.stop()
+    assert (first.failed, first.status) == (5, "incomplete")
+    assert errors == {"batch failed: fake: the input file was refused"}
+    assert (again.generated, again.status, server.submissions) == (5, "complete", 2)
