@@ -58,3 +58,24 @@ def test_a_model_that_fails_to_load_says_why(tmp_path) -> None:
     with pytest.raises(ModelLoadFailed, match="cannot start the vllm server"):
         with ServedModel(missing, MODEL):
             pass
+
+
+def test_serving_gives_the_request_a_server_or_the_router_and_keeps_its_key(
+    tmp_path, monkeypatch
+) -> None:
+    from intima.core.config import ModelConfig
+    from intima.providers.hf_router import ROUTER_ENV
+    from intima.service.model_server import serving
+
+    hub = ModelConfig(spec=f"openai-compat:{MODEL}")
+    settings = ServeSettings(kind="vllm", executable=STAND_IN, log_dir=tmp_path)
+    with serving(hub, settings) as served:
+        assert served.config_key == hub.config_key
+        assert httpx.get(f"{served.base_urls[0]}/models").status_code == 200
+    monkeypatch.setenv(ROUTER_ENV, "http://127.0.0.1:9/v1")
+    with serving(hub, route="hf") as routed:
+        assert (routed.base_urls, routed.api_key_env) == (("http://127.0.0.1:9/v1",), "HF_TOKEN")
+        assert routed.config_key == hub.config_key
+    api = ModelConfig(spec="openai:gpt-4o-mini")
+    with serving(api, settings) as same:
+        assert same is api  # not a Hub model: nothing started

@@ -14,7 +14,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
 from typing import Literal
@@ -22,9 +23,11 @@ from typing import Literal
 import httpx
 from pydantic import BaseModel, ConfigDict, Field
 
+from intima.core.config import ModelConfig
 from intima.core.errors import ProviderError
 
 ServerKind = Literal["vllm", "llamacpp", "sglang"]
+Route = Literal["hf"]
 SERVER_KINDS: tuple[str, ...] = ("vllm", "llamacpp", "sglang")
 #: How each kind is started when ``executable`` does not say.
 DEFAULT_EXECUTABLES: dict[str, tuple[str, ...]] = {
@@ -168,3 +171,34 @@ class ServedModel:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(10)
+
+
+def is_hub_request(config: ModelConfig) -> bool:
+    """A Hub model with no server named: what ``--serve`` starts a server for (and ``--route``
+    sends on)."""
+    from intima.service.public import HUB_PROVIDER
+
+    spec = config.parsed
+    return spec.provider == HUB_PROVIDER and not spec.base_urls and "/" in spec.model
+
+
+@contextmanager
+def serving(
+    config: ModelConfig, serve: ServeSettings | None = None, route: Route | None = None
+) -> Iterator[ModelConfig]:
+    """The configuration to run a request with: against a server started for its Hub model
+    (``serve``, stopped on the way out), through Inference Providers (``route="hf"``: the
+    router's URL and ``HF_TOKEN``), or as it is. Only operational fields change, so the
+    configuration key, and every stored answer, stays the request's."""
+    if not is_hub_request(config):
+        yield config
+    elif serve is not None:
+        with ServedModel(serve, config.parsed.model) as server:
+            yield config.model_copy(update={"base_urls": (server.base_url,)})
+    elif route == "hf":
+        from intima.providers.hf_router import router_url
+
+        update = {"base_urls": (router_url(),), "api_key_env": "HF_TOKEN"}
+        yield config.model_copy(update=update)
+    else:
+        yield config
