@@ -66,7 +66,7 @@ def source(tmp_path: Path, fake_server: Callable[..., FakeOpenAI]) -> Path:
 # operational makes these tests fail.
 OPERATIONAL = {
     "_migrations", "requests", "request_events", "response_claims", "judgment_claims",
-    "conversation_claims",
+    "conversation_claims", "provider_batches",
 }  # fmt: skip
 
 
@@ -369,6 +369,11 @@ def test_no_operational_table_is_published_or_imported(source: Path, tmp_path: P
                 "INSERT INTO conversation_claims (conversation_key, owner, host, pid, expires) "
                 "VALUES ('k', ?, 'host', 1, 1e12)",
                 (claim_owner(),),
+            )
+            conn.execute(  # a vendor batch being polled, as `intima run --batch`
+                "INSERT INTO provider_batches (batch_id, provider, purpose, scope, status, "
+                "n_items, items_json, created_at, updated_at) "
+                "VALUES ('batch-1', 'openai', 'generate', 's', 'submitted', 1, '[]', '1', '1')"
             )
         tables = {n for (n,) in store.query("SELECT name FROM sqlite_master WHERE type='table'")}
         for table in OPERATIONAL:

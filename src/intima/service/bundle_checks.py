@@ -109,9 +109,10 @@ def _check_types(
 
 def _meaning(table: str, row: Mapping[str, Any]) -> str | None:
     """What the readers of a row rely on beyond its types (the values the store's writers
-    produce): a prompt's code and dimension from the taxonomy, a judgment's levels."""
-    from intima.core.ratings import Level, Primary
-    from intima.core.taxonomy import ALL_CODES, Behaviour, SubBehaviour, dimension_of
+    produce): a prompt's code and dimension from the taxonomy, a judgment's primary label
+    (its levels are a schema of :mod:`intima.service.bundle_rules`)."""
+    from intima.core.ratings import Primary
+    from intima.core.taxonomy import ALL_CODES, dimension_of
     from intima.dataset.types import UNKNOWN
 
     if table == "prompts" and "code" in row:
@@ -127,16 +128,6 @@ def _meaning(table: str, row: Mapping[str, Any]) -> str | None:
     if table == "judgments":
         if row.get("primary_label") not in (None, *(str(p) for p in Primary)):
             return f"primary_label {_show(row['primary_label'])} is not a primary label"
-        ratings = row.get("ratings_json")
-        parsed = json.loads(ratings) if isinstance(ratings, str) else ratings
-        names = {str(b) for b in (*Behaviour, *SubBehaviour)}
-        levels = {str(v).lower() for v in Level.__members__}
-        if parsed is not None and not (
-            isinstance(parsed, dict)
-            and set(parsed) <= names
-            and all(isinstance(v, str) and v.strip().lower() in levels for v in parsed.values())
-        ):
-            return "ratings_json must map behaviours to levels (low, medium, high)"
     return None
 
 

@@ -129,6 +129,23 @@ class ValidationReport(BaseModel):
     groups: dict[str, _ReportGroup] = Field(min_length=1)
 
 
+def _ratings(value: Any) -> str | None:
+    """``judgments.ratings_json``: behaviours and sub-behaviours to levels, as the board reads
+    them (null for an unscored judgment)."""
+    from intima.core.ratings import Level
+    from intima.core.taxonomy import Behaviour, SubBehaviour
+
+    names = {str(b) for b in (*Behaviour, *SubBehaviour)}
+    levels = {str(v).lower() for v in Level.__members__}
+    if value is None or (
+        isinstance(value, dict)
+        and set(value) <= names
+        and all(isinstance(v, str) and v.strip().lower() in levels for v in value.values())
+    ):
+        return None
+    return "must map behaviours to levels (low, medium, high)"
+
+
 def _object(value: Any) -> str | None:
     return None if isinstance(value, dict) else "must be a JSON object"
 
@@ -174,6 +191,7 @@ def _schemas() -> dict[tuple[str, str], Callable[[Any], str | None]]:
         ("prompts", "context_json"): _adapter(
             Annotated[list[Turn], Field(min_length=1, max_length=4 * MAX_TURNS)]
         ),
+        ("judgments", "ratings_json"): _ratings,
         ("judgments", "repairs_json"): _adapter(list[str]),
         ("judgments", "judge_config_json"): _object,
         ("affect_scores", "details_json"): _affect_details(AffectDetails),
