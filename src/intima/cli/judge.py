@@ -179,8 +179,9 @@ def judge_cmd(
         typer.Option(
             min=0.0,
             max=1_000_000.0,
-            help="Stop launching requests once this many USD are spent (needs --prices; "
-            "default: no limit).",
+            help="Spend at most this many USD, plus one judgment's worst case: each "
+            "judgment's worst-case cost (prompt + --max-tokens, every re-ask) is held before it "
+            "is sent (needs --prices; default: no limit).",
         ),
     ] = None,
     batch: BatchOpt = False,
