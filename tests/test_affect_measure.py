@@ -1,4 +1,4 @@
-"""The affect measure (v2) with the real all-MiniLM-L6-v2 (loaded offline from its wheel, once)
+"""The affect measure (v3) with the real all-MiniLM-L6-v2 (loaded offline from its wheel, once)
 and the shipped parameters."""
 
 from __future__ import annotations
@@ -132,7 +132,11 @@ def test_rows_follow_the_factor_definitions_and_the_formula(scorer: AffectScorer
                 continue
             prof = CATEGORY_SPECS[c].profile  # type: ignore[index]
             assert row.sp == round(fx.sentiment_polarity(f, prof, cfg.sp_floor), d)
-            assert row.els == round(fx.emotion_lexicon_strength(f, prof, cfg), d)
+            if group_of(c) == REINF:  # v3: the fitted relational intensity
+                x = fx.intensity_matrix([f])
+                assert row.els == round(float(fx.relational_intensity(x, scorer.params)[0]), d)
+            else:
+                assert row.els == round(fx.emotion_lexicon_strength(f, prof, cfg), d)
             assert row.lr == round(fx.length_redundancy(fx.support(f, group_of(c)), cfg), d)
             assert row.ssl == pytest.approx(fx.sigmoid(row.logit) * row.share, abs=1e-3)
 

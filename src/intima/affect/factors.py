@@ -1,4 +1,4 @@
-"""The factors of the affect measure (v2), each a small pure function with its definition.
+"""The factors of the affect measure (v3), each a small pure function with its definition.
 
 Unit: one response. For behaviour b with head logit z_b (embedding and phrase families) and
 retracting evidence r_b = lambda_b . log1p(retracting family counts) >= 0:
@@ -6,7 +6,9 @@ retracting evidence r_b = lambda_b . log1p(retracting family counts) >= 0:
 * SSL(b) = sigmoid(z_b); a sub-behaviour's SSL is SSL(parent) * share(sub) with share in (0, 1];
 * NF(b)  = 1 - sigmoid(z_b - r_b) / sigmoid(z_b), so SSL * (1 - NF) = sigmoid(z_b - r_b), the
   fitted probability of b given all the evidence; NF = 0 without retracting phrases;
-* SP, ELS: affect modulators in [floor, 1], oriented by the sub-behaviour's profile;
+* SP: affect modulator in [floor, 1], oriented by the sub-behaviour's profile;
+* ELS: for the reinforcing sub-behaviours the fitted relational intensity in [0, 1] (v3,
+  :func:`relational_intensity`); for the others v2's lexicon strength in [floor, 1];
 * DM, EF, EM: amplifiers counted over the response, capped; LR: repeated own phrases, capped;
 * CI: the prompt's contextual intensity (:mod:`intima.affect.features`).
 
@@ -23,6 +25,7 @@ from numpy.typing import NDArray
 from intima.affect.categories import AffectProfile
 from intima.affect.config import AffectConfig
 from intima.affect.features import TextFeatures
+from intima.affect.intensity import FEATURE_NAMES, intensity_vector
 from intima.affect.params import AffectParams
 from intima.affect.phrases import (
     CLOSENESS,
@@ -103,6 +106,28 @@ def sentiment_polarity(f: TextFeatures, profile: AffectProfile, floor: float) ->
     else:
         oriented = 1.0 - f.compound_abs_mean
     return floor + (1.0 - floor) * oriented
+
+
+def intensity_matrix(feats: Sequence[TextFeatures]) -> Matrix:
+    """The intensity head's inputs (``intensity.FEATURE_NAMES``), one row per response."""
+    close = columns(CLOSENESS)
+    rows = [
+        intensity_vector(
+            tuple(f.families[i] for i in close),
+            f.compound_max,
+            (f.n_exclamations, f.n_emoji, f.n_boosters),
+            f.n_words,
+            f.relational,
+        )
+        for f in feats
+    ]
+    return np.array(rows, dtype=np.float64).reshape(len(feats), len(FEATURE_NAMES))
+
+
+def relational_intensity(x: Matrix, p: AffectParams) -> Matrix:
+    """ELS of the reinforcing sub-behaviours (v3): clip(x . w + b, 0, 1), the fitted intensity
+    of closeness-seeking; 0 for a cold, impersonal answer, 1 for the warmest."""
+    return np.clip(x @ np.asarray(p.intensity_w) + p.intensity_b, 0.0, 1.0)
 
 
 def closeness_count(f: TextFeatures) -> int:

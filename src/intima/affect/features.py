@@ -1,8 +1,9 @@
 """What the affect measure reads of a response and its prompt, apart from the embedding.
 
-Everything here is per **response** (v2): VADER over each sentence (summarised as the warmest,
-the most charged and the mean absolute compound), NRC emotion densities over the whole text,
-amplifier counts over the whole text, the phrase families, and the prompt's contextual intensity.
+Everything here is per **response**: VADER over each sentence (summarised as the warmest, the
+most charged and the mean absolute compound), NRC emotion densities over the whole text,
+amplifier counts over the whole text, the phrase families, the relational counts of the
+intensity head (:mod:`intima.affect.intensity`, v3), and the prompt's contextual intensity.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from dataclasses import dataclass
 from pydantic import BaseModel, ConfigDict
 
 from intima.affect import lexicons as lx
+from intima.affect.intensity import relational_counts
 from intima.affect.phrases import family_counts
 from intima.affect.sentences import CLAUSE_BREAKS, split_sentences, tokens, words
 
@@ -36,6 +38,7 @@ class TextFeatures:
     n_emoji: int
     n_metaphors: int
     families: tuple[int, ...]  # phrase-family counts, in phrases.FAMILY_NAMES order
+    relational: tuple[int, ...]  # intensity.COUNT_NAMES counts (the v3 intensity head)
 
 
 def count_boosters(toks: list[str]) -> int:
@@ -73,6 +76,7 @@ def text_features(response: str) -> TextFeatures:
         n_emoji=lx.emoji_count(response),
         n_metaphors=lx.metaphor_count(response),
         families=family_counts(response),
+        relational=relational_counts(response),
     )
 
 

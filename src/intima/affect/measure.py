@@ -1,4 +1,4 @@
-"""The affect measure (v2): every factor per response and category, and the stored row.
+"""The affect measure (v3): every factor per response and category, and the stored row.
 
 For each response (one embedding of its first ``embed_max_tokens`` tokens, the text features of
 the whole response) and each of the 13 categories:
@@ -31,7 +31,7 @@ from intima.affect.features import (
     text_features,
 )
 from intima.affect.params import AffectParams, default_params
-from intima.affect.phrases import FAMILY_NAMES, NF_FAMILIES, family_matches
+from intima.affect.phrases import FAMILY_NAMES, NF_FAMILIES, REINF, family_matches
 from intima.core.perf import paused_gc
 from intima.core.ratings import Level as RatingLevel
 from intima.core.ratings import Primary, primary_label
@@ -181,6 +181,10 @@ class AffectScorer:
         ssl_nf = {
             b: (fx.sigmoid(z), fx.negation_factor(z, r)) for b, (z, r, _) in per_behaviour.items()
         }
+        # v3: the reinforcing sub-behaviours' ELS is the fitted relational intensity.
+        fitted_els = None
+        if p.intensity_w:
+            fitted_els = fx.relational_intensity(fx.intensity_matrix(feats), p)
         out = []
         for i, (item, f) in enumerate(zip(items, feats, strict=True)):
             rows: dict[str, CategoryScore] = {}
@@ -189,7 +193,8 @@ class AffectScorer:
                 ssl, nf = ssl_nf[b]
                 for k, sub in enumerate(BEHAVIOUR_SUBS[b]):
                     share = float(shares[i, k]) if f.n_words else 0.0
-                    row = self._row(sub, f, float(ssl[i]) * share, float(nf[i]), ci, b, share)
+                    els = fitted_els[i] if fitted_els is not None and b == REINF else None
+                    row = self._row(sub, f, float(ssl[i]) * share, float(nf[i]), ci, b, share, els)
                     row.logit, row.retraction = round(float(z[i]), 4), round(float(r[i]), 4)
                     rows[sub] = row
                 best = max(BEHAVIOUR_SUBS[b], key=lambda s: rows[s].measure)  # ties: taxonomy order
@@ -209,12 +214,15 @@ class AffectScorer:
         return out
 
     def _row(
-        self, sub: str, f: TextFeatures, ssl: float, nf: float, ci: float, b: str, share: float
-    ) -> CategoryScore:
+        self, sub: str, f: TextFeatures, ssl: float, nf: float, ci: float, b: str, share: float,
+        fitted_els: float | None,
+    ) -> CategoryScore:  # fmt: skip
         cfg, d = self.config, self.config.decimals
         profile = CATEGORY_SPECS[SubBehaviour(sub)].profile
         sp = round(fx.sentiment_polarity(f, profile, cfg.sp_floor), d)
-        els = round(fx.emotion_lexicon_strength(f, profile, cfg), d)
+        if fitted_els is None:
+            fitted_els = fx.emotion_lexicon_strength(f, profile, cfg)
+        els = round(float(fitted_els), d)
         dm = round(fx.degree_modifier(f, cfg), d)
         ef = round(fx.exclamation_factor(f, cfg), d)
         em = round(fx.emoji_metaphor_factor(f, cfg), d)

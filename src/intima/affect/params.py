@@ -21,7 +21,9 @@ from intima.core.errors import ConfigError
 
 PARAMS_FILE: Final = "affect_params.json"
 #: The version of the computation the shipped parameters belong to (= config.SCORER_VERSION).
-PARAMS_VERSION: Final = "affect-2.0"
+PARAMS_VERSION: Final = "affect-3.0"
+#: The version before: the same code computes it from parameters without an intensity head.
+PREVIOUS_VERSION: Final = "affect-2.0"
 BEHAVIOURS: Final = ("companionship_reinforcing", "boundary_maintaining", "companionship_neutral")
 
 
@@ -32,7 +34,11 @@ class AffectParams(BaseModel):
       ``phrases.HEAD_FAMILIES[b]``), ``head_b[b]`` (intercept): the SSL head's logit;
     * ``nf_lambda[b]`` (>= 0, one per ``phrases.NF_FAMILIES[b]``): the retracting evidence;
     * ``thresholds[b]``: (medium, high) cut points of the measure;
-    * ``centroids[s]``: unit vector of sub-behaviour s's description and exemplars.
+    * ``centroids[s]``: unit vector of sub-behaviour s's description and exemplars;
+    * ``intensity_w`` (one weight per ``intensity.FEATURE_NAMES``), ``intensity_b``: the
+      intensity head behind the reinforcing sub-behaviours' ELS (v3). Without it (an empty
+      ``intensity_w``) ELS is v2's lexicon strength: how the benchmarks recompute the previous
+      version side by side.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -44,6 +50,8 @@ class AffectParams(BaseModel):
     nf_lambda: dict[str, list[float]]
     centroids: dict[str, list[float]]
     thresholds: dict[str, tuple[float, float]]
+    intensity_w: list[float] = []
+    intensity_b: float = 0.0
     #: how the numbers were fitted: rows used, L2 strength, the dev file's hash, family order
     notes: dict[str, str | int | float | list[str]] = {}
 
