@@ -86,10 +86,11 @@ def test_a_limited_report_does_not_replace_the_full_one(tmp_path: Path) -> None:
 
 def _old_store(path: Path, labels: Path) -> None:
     """A store as intima wrote it before the mapping was part of a set's key: the validation
-    tables of ``validate_0001`` only, holding one imported row and one report."""
-    with Store.open(path):
-        pass
+    tables of ``validate_0001`` only, holding imported labels (of responses of another file)
+    and one report."""
+    _validate(_write_set(path.parent / "other.jsonl", n=4), path, path.parent / "setup")
     with sqlite3.connect(path) as conn:
+        imported = [r[0] for r in conn.execute("SELECT response_id FROM validation_labels")]
         conn.execute("DROP TABLE validation_labels")
         conn.execute("DROP TABLE validation_reports")
         [first] = [m for m in migrations() if m.name == "validate_0001_labels"]
@@ -97,6 +98,10 @@ def _old_store(path: Path, labels: Path) -> None:
             conn.execute(statement)
         conn.execute("DELETE FROM _migrations WHERE name LIKE 'validate_%' AND name != ?",
                      (first.name,))  # fmt: skip
+        conn.executemany(
+            "INSERT INTO validation_labels VALUES (?, 'old', ?, 'neutral', '{}')",
+            [(rid, f"row{i}") for i, rid in enumerate(imported)],
+        )
         sha = hashlib.sha256(labels.read_bytes()).hexdigest()
         conn.execute(
             "INSERT INTO validation_reports VALUES (?, 's.jsonl', 'keyword', 'keyword-1', '', 12, "
@@ -115,7 +120,11 @@ def test_a_store_from_before_keeps_its_reports_and_validates_anew(tmp_path: Path
         rows = db.query("SELECT set_key, n, report_json FROM validation_reports ORDER BY n")
     old = [json.loads(r["report_json"]) for r in rows if r["set_key"] == ""]
     assert old == [{"n": 12, "groups": {"overall": {"auroc": 0.5}}}]  # kept, marked as older
-    assert len(rows) == 2
+    assert len(rows) == 2  # the old report and the new mapping's
+    with Store.open(store) as db:
+        kept = db.query("SELECT set_key, label, grade FROM validation_labels WHERE set_sha256 = ?",
+                        ("old",))  # fmt: skip
+    assert [tuple(r) for r in kept] == [("", "neutral", None)] * 4
 
 
 # -- 2: bad labelled files ---------------------------------------------------------------------
