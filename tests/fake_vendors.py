@@ -97,6 +97,8 @@ class FakeVendor:
             return self._upload(headers.get("content-type", ""), body)
         if method == "POST" and path == "/v1/batches":
             return self._create_openai_batch(json.loads(body))
+        if method == "GET" and path == "/v1/batches":
+            return Reply(200, self._listing())
         if method == "GET" and path.startswith("/v1/batches/"):
             return Reply(200, self._poll(path.rsplit("/", 1)[1]))
         if method == "GET" and path.startswith("/v1/files/") and path.endswith("/content"):
@@ -109,6 +111,8 @@ class FakeVendor:
         if method == "POST" and path == "/v1/messages/batches":
             return self._create_anthropic_batch(json.loads(body))
         parts = path.split("/")
+        if method == "GET" and path == "/v1/messages/batches":
+            return Reply(200, self._listing())
         if method == "GET" and path.startswith("/v1/messages/batches/"):
             if parts[-1] == "results":
                 return Reply(200, raw=self._anthropic_results(parts[-2]))
@@ -166,6 +170,7 @@ class FakeVendor:
         batch = {"id": f"batch_{self.submissions + 1}", "object": "batch",
                  "endpoint": body["endpoint"], "input_file_id": body["input_file_id"],
                  "completion_window": body["completion_window"], "status": "in_progress",
+                 "metadata": body.get("metadata"),
                  "created_at": int(time.time()), "output_file_id": None, "error_file_id": None,
                  "request_counts": {"total": len(items), "completed": 0, "failed": 0}}  # fmt: skip
         return Reply(200, self._register(batch, items))
@@ -180,6 +185,13 @@ class FakeVendor:
                  "request_counts": {"processing": len(items), "succeeded": 0, "errored": 0,
                                     "canceled": 0, "expired": 0}}  # fmt: skip
         return Reply(200, self._register(batch, items))
+
+    def _listing(self) -> dict[str, Any]:
+        """Newest first, as both vendors list them."""
+        data = list(reversed(self.batches.values()))
+        first, last = (data[0]["id"], data[-1]["id"]) if data else (None, None)
+        listing = {"data": data, "has_more": False, "first_id": first, "last_id": last}
+        return {"object": "list", **listing} if self.vendor == "openai" else listing
 
     def _register(self, batch: dict[str, Any], items: list[dict[str, Any]]) -> dict[str, Any]:
         with self._lock:

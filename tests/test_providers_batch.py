@@ -172,3 +172,43 @@ def test_a_batch_the_vendor_refused_whole_is_recorded_and_submitted_again(
     assert (first.failed, first.status) == (5, "incomplete")
     assert errors == {"batch failed: fake: the input file was refused"}
     assert (again.generated, again.status, server.submissions) == (5, "complete", 2)
+
+
+def test_a_submission_killed_before_its_id_was_stored_is_found_not_submitted_again(
+    tmp_path, vendor, monkeypatch
+) -> None:
+    """The window between the vendor's answer and the store's commit: the stored intent's token
+    (OpenAI: batch metadata; Anthropic: the one batch of that size since) finds the batch."""
+    from intima.generate import batch as batch_mod
+
+    config = ModelConfig(spec=f"{vendor.vendor}:m@{vendor.base_url}")
+
+    def killed(*_: object) -> None:
+        raise SystemExit("killed before the batch id was stored")
+
+    with Store.open(tmp_path / "s.db") as store:
+        with monkeypatch.context() as patch:
+            patch.setattr(batch_mod, "_confirm_batch", killed)
+            with pytest.raises(SystemExit):
+                asyncio.run(agenerate_batch(store, _five(), [config], sleep=_no_wait))
+        [pending] = store.query("SELECT batch_id FROM provider_batches")
+        assert pending["batch_id"].startswith("pending-") and vendor.submissions == 1
+        [run] = asyncio.run(agenerate_batch(store, _five(), [config], sleep=_no_wait))
+        [row] = store.query("SELECT batch_id, status FROM provider_batches")
+    assert (run.generated, vendor.submissions) == (5, 1)
+    assert (row["batch_id"], row["status"]) == (next(iter(vendor.batches)), "imported")
+
+
+def test_an_intent_the_vendor_never_received_is_dropped_and_submitted(tmp_path, vendor) -> None:
+    from intima.generate import batch as batch_mod
+    from intima.providers import get_model
+
+    config = ModelConfig(spec=f"{vendor.vendor}:m@{vendor.base_url}")
+    with Store.open(tmp_path / "s.db") as store:
+        model = get_model(config)
+        run_id = batch_mod.run_record(model.config, _five()).run_id
+        job = batch_mod.BatchJob(model, "generate", run_id, "label", config.generation)
+        batch_mod._record_batch(store, job, "pending-never-sent", {"x": "y"})
+        [run] = asyncio.run(agenerate_batch(store, _five(), [config], sleep=_no_wait))
+        ids = [r[0] for r in store.query("SELECT batch_id FROM provider_batches")]
+    assert (run.generated, vendor.submissions) == (5, 1) and "pending-never-sent" not in ids

@@ -13,8 +13,10 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Literal, TypeVar
 
 from intima.core.config import GenerationSettings, ModelConfig, Price, PriceTable
@@ -31,11 +33,20 @@ from intima.generate.runner import (
     run_record,
 )
 from intima.providers import get_model
-from intima.providers.base import BatchItem, BatchResult, BatchState, Model, TransientError
+from intima.providers.base import (
+    BatchClient,
+    BatchItem,
+    BatchResult,
+    BatchState,
+    Model,
+    TransientError,
+)
 from intima.store import Store, now, response_id_for
 
 #: What a batch request costs, as a share of the same request's price.
 BATCH_PRICE_FACTOR = 0.5
+#: The stored id of a batch being submitted, until the vendor's id replaces it.
+PENDING = "pending-"
 #: Seconds between polls of a submitted batch.
 DEFAULT_POLL_S = 30.0
 #: Polls in a row that may fail (429, 5xx, a lost connection) before the command gives up.
@@ -92,13 +103,19 @@ async def run_batch(
         provider = job.model.config.parsed.provider
         raise ConfigError(f"{provider} has no batch API; --batch works with openai and anthropic")
     found = _open_batch(store, job.purpose, job.scope)
+    if found is not None and found[0].startswith(PENDING):
+        found = await _adopt(store, client, job, *found)
     if found is None:
         pairs = build()
         if not pairs:
             return None
-        batch_id = await client.submit([item for item, _ in pairs], job.settings)
         refs = {item.custom_id: ref for item, ref in pairs}
-        _record_batch(store, job, batch_id, refs)
+        # The intent is stored before the vendor hears of it, under a token the vendor keeps:
+        # a command killed before it learns the batch id finds the batch by the token.
+        token = PENDING + uuid.uuid4().hex
+        _record_batch(store, job, token, refs)
+        batch_id = await client.submit([item for item, _ in pairs], job.settings, token)
+        _confirm_batch(store, token, batch_id)
     else:
         batch_id, refs = found
     ticker = Ticker(f"{job.label} (batch {batch_id})", len(refs), on_progress)
@@ -118,6 +135,30 @@ def mark_imported(store: Store, batch_id: str, vendor_status: str) -> None:
             "UPDATE provider_batches SET status = 'imported', vendor_status = ?, updated_at = ? "
             "WHERE batch_id = ?",
             (vendor_status, now(), batch_id),
+        )
+
+
+async def _adopt(
+    store: Store, client: BatchClient, job: BatchJob, token: str, refs: dict[str, str]
+) -> tuple[str, dict[str, str]] | None:
+    """A submission whose batch id was never stored: the vendor's batch with that token, or
+    None (the row is dropped) when the vendor never got it."""
+    [row] = store.query("SELECT created_at FROM provider_batches WHERE batch_id = ?", (token,))
+    since = datetime.fromisoformat(row["created_at"])
+    batch_id = await _retrying(lambda: client.find(token, len(refs), since), job)
+    if batch_id is None:
+        with store.transaction() as conn:
+            conn.execute("DELETE FROM provider_batches WHERE batch_id = ?", (token,))
+        return None
+    _confirm_batch(store, token, batch_id)
+    return batch_id, refs
+
+
+def _confirm_batch(store: Store, token: str, batch_id: str) -> None:
+    with store.transaction() as conn:
+        conn.execute(
+            "UPDATE provider_batches SET batch_id = ?, updated_at = ? WHERE batch_id = ?",
+            (batch_id, now(), token),
         )
 
 

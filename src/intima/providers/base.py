@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from datetime import datetime
 from typing import Any, ClassVar, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict
@@ -70,7 +71,13 @@ class BatchResult(BaseModel):
 class BatchClient(Protocol):
     """A vendor's batch API: submit once, poll, read the results once the batch has ended."""
 
-    async def submit(self, items: list[BatchItem], settings: GenerationSettings) -> str: ...
+    async def submit(self, items: list[BatchItem], settings: GenerationSettings, token: str) -> str:
+        """Create the batch, tagged with ``token`` where the vendor keeps tags; its id."""
+
+    async def find(self, token: str, n_items: int, since: datetime) -> str | None:
+        """The batch a submission created, when its id was never stored (the command was
+        killed before): by ``token``, or where the vendor keeps no tag, the one batch of
+        ``n_items`` created since ``since``; None when there is none."""
 
     async def poll(self, batch_id: str) -> BatchState: ...
 

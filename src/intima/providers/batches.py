@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from intima.core.config import GenerationSettings
@@ -59,6 +60,8 @@ class _AnthropicVendor(_Vendor, Protocol):
     ) -> dict[str, Any]: ...
 
 
+#: The metadata key of an OpenAI batch that holds intima's submission token.
+METADATA_KEY = "intima_batch"
 _OPENAI_ENDED = frozenset({"completed", "expired", "failed", "cancelled"})
 
 
@@ -82,7 +85,7 @@ class OpenAIBatches:
         except (openai.APITimeoutError, openai.APIConnectionError) as exc:
             raise TransientError(f"OpenAI batch API unreachable: {type(exc).__name__}") from exc
 
-    async def submit(self, items: list[BatchItem], settings: GenerationSettings) -> str:
+    async def submit(self, items: list[BatchItem], settings: GenerationSettings, token: str) -> str:
         lines = [
             {
                 "custom_id": item.custom_id,
@@ -96,9 +99,18 @@ class OpenAIBatches:
         async with self._calls() as client:
             upload = await client.files.create(file=("intima-batch.jsonl", data), purpose="batch")
             batch = await client.batches.create(
-                input_file_id=upload.id, endpoint="/v1/chat/completions", completion_window="24h"
-            )
+                input_file_id=upload.id, endpoint="/v1/chat/completions",
+                completion_window="24h", metadata={METADATA_KEY: token},
+            )  # fmt: skip
         return str(batch.id)
+
+    async def find(self, token: str, n_items: int, since: datetime) -> str | None:
+        async with self._calls() as client:
+            page = await client.batches.list(limit=100)
+        for batch in page.data:
+            if (batch.metadata or {}).get(METADATA_KEY) == token:
+                return str(batch.id)
+        return None
 
     async def poll(self, batch_id: str) -> BatchState:
         async with self._calls() as client:
@@ -164,7 +176,7 @@ class AnthropicBatches:
         except (anthropic.APITimeoutError, anthropic.APIConnectionError) as exc:
             raise TransientError(f"Anthropic batch API unreachable: {type(exc).__name__}") from exc
 
-    async def submit(self, items: list[BatchItem], settings: GenerationSettings) -> str:
+    async def submit(self, items: list[BatchItem], settings: GenerationSettings, token: str) -> str:
         requests = [
             {
                 "custom_id": item.custom_id,
@@ -176,12 +188,23 @@ class AnthropicBatches:
             batch = await client.messages.batches.create(requests=requests)
         return str(batch.id)
 
+    async def find(self, token: str, n_items: int, since: datetime) -> str | None:
+        """Message Batches keep no tag: the earliest batch of ``n_items`` requests created
+        from a minute before the submission was stored."""
+        async with self._calls() as client:
+            page = await client.messages.batches.list(limit=100)
+        fits = [
+            b for b in page.data
+            if b.created_at >= since - timedelta(minutes=1) and _total(b.request_counts) == n_items
+        ]  # fmt: skip
+        return str(min(fits, key=lambda b: b.created_at).id) if fits else None
+
     async def poll(self, batch_id: str) -> BatchState:
         async with self._calls() as client:
             batch = await client.messages.batches.retrieve(batch_id)
         c = batch.request_counts
         done = c.succeeded + c.errored + c.canceled + c.expired
-        return BatchState(status=batch.processing_status, done=done, total=done + c.processing,
+        return BatchState(status=batch.processing_status, done=done, total=_total(c),
                           ended=batch.processing_status == "ended")  # fmt: skip
 
     async def results(self, batch_id: str) -> list[BatchResult]:
@@ -202,3 +225,8 @@ class AnthropicBatches:
                 else:
                     out.append(BatchResult(custom_id=row.custom_id, error=f"batch: {result.type}"))
         return out
+
+
+def _total(counts: Any) -> int:
+    return int(counts.processing + counts.succeeded + counts.errored + counts.canceled
+               + counts.expired)  # fmt: skip
