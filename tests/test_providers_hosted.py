@@ -57,6 +57,7 @@ def test_generate_then_judge_on_the_vendor_wire_format(
     with Store.open(tmp_path / "s.db") as store:
         [run] = generate(store, three, [_cfg(server, model)], prices=_prices(model))
         assert (run.generated, run.failed) == (3, 0)
+        assert not any("seed" in n for n in run.notes)  # the default seed 0 is nobody's request
         each = PRICE.cost(USAGE_IN, USAGE_OUT)
         assert run.cost_usd == pytest.approx(3 * each)
         [s] = judge(store, [_cfg(server, model)], prices=_prices(model))

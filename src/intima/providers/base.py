@@ -139,17 +139,20 @@ class Model(ABC):
 
 
 def without_settings(config: ModelConfig, names: frozenset[str]) -> tuple[ModelConfig, list[str]]:
-    """``config`` with the named generation settings unset, and a note for each one that was
-    set. A configuration that sets none of them comes back unchanged (the same object)."""
+    """``config`` with the named generation settings unset, and a note for each one set to
+    something other than its default (the default seed 0 is nobody's request). A configuration
+    that sets none of them comes back unchanged (the same object)."""
     current = config.generation.model_dump()
     dropped = sorted(n for n in names if current.get(n) is not None)
     if not dropped:
         return config, []
     provider, model = config.parsed.provider, config.parsed.model
+    defaults = GenerationSettings().model_dump()
     notes = [
         f"warning: {provider}:{model} cannot take {name} (set to {current[name]!r}); it is not "
         "sent and not part of the configuration key"
         for name in dropped
+        if current[name] != defaults.get(name)
     ]
     generation = config.generation.model_copy(update=dict.fromkeys(dropped))
     return config.model_copy(update={"generation": generation}), notes
