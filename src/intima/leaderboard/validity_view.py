@@ -75,7 +75,7 @@ def validity_payload(data: BoardData, table: ScoreTable) -> dict[str, Any]:
             "cards": [card_json(c) for c in cards.get(scorer, [])],
             "validation": used,
             "measure": corr.measures.get(scorer),
-            "corrected": corrected,
+            "corrected": corrected if used else None,  # none without a validation
             "continuous": continuous,
         }
     return {

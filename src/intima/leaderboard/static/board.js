@@ -187,7 +187,7 @@
       td.appendChild(el("span", { "class": "rate" }, pct(raw[0])));
       if (raw[0] !== null) { td.appendChild(el("span", { "class": "ci" }, " [" + pct(raw[1]) + ", " + pct(raw[2]) + "]")); }
       tr.appendChild(td);
-      var fx = v.corrected.overall[metric][c];
+      var fx = v.corrected ? v.corrected.overall[metric][c] : null;
       var tdc = el("td", { "class": "num corrected" });
       if (fx && fx[0] !== null) {
         tdc.appendChild(el("span", { "class": "rate" }, pct(fx[0])));
