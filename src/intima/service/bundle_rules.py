@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from functools import cache
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from functools import cache, lru_cache
 from typing import Annotated, Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
@@ -132,30 +132,39 @@ class ValidationReport(BaseModel):
 def _ratings(value: Any) -> str | None:
     """``judgments.ratings_json``: behaviours and sub-behaviours to levels, as the board reads
     them (null for an unscored judgment)."""
-    from intima.core.ratings import Level
-    from intima.core.taxonomy import Behaviour, SubBehaviour
-
-    names = {str(b) for b in (*Behaviour, *SubBehaviour)}
-    levels = {str(v).lower() for v in Level.__members__}
+    names, levels = _rating_words()
     if value is None or (
         isinstance(value, dict)
-        and set(value) <= names
+        and value.keys() <= names
         and all(isinstance(v, str) and v.strip().lower() in levels for v in value.values())
     ):
         return None
     return "must map behaviours to levels (low, medium, high)"
 
 
+@cache
+def _rating_words() -> tuple[frozenset[str], frozenset[str]]:
+    from intima.core.ratings import Level
+    from intima.core.taxonomy import Behaviour, SubBehaviour
+
+    return (
+        frozenset(str(b) for b in (*Behaviour, *SubBehaviour)),
+        frozenset(str(v).lower() for v in Level.__members__),
+    )
+
+
 def _object(value: Any) -> str | None:
     return None if isinstance(value, dict) else "must be a JSON object"
 
 
-def _adapter(kind: Any) -> Callable[[Any], str | None]:
+def _adapter(kind: Any, *, strict: bool = True) -> Callable[[Any], str | None]:
+    """A check of a parsed JSON value against ``kind``; ``strict=False`` for a model the
+    readers themselves validate leniently (JSON lists as tuples)."""
     adapter: TypeAdapter[Any] = TypeAdapter(kind)
 
     def check(value: Any) -> str | None:
         try:
-            adapter.validate_python(value, strict=True)
+            adapter.validate_python(value, strict=strict)
         except ValidationError as exc:
             return _first_error(exc)
         return None
@@ -194,23 +203,12 @@ def _schemas() -> dict[tuple[str, str], Callable[[Any], str | None]]:
         ("judgments", "ratings_json"): _ratings,
         ("judgments", "repairs_json"): _adapter(list[str]),
         ("judgments", "judge_config_json"): _object,
-        ("affect_scores", "details_json"): _affect_details(AffectDetails),
+        ("affect_scores", "details_json"): _adapter(AffectDetails, strict=False),
         ("affect_scores", "config_json"): _object,
         ("conversation_runs", "user_config_json"): _object,
         ("validation_labels", "groups_json"): _adapter(dict[str, str]),
         ("validation_reports", "report_json"): _adapter(ValidationReport),
     }
-
-
-def _affect_details(model: type[BaseModel]) -> Callable[[Any], str | None]:
-    def check(value: Any) -> str | None:
-        try:
-            model.model_validate(value)
-        except ValidationError as exc:
-            return _first_error(exc)
-        return None
-
-    return check
 
 
 def json_problem(table: str, column: str, value: Any) -> str | None:
@@ -225,7 +223,9 @@ def json_problem(table: str, column: str, value: Any) -> str | None:
 def row_problem(table: str, row: Mapping[str, Any]) -> str | None:
     """The first rule ``row`` breaks (``column: what``), or None. Values of the wrong type are
     left to the type checks (bundle_checks, the doctor), so this never raises on them."""
-    for column, value in row.items():
+    parsed: dict[str, Any] = {}
+    for column in ruled_columns(table, row):
+        value = row[column]
         if value is None:
             continue
         bounds = RANGES.get((table, column))
@@ -233,12 +233,22 @@ def row_problem(table: str, row: Mapping[str, Any]) -> str | None:
             return f"{column} {value!r} is outside {_shown(bounds[0])}..{_shown(bounds[1])}"[:200]
         if column.endswith("_json") and isinstance(value, str):
             try:
-                parsed = json.loads(value)
+                parsed[column] = json.loads(value)
             except (ValueError, RecursionError):
                 continue  # the type checks name it "not JSON"
-            if problem := json_problem(table, column, parsed):
+            if problem := json_problem(table, column, parsed[column]):
                 return f"{column} {problem}"
-    return _cross_column(table, row)
+    return _cross_column(table, row, parsed)
+
+
+def ruled_columns(table: str, columns: Iterable[str]) -> list[str]:
+    """The columns of ``table`` a rule reads (the doctor selects only these)."""
+    extra = _CROSS.get(table, ())
+    return [c for c in columns if (table, c) in RANGES or c.endswith("_json") or c in extra]
+
+
+#: Columns read by a rule that ties them to a JSON column of the same row.
+_CROSS: Final[Mapping[str, tuple[str, ...]]] = {"affect_scores": ("category", "scorer_version")}
 
 
 def _shown(bound: float) -> str:
@@ -250,32 +260,45 @@ def _number(value: Any) -> bool:
     return ok and math.isfinite(value)
 
 
-def _cross_column(table: str, row: Mapping[str, Any]) -> str | None:
-    """Columns that must agree with each other within one row."""
-    if table == "affect_scores" and isinstance(row.get("details_json"), str):
-        try:
-            details = json.loads(row["details_json"])
-        except (ValueError, RecursionError):
-            return None
-        inner = details.get("row", {}) if isinstance(details, dict) else {}
-        if isinstance(inner, dict) and inner.get("category") != row.get("category"):
-            return "details_json holds another category's row"
-    if table == "affect_scores" and isinstance(row.get("config_json"), str):
-        return _affect_config(row)
+def _cross_column(table: str, row: Mapping[str, Any], parsed: Mapping[str, Any]) -> str | None:
+    """Columns that must agree with each other within one row (``parsed``: its JSON columns
+    that parse)."""
+    if table != "affect_scores":
+        return None
+    details = parsed.get("details_json")
+    inner = details.get("row", {}) if isinstance(details, dict) else {}
+    if (
+        isinstance(inner, dict)
+        and details is not None
+        and inner.get("category") != row.get("category")
+    ):
+        return "details_json holds another category's row"
+    config = row.get("config_json")
+    if isinstance(config, str) and row.get("scorer_version") == _scorer_version():
+        if problem := _affect_config(config):
+            return f"config_json {problem}"
     return None
 
 
-def _affect_config(row: Mapping[str, Any]) -> str | None:
-    """A config of this scorer version must be one the scorer reads (the board loads it)."""
-    from intima.affect.config import SCORER_VERSION, AffectConfig
+@cache
+def _scorer_version() -> str:
+    from intima.affect.config import SCORER_VERSION
 
-    if row.get("scorer_version") != SCORER_VERSION:
-        return None
+    return str(SCORER_VERSION)
+
+
+@lru_cache(maxsize=256)
+def _affect_config(text: str) -> str | None:
+    """A config of this scorer version must be one the scorer reads (the board loads it);
+    every row of a score holds the same config, so each text is validated once."""
+    from intima.affect.config import AffectConfig
+
     try:
-        AffectConfig.model_validate_json(row["config_json"])
-    except (ValidationError, ValueError) as exc:
-        detail = _first_error(exc) if isinstance(exc, ValidationError) else "is not JSON"
-        return f"config_json {detail}"
+        AffectConfig.model_validate_json(text)
+    except ValidationError as exc:
+        return _first_error(exc)
+    except ValueError:
+        return "is not JSON"
     return None
 
 

@@ -13,7 +13,7 @@ from typing import Final
 from pydantic import BaseModel
 
 from intima.service.bundle import exported_tables
-from intima.service.bundle_rules import row_problem
+from intima.service.bundle_rules import row_problem, ruled_columns
 from intima.store import Store
 from intima.store.claims import HOST
 
@@ -97,10 +97,12 @@ def _typed(store: Store, table: str) -> list[Problem]:
 
 def _ruled(store: Store, table: str) -> list[Problem]:
     """Rows of the right types that break a bundle rule (a JSON schema, a range)."""
+    names = ruled_columns(table, [c.name for c in store.columns(table)])
+    if not names:
+        return []
+    picked = ", ".join(f'"{n}"' for n in names)
     out = []
-    cursor = store.query(f'SELECT rowid, * FROM "{table}"')
-    names = [c.name for c in store.columns(table)]
-    for r in cursor:
+    for r in store.query(f'SELECT rowid, {picked} FROM "{table}"'):
         if problem := row_problem(table, dict(zip(names, tuple(r)[1:], strict=True))):
             out.append(Problem(table=table, rowid=r[0], what=problem))
     return out
