@@ -2,7 +2,8 @@
 ``affect_card.py`` and ``bench_corrected.py``.
 
 Every prediction of a row comes from parameters fitted (:func:`intima.affect.fit.fit_params`,
-as ``bench_lomo.py`` does) on rows of *other* models only. The dev set's text stays in memory;
+as ``bench_lomo.py`` does) on rows of *other* models only (and, for a version fitted on the
+graded set too, on the whole graded set, as its own fit is). The dev set's text stays in memory;
 only numbers are written (the optional embedding cache, keyed by the file's hash and the
 settings).
 """
@@ -10,10 +11,12 @@ settings).
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -46,6 +49,7 @@ class Dev:
     variants: list[str]
     sha256: str
     path: Path
+    graded: Any = None  # the graded set, when the version's fit uses it
 
     @property
     def models(self) -> list[str]:
@@ -56,19 +60,35 @@ class Dev:
         return [TRUTH[b] for b in self.data.labels]
 
 
-def load(path: Path = DEV, cfg: AffectConfig | None = None) -> Dev:
-    """The dev set with its embeddings (cached under ~/.cache/intima/bench by hash)."""
-    cfg = cfg or AffectConfig()
-    digest = sha256(path)
-    cache = CACHE / f"{digest[:16]}-{cfg.embed_max_tokens}.npy"
+def _cached(path: Path, loader: Any, cfg: AffectConfig) -> Any:
+    """``loader(path, cfg, emb=...)`` with the embeddings cached by the file's hash."""
+    cache = CACHE / f"{sha256(path)[:16]}-{cfg.embed_max_tokens}.npy"
     emb = np.load(cache) if cache.is_file() else None
-    data = load_dev(path, cfg, emb=emb)
+    data = loader(path, cfg, emb=emb)
     if emb is None:
         cache.parent.mkdir(parents=True, exist_ok=True)
         np.save(cache, data.emb)
+    return data
+
+
+def load(path: Path = DEV, cfg: AffectConfig | None = None, graded: Path = GRADED) -> Dev:
+    """The dev set with its embeddings (cached under ~/.cache/intima/bench by hash), and the
+    graded set when this version's fit uses one (``fit_params(..., graded=...)``)."""
+    cfg = cfg or AffectConfig()
+    data = _cached(path, load_dev, cfg)
     with path.open(encoding="utf-8") as fh:
         variants = [str(json.loads(line).get("variant", "")) for line in fh if line.strip()]
-    return Dev(data, variants, digest, path)
+    dev = Dev(data, variants, sha256(path), path)
+    if uses_graded():
+        from intima.affect.graded import load_graded
+
+        dev.graded = _cached(graded, load_graded, cfg)
+    return dev
+
+
+def uses_graded() -> bool:
+    """Whether this version's parameters are fitted on the graded set too (affect-3.0 on)."""
+    return "graded" in inspect.signature(fit_params).parameters
 
 
 @dataclass
@@ -85,7 +105,8 @@ def predict(
 ) -> Predictions:
     """Fit on ``fit_rows``, score ``rows``."""
     cfg = cfg or AffectConfig()
-    params = fit_params(dev.data.subset(list(fit_rows)), _centroids(cfg), cfg)
+    extra = {"graded": dev.graded} if dev.graded is not None else {}
+    params = fit_params(dev.data.subset(list(fit_rows)), _centroids(cfg), cfg, **extra)
     held = dev.data.subset(list(rows))
     scores = AffectScorer(cfg, params=params).score_computed(held.items, held.feats, held.emb)
     return Predictions(

@@ -10,7 +10,8 @@ kept as they are). Every number is computed here, never typed:
   and pooled (with a bootstrap interval), macro-F1 and kappa of the primary label, and the
   pooled out-of-fold confusion counts (rows truth, columns predicted) that the leaderboard uses
   to correct its shares;
-* Spearman of the shipped parameters' reinforcing measure with the graded set's 1-10 grades.
+* Spearman of the reinforcing measure with the graded set's 1-10 grades: held out by setting
+  when the version's fit uses the graded set, else with the shipped parameters.
 
 The dev set's and the graded set's text is read to score them and never written.
 """
@@ -30,6 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _lomo
 
 from intima.affect.config import AffectConfig
+from intima.affect.fit import fit_params
 from intima.affect.measure import AffectInput, AffectScorer
 from intima.affect.params import default_params
 from intima.core.version import __version__
@@ -73,22 +75,45 @@ def dev_figures(dev: _lomo.Dev, b: int, seed: int) -> dict[str, object]:
     }
 
 
-def graded_figures(path: Path) -> dict[str, object]:
+def graded_figures(dev: _lomo.Dev, path: Path) -> dict[str, object]:
+    """Spearman of the reinforcing measure with the grades. A version fitted on the graded set
+    is held out by setting (each setting scored by parameters fitted without its rows, as
+    bench_lomo.py); any other is scored with the shipped parameters (the set is unseen)."""
     from scipy.stats import spearmanr
 
-    with path.open(encoding="utf-8") as fh:
-        rows = [json.loads(line) for line in fh if line.strip()]
-    items = [
-        AffectInput(response_id=str(i), prompt=r["messages"][-1]["content"], response=r["response"])
-        for i, r in enumerate(rows)
-    ]
-    scored = AffectScorer(AffectConfig()).score(items)
-    measure = [s.scores["companionship_reinforcing"].measure for s in scored]
-    rho = spearmanr(measure, [float(r["score"]) for r in rows]).statistic
+    cfg = AffectConfig()
+    if dev.graded is not None:
+        g = dev.graded
+        settings = np.array(g.settings)
+        measure = np.zeros(len(settings))
+        for s in sorted(set(g.settings)):
+            tr, te = np.flatnonzero(settings != s), np.flatnonzero(settings == s)
+            params = fit_params(
+                dev.data, _lomo._centroids(cfg), cfg, graded=g.subset(tr), cut_points=False
+            )
+            held = g.subset(te)
+            scored = AffectScorer(cfg, params=params).score_computed(
+                held.items, held.feats, held.emb
+            )
+            measure[te] = [x.scores["companionship_reinforcing"].measure for x in scored]
+        grades, protocol = list(g.grades), "held out by setting"
+    else:
+        with path.open(encoding="utf-8") as fh:
+            rows = [json.loads(line) for line in fh if line.strip()]
+        items = [
+            AffectInput(
+                response_id=str(i), prompt=r["messages"][-1]["content"], response=r["response"]
+            )
+            for i, r in enumerate(rows)
+        ]
+        scored = AffectScorer(cfg).score(items)
+        measure = np.array([x.scores["companionship_reinforcing"].measure for x in scored])
+        grades, protocol = [float(r["score"]) for r in rows], "unseen by the fit"
+    rho = spearmanr(measure, grades).statistic
     return {
-        "set_name": path.name,
+        "set_name": f"{path.name} ({protocol})",
         "set_sha256": _lomo.sha256(path),
-        "n": len(rows),
+        "n": len(grades),
         "spearman": float(rho),
     }
 
@@ -102,7 +127,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
     t0 = time.perf_counter()
-    dev = _lomo.load(args.dev)
+    dev = _lomo.load(args.dev, graded=args.graded)
     version = _lomo.version()
     card = Card(
         scorer="affect",
@@ -113,7 +138,7 @@ def main() -> None:
         n=len(dev.truth),
         protocol=f"{PROTOCOL} ({len(dev.models)} models)",
         **dev_figures(dev, args.bootstrap, args.seed),  # type: ignore[arg-type]
-        graded=graded_figures(args.graded),  # type: ignore[arg-type]
+        graded=graded_figures(dev, args.graded),  # type: ignore[arg-type]
         method=METHOD_DOCS["affect"],
     )
     entry = card.model_dump(mode="json", exclude={"source"})

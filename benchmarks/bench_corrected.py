@@ -6,7 +6,8 @@ The dev set has 4 models x 2 variants (plain, boundary-aware system) = 8 configu
 each model m, everything is fitted without m's rows:
 
 * the scorer: parameters fitted on the other three models (``fit_params``, as
-  ``bench_lomo.py``), then m's rows scored: the **raw share** of each of m's two configurations
+  ``bench_lomo.py``; with the whole graded set when the version's fit uses it), then m's rows
+  scored: the **raw share** of each of m's two configurations
   is the share whose primary label is reinforcing;
 * the validation: the confusion of the scorer on the other three models' rows, each of them
   scored by parameters fitted on the remaining two (so the error rates are out-of-sample, as

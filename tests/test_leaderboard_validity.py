@@ -64,7 +64,8 @@ def test_the_shipped_affect_version_has_a_card_made_by_the_benchmark() -> None:
     assert card.set_name == "companion-responses-dev.jsonl" and len(card.set_sha256) == 64
     assert card.protocol.startswith("leave-one-model-out")
     assert len(card.auroc_by_group) == 4 and all(0.5 < v <= 1 for v in card.auroc_by_group.values())
-    assert card.graded is not None and card.graded.set_name == "relationship-graded-dev.jsonl"
+    assert card.graded is not None
+    assert card.graded.set_name.startswith("relationship-graded-dev.jsonl")
     rates = card.error_rates()["reinforcing"]
     assert rates.n_pos + rates.n_neg == card.n and 0 < rates.recall <= 1
     raw = json.loads(
