@@ -275,17 +275,21 @@ def test_a_bundle_published_after_start_appears_without_a_restart(
 
 def test_board_build_from_the_results_repo(world: dict[str, Any]) -> None:
     site = world["tmp"] / "site"
+    scratch = world["tmp"] / "scratch"  # where the temporary stores of --from go
+    scratch.mkdir()
+    env = {**world["env"], "TMPDIR": str(scratch)}
     # model-b is there only if the test above ran first; model-a always, model-c never.
     res = run_cli("board", "build", "--from", f"hf://datasets/{RESULTS}", "--out", str(site),
-                  "--bootstrap", "50", env=world["env"])  # fmt: skip
+                  "--bootstrap", "50", env=env)  # fmt: skip
     assert res.returncode == 0, res.stderr
     assert f"refused bundle {world['tampered']}" in res.stderr
     html = "".join(p.read_text(errors="replace") for p in site.rglob("*.html"))
     assert "model-a" in html and "model-c" not in html
     missing = run_cli("board", "build", "--from", "hf://datasets/org/nothing", "--out",
-                      str(world["tmp"] / "site2"), env=world["env"])  # fmt: skip
+                      str(world["tmp"] / "site2"), env=env)  # fmt: skip
     assert missing.returncode == 2 and "error:" in missing.stderr
     assert "does not exist" in missing.stderr and "Traceback" not in missing.stderr
+    assert list(scratch.iterdir()) == []  # no temporary store left, built or refused
 
 
 def test_the_space_refuses_uploads(space_url: str, world: dict[str, Any]) -> None:

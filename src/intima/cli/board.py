@@ -74,12 +74,14 @@ def build_cmd(
 
         dataset_url(source, "--from")
         store = _from_hub(source)
-    _check(bootstrap, store)
-    with Store.open(store, create=False) as db:
-        data = load_board(db)
-        conversations = load_conversations(db)  # conversation runs: the drift view
-    if source is not None:
-        shutil.rmtree(store.parent, ignore_errors=True)
+    try:
+        _check(bootstrap, store)
+        with Store.open(store, create=False) as db:
+            data = load_board(db)
+            conversations = load_conversations(db)  # conversation runs: the drift view
+    finally:  # the temporary store of --from goes, however loading ended
+        if source is not None:
+            shutil.rmtree(store.parent, ignore_errors=True)
     if not data.responses and not conversations.turns:
         raise BoardError(f"{source or store} has no responses yet; run `intima run` first")
     result = build_site(data, out, bootstrap=bootstrap, seed=seed, conversations=conversations)
