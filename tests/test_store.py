@@ -220,12 +220,12 @@ def test_processes_opening_one_new_store_at_once_all_succeed(tmp_path: Path) -> 
     assert failures == []
 
 
-def foreign_database(path: Path, journal: str = "delete") -> str:
+def foreign_database(path: Path, journal: str = "delete", table: str = "notes") -> str:
     """Another application's SQLite file; returns its sha256."""
     conn = sqlite3.connect(path)
     conn.execute(f"PRAGMA journal_mode={journal}")
-    conn.execute("CREATE TABLE notes (body TEXT)")
-    conn.execute("INSERT INTO notes VALUES ('not intima')")
+    conn.execute(f"CREATE TABLE {table} (body TEXT)")
+    conn.execute(f"INSERT INTO {table} VALUES ('not intima')")
     conn.commit()
     conn.close()
     return hashlib.sha256(path.read_bytes()).hexdigest()
@@ -234,11 +234,12 @@ def foreign_database(path: Path, journal: str = "delete") -> str:
 def test_another_applications_database_is_refused_and_left_byte_identical(
     tmp_path: Path,
 ) -> None:
-    other, wal = tmp_path / "other.db", tmp_path / "wal.db"
-    digests = {other: foreign_database(other), wal: foreign_database(wal, "wal")}
+    other, wal, odd = tmp_path / "other.db", tmp_path / "wal.db", tmp_path / "odd.db"
+    digests = {other: foreign_database(other), wal: foreign_database(wal, "wal"),
+               odd: foreign_database(odd, table="_migrations")}  # fmt: skip
     empty = tmp_path / "empty.db"
     empty.touch()
-    for path in (other, wal):
+    for path in digests:
         for create in (False, True):  # reading never migrates it, and writing never adopts it
             with pytest.raises(StoreError, match=f"{path} is not an intima store"):
                 Store.open(path, create=create)
@@ -246,6 +247,6 @@ def test_another_applications_database_is_refused_and_left_byte_identical(
         Store.open(empty, create=False)
     assert all(hashlib.sha256(p.read_bytes()).hexdigest() == d for p, d in digests.items())
     assert empty.stat().st_size == 0
-    assert sorted(tmp_path.iterdir()) == [empty, other, wal]  # no -wal or -shm left behind
+    assert sorted(tmp_path.iterdir()) == [empty, odd, other, wal]  # no -wal or -shm beside
     with Store.open(empty) as s:  # an empty file is a new store for a command that writes
         assert s.applied_migrations() == [m.name for m in migrations()]

@@ -63,7 +63,8 @@ def check_is_store(path: Path, timeout_s: float, *, new_ok: bool) -> None:
             continue
         finally:
             conn.close()
-        if "_migrations" in names or (new_ok and not names):
+        # Both: some other tools keep a table of their own called _migrations.
+        if {"_migrations", "runs"} <= names or (new_ok and not names):
             return
         raise not_a_store(path, "an SQLite database of something else" if names else "empty")
     assert last is not None
