@@ -46,6 +46,20 @@ def test_the_space_folder_has_its_metadata_pins_and_no_secret(tmp_path: Path) ->
     assert json.loads(fields["title"]) == "Companions <b>"
     reqs = (out / "requirements.txt").read_text().splitlines()
     assert f"intima=={__version__}" in reqs
+    # The pin is only good once the version is on PyPI: the command says so (issue 23.8) ...
+    note = " ".join(made.stderr.split())  # one message, however the terminal wraps it
+    assert f"note: requirements.txt installs intima=={__version__} from PyPI" in note
+    assert "is not published, the Space fails to build: pass --requirement" in note
+    # ... and takes another requirement line, written as given, with no note.
+    git = "intima @ git+https://github.com/example/intima@v0.1.0"
+    other = run_cli("board", "space", "--out", str(tmp_path / "s2"), "--results",
+                    f"hf://datasets/{RESULTS}", "--requirement", git)  # fmt: skip
+    assert other.returncode == 0 and "note:" not in other.stderr, other.stderr
+    assert git in (tmp_path / "s2" / "requirements.txt").read_text().splitlines()
+    bad = run_cli("board", "space", "--out", str(tmp_path / "s3"), "--results",
+                  f"hf://datasets/{RESULTS}", "--requirement", "intima\nevil-package")  # fmt: skip
+    assert bad.returncode == 2 and "one pip requirement line" in bad.stderr
+    assert not (tmp_path / "s3").exists()
     settings = json.loads((out / "space.json").read_text())
     assert settings["results"] == f"hf://datasets/{RESULTS}" and settings["refresh_s"] == 60
     app = (out / "app.py").read_text()

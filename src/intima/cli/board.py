@@ -148,6 +148,15 @@ def space_cmd(
     ] = False,
     seed: SeedOpt = DEFAULT_SEED,
     bootstrap: BootOpt = DEFAULT_BOOTSTRAP,
+    requirement: Annotated[
+        str | None,
+        typer.Option(
+            parser=nonempty,
+            help="The pip line the Space installs intima by (default: intima==THIS_VERSION "
+            "from PyPI; before that version is published, a Git URL such as "
+            "'intima @ git+https://github.com/OWNER/intima@TAG').",
+        ),
+    ] = None,
 ) -> None:
     """Write a Hugging Face Space folder that serves the leaderboard from a results repo.
 
@@ -156,7 +165,7 @@ def space_cmd(
     """
     from pydantic import ValidationError
 
-    from intima.leaderboard.space import SpaceSettings, write_space
+    from intima.leaderboard.space import DEFAULT_REQUIREMENT, SpaceSettings, write_space
 
     try:
         settings = SpaceSettings(
@@ -166,10 +175,17 @@ def space_cmd(
         )  # fmt: skip
     except ValidationError as exc:
         raise BoardError(f"invalid Space settings ({exc.errors()[0]['msg']})") from exc
-    files = write_space(out, settings, force=force)
+    files = write_space(out, settings, force=force, requirement=requirement or DEFAULT_REQUIREMENT)
     console.print(
         f"Space folder {for_terminal(str(out))}: {', '.join(f.name for f in files)}", markup=False
     )
+    if requirement is None:
+        console.print(
+            f"note: requirements.txt installs {DEFAULT_REQUIREMENT} from PyPI; if that version "
+            "is not published, the Space fails to build: pass --requirement with a Git URL or "
+            "a wheel (docs/hub-service.md)",
+            markup=False,
+        )
     console.print(
         f"deploy: hf repos create OWNER/SPACE --repo-type space --space-sdk gradio; "
         f"hf upload OWNER/SPACE {for_terminal(str(out))} . --repo-type space; "

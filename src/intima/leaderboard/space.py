@@ -86,9 +86,26 @@ class SpaceSettings(BaseModel):
 
 
 # -- the folder ---------------------------------------------------------------------------------
-def write_space(out: Path, settings: SpaceSettings, *, force: bool = False) -> list[Path]:
+#: How the Space installs intima by default: this version, from PyPI.
+DEFAULT_REQUIREMENT = f"intima=={__version__}"
+
+
+def write_space(
+    out: Path,
+    settings: SpaceSettings,
+    *,
+    force: bool = False,
+    requirement: str = DEFAULT_REQUIREMENT,
+) -> list[Path]:
     """Write the Space folder; a non-empty folder only with ``force`` and only if it holds
-    nothing but an earlier Space folder's files (and a clone's ``.git``)."""
+    nothing but an earlier Space folder's files (and a clone's ``.git``). ``requirement`` is
+    the pip line the Space installs intima by (a PyPI pin, a Git URL, a wheel in the folder)."""
+    requirement = requirement.strip()
+    if not requirement or len(requirement) > 500 or not requirement.isprintable():
+        raise SpaceError(
+            "--requirement must be one pip requirement line, e.g. 'intima @ "
+            "git+https://github.com/OWNER/intima@v0.1.0'"
+        )
     dataset_url(settings.results, "--results")
     if settings.requests is not None:
         dataset_url(settings.requests, "--requests")
@@ -106,7 +123,7 @@ def write_space(out: Path, settings: SpaceSettings, *, force: bool = False) -> l
         "README.md": _readme(settings),
         "app.py": APP_PY,
         "requirements.txt": (
-            f"# gradio itself comes from sdk_version in README.md\nintima=={__version__}\n"
+            f"# gradio itself comes from sdk_version in README.md\n{requirement}\n"
         ),
         SETTINGS_FILE: settings.model_dump_json(indent=2) + "\n",
     }
