@@ -265,3 +265,15 @@ def test_a_byte_order_mark_is_read_past_and_an_over_long_csv_cell_is_one_error(
     with pytest.raises(DatasetError) as err:
         load_prompts(long)
     assert str(long) in str(err.value) and "line 3" in str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("given", "says"),
+    [("dmeo", "; did you mean --dataset demo?"), ("hbu", "; did you mean --dataset hub?"),
+     ("nothing-like-it", " (give a file or folder, 'hub' for INTIMA on the Hub, or 'demo')")],
+)  # fmt: skip
+def test_a_mistyped_source_name_is_named_back(given: str, says: str) -> None:
+    """`--dataset dmeo` said only that the path does not exist (issue 23.8)."""
+    with pytest.raises(DatasetError) as err:
+        load_prompts(given)
+    assert str(err.value) == f"dataset path {given} does not exist{says}"

@@ -45,6 +45,18 @@ def test_run_against_the_real_llama_cpp_server(tmp_path, llama_server) -> None:
     assert {r["finish_reason"] for r in rows} <= {"stop", "length"}
 
 
+def test_a_base_url_without_v1_gets_a_hint(tmp_path, llama_server) -> None:
+    """A real server serves under /v1; without it every request was 'HTTP 404' and no hint."""
+    from conftest import run_cli
+
+    root = llama_server.removesuffix("/v1")
+    res = run_cli("run", "--model", f"openai-compat:smollm2@{root}", "--dataset", "demo",
+                  "--limit", "1", "--store", str(tmp_path / "s.db"))  # fmt: skip
+    assert res.returncode == 2 and "Traceback" not in res.stderr, res.stderr
+    last = res.stderr.strip().splitlines()[-1]
+    assert "(HTTP 404)" in last and last.endswith(f"did you mean {root}/v1?")
+
+
 def test_embedded_llamacpp_default_model(tmp_path) -> None:
     cfg = ModelConfig(
         spec="llamacpp", generation=GenerationSettings(max_tokens=24, temperature=0.0)

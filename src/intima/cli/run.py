@@ -153,6 +153,23 @@ def run_cmd(
     from intima.generate import runner
 
     if config is not None:
+        # Options left at their defaults cannot be told from unset ones; the rest must be unset.
+        changed = {
+            "--model": model, "--label": label, "--system-prompt": system_prompt,
+            "--temperature": temperature, "--top-p": top_p, "--base-url": base_url,
+            "--api-key-env": api_key_env, "--api-key-file": api_key_file,
+            "--concurrency": concurrency,
+            "--max-tokens": None if max_tokens == 512 else max_tokens,
+            "--seed": None if seed == 0 else seed,
+            "--timeout": None if timeout == 120.0 else timeout,
+            "--max-retries": None if max_retries == 6 else max_retries,
+        }  # fmt: skip
+        given = [name for name, value in changed.items() if value is not None]
+        if given:  # they were silently ignored: the config file's models are what runs
+            raise ConfigError(
+                f"--config names the models and their settings; {', '.join(given)} would be "
+                "ignored: put them in the config file, or leave out --config"
+            )
         run_file = load_run_file(config)
         configs = list(run_file.models)
         dataset = dataset or run_file.dataset

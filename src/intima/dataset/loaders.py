@@ -65,7 +65,7 @@ def load_prompts(
     else:
         path, rev = Path(source), None
         if not path.exists():
-            raise DatasetError(f"dataset path {path} does not exist")
+            raise DatasetError(f"dataset path {path} does not exist{_did_you_mean(str(source))}")
         base_id, src = f"file:{path.name}", str(path.resolve())
     files = _data_files(path)
     digest = _hash_files(files)
@@ -99,6 +99,16 @@ def _variant(
     if include_memory:
         return "full"
     return "paper" if base_id == HUB_DATASET_ID else "file"
+
+
+def _did_you_mean(source: str) -> str:
+    """A bare word close to a named source (``dmeo``) was most likely a typo of it."""
+    from difflib import get_close_matches
+
+    close = get_close_matches(source, [HUB_SOURCE, DEMO_SOURCE], n=1, cutoff=0.6)
+    if close and "/" not in source:
+        return f"; did you mean --dataset {close[0]}?"
+    return " (give a file or folder, 'hub' for INTIMA on the Hub, or 'demo')"
 
 
 def _hub_snapshot(repo_id: str, revision: str | None) -> tuple[Path, str]:

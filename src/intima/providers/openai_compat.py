@@ -367,7 +367,15 @@ def classify_status(status: int, detail: str, retry_after: str | None, url: str)
     if status in (401, 403):
         return ProviderError(f"{url} refused the API key (HTTP {status}): check the key")
     if status == 404:
-        return ProviderError(f"{url}: model or endpoint not found (HTTP 404): {detail}")
+        # The commonest cause: a base URL without the /v1 that OpenAI-compatible servers use.
+        hint = (
+            ""
+            if urlsplit(url).path.rstrip("/").endswith("/v1")
+            else (
+                f"; OpenAI-compatible servers serve under /v1: did you mean {url.rstrip('/')}/v1?"
+            )
+        )
+        return ProviderError(f"{url}: model or endpoint not found (HTTP 404): {detail}{hint}")
     if status in (408, 409, 425, 429) or status >= 500:
         return TransientError(
             f"HTTP {status}: {detail}", retry_after=parse_retry_after(retry_after)
