@@ -1,4 +1,4 @@
-"""Benchmark of the affect measure (v2) on this machine (CPU only).
+"""Benchmark of the affect measure (v3) on this machine (CPU only).
 
 Prints:
 

@@ -94,14 +94,18 @@ def cached(path: Path, cache: Path | None, loader: object, cfg: AffectConfig) ->
     return data
 
 
+Held = list[tuple[str, str, ResponseScore]]  # (model, dev label, v3 score held out)
+
+
 def lomo(
     data: DevData, graded: GradedData, cents: dict[str, list[float]], cfg: AffectConfig
-) -> tuple[list[str], dict[str, list[tuple[float, float]]], list[tuple[str, str]]]:
-    """Per held-out model: (AUROC, macro-F1) of v3, v2 and the keyword baseline; v3's pooled
-    (label, primary) pairs."""
+) -> tuple[list[str], dict[str, list[tuple[float, float]]], Held]:
+    """Per held-out model: (AUROC, macro-F1) of v3, v2 and the keyword baseline; every row's
+    held-out v3 score."""
     models, labels = np.array(data.models), np.array(data.labels)
     kw = keyword_scores([_stored(i.response_id, i.prompt, i.response) for i in data.items])
-    names, rows, pairs = sorted(set(data.models)), {"v3": [], "v2": [], "keyword": []}, []
+    names, rows = sorted(set(data.models)), {"v3": [], "v2": [], "keyword": []}
+    pairs: Held = []
     for m in names:
         tr, te = np.flatnonzero(models != m), np.flatnonzero(models == m)
         held, lab = data.subset(te), labels[te]
@@ -115,7 +119,7 @@ def lomo(
                 (auroc(meas[rb], pos) or 0.0, macro_f1(truth, pred, CLASSES) or 0.0)
             )
             if version == "v3":
-                pairs += [(PRIMARY[lab[i]], str(s.primary)) for i, s in enumerate(sc)]
+                pairs += [(m, str(lab[i]), s) for i, s in enumerate(sc)]
         k = [kw[held.items[i].response_id] for i in rb]
         rows["keyword"].append(
             (
@@ -186,23 +190,30 @@ def print_grading(
         print(f"{label:28s} " + " ".join(f"{fn(pooled[k]):10.3f}" for k in table))
 
 
-def print_confusion(
-    pairs: list[tuple[str, str]], shipped: list[ResponseScore], data: DevData
-) -> None:
+def level_table(title: str, rows: Sequence[tuple[str, ResponseScore]]) -> None:
+    """Per behaviour: rows labelled b / not b against the level of b."""
+    print(title)
+    for b in (REINF, BOUND, NEUTRAL):
+        c = Counter((lab == b, s.scores[b].level) for lab, s in rows)
+        for truth in (True, False):
+            cells = " ".join(f"{lv} {c[(truth, lv)]:5d}" for lv in ("low", "medium", "high"))
+            print(f"  {b:26s} labelled {'yes' if truth else 'no ':3s}  {cells}")
+
+
+def print_confusion(held: Held, shipped: list[ResponseScore], data: DevData) -> None:
     cols = ("reinforcing", "boundary", "mixed", "neutral")
     print("\nprimary label, LOMO pooled (rows: dev label; columns: predicted)")
     print(f"{'':12s}" + "".join(f"{c:>12s}" for c in cols))
-    counts = Counter(pairs)
+    counts = Counter((PRIMARY[lab], str(s.primary)) for _, lab, s in held)
     for t in ("reinforcing", "boundary", "neutral"):
         print(f"{t:12s}" + "".join(f"{counts[(t, c)]:12d}" for c in cols))
-    print("\nlevel per behaviour, shipped params and cut points, in-sample (rows: labelled b?)")
-    for b in (REINF, BOUND, NEUTRAL):
-        pairs_b = zip(data.labels, shipped, strict=True)
-        c = Counter((lab == b, s.scores[b].level) for lab, s in pairs_b)
-        print(f"{b}:")
-        for truth in (True, False):
-            cells = " ".join(f"{lv} {c[(truth, lv)]:5d}" for lv in ("low", "medium", "high"))
-            print(f"  labelled {'yes' if truth else 'no ':3s}  {cells}")
+    for m in sorted({m for m, _, _ in held}):
+        rows = [(lab, s) for mm, lab, s in held if mm == m]
+        level_table(f"\nlevel per behaviour, {m} held out (its fold's cut points):", rows)
+    level_table(
+        "\nlevel per behaviour, shipped params and cut points, in-sample:",
+        list(zip(data.labels, shipped, strict=True)),
+    )
 
 
 def compare_params(fitted: dict[str, object], shipped: dict[str, object]) -> float:

@@ -7,7 +7,7 @@ low/medium/high on all 13 categories:
   its thresholds fitted.
 * ``fresh`` (20, 2 per sub-behaviour): written after affect-1 was frozen, never used to tune.
 
-The v2 parameters are fitted on an external dev set, not on this one (``docs/affect.md``).
+The v2 and v3 parameters are fitted on external dev sets, not on this one (``docs/affect.md``).
 
 Behaviour ratings are the highest rating among their sub-behaviours (our convention, the same
 rule the measure uses). The set checks the measure against its authors' intent; it is not a
