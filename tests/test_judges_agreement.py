@@ -146,3 +146,22 @@ def test_same_family_needs_a_known_family() -> None:
     assert same_family("openai-compat:Qwen3-32B@http://x:1/v1", "Qwen2.5-72B-Instruct")
     assert not same_family("mystery-a", "mystery-a")
     assert not same_family("qwen3", "gemma-3")
+
+
+def test_agreement_json_replaces_a_link_and_a_mistyped_store_is_not_created(
+    store: Store, tmp_path: Path
+) -> None:
+    """`agreement --json` wrote through a symlink, and a mistyped --store made an empty store."""
+    from conftest import run_cli
+
+    target = tmp_path / "elsewhere.txt"
+    target.write_text("keep me")
+    link = tmp_path / "report.json"
+    link.symlink_to(target)
+    res = run_cli("agreement", "--json", str(link), "--store", str(store.path))
+    assert res.returncode == 0, res.stderr
+    assert target.read_text() == "keep me" and not link.is_symlink()
+    assert "alphas" in link.read_text()
+    typo = tmp_path / "typo.db"
+    missing = run_cli("agreement", "--store", str(typo))
+    assert missing.returncode == 2 and not typo.exists() and "Traceback" not in missing.stderr

@@ -266,12 +266,13 @@ def agreement_cmd(
 
     Example: intima agreement --by-dimension
     """
+    from intima.cli._common import write_output
     from intima.judges.agreement import agreement
 
-    with Store.open(store) as db:
+    with Store.open(store, create=False) as db:  # reading only: a typo must not make a store
         report = agreement(db, run, by_dimension=by_dimension, per_category=per_category)
-    if json_out is not None:
-        json_out.write_text(report.model_dump_json(indent=2), encoding="utf-8")
+    if json_out is not None:  # replaces a link at the path, never writes through it
+        write_output(json_out, report.model_dump_json(indent=2))
     if len(report.raters) < 2:
         console.print(
             f"{len(report.raters)} rater(s) found: agreement needs at least two "
