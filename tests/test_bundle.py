@@ -605,3 +605,19 @@ def test_a_row_breaking_a_constraint_is_refused_not_silently_dropped(
     bundle = _published(source, tmp_path)
     _rewrite(bundle, "judgments", edit)
     _refused(bundle, tmp_path, f"breaks a constraint of the store.*{what} constraint")
+
+
+def test_publish_to_an_unreachable_hub_raises_a_bundle_error_from_the_api(
+    source: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The notebook API, not only the CLI: a transport error used to escape as httpx's own
+    exception instead of one BundleError saying what to check."""
+    from fake_hub import point_hf_at, running_hub
+    from intima.service.bundle import BundleError, publish
+
+    for hub in running_hub():
+        point_hf_at(hub, tmp_path / "c", tmp_path, monkeypatch, token="hf_x_0123456789")
+        hub.stop()  # nothing answers at its address any more
+        with Store.open(source) as store, pytest.raises(BundleError) as err:
+            publish(store, "hf://datasets/org/results")
+        assert "could not upload to dataset org/results on the Hub" in str(err.value)

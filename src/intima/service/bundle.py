@@ -258,14 +258,13 @@ def hub_repo(dest: str, repo_type: str) -> tuple[str, str]:
 def _hf_upload(folder: Path, repo_id: str, repo_type: str, path_in_repo: str, message: str) -> None:
     """Upload with the token huggingface_hub finds itself (HF_TOKEN or `hf auth login`)."""
     from huggingface_hub import HfApi
-    from huggingface_hub.errors import HfHubHTTPError
 
     try:
         HfApi().upload_folder(
             folder_path=str(folder), repo_id=repo_id, repo_type=repo_type,
             path_in_repo=path_in_repo, commit_message=message,
         )  # fmt: skip
-    except (HfHubHTTPError, OSError) as exc:
+    except Exception as exc:  # huggingface_hub lets transport (httpx) errors through as they are
         raise BundleError(
             f"could not upload to {repo_type} {repo_id} on the Hub ({type(exc).__name__}); check "
             "the network, that the repo exists, and that you are logged in (HF_TOKEN)"
