@@ -28,6 +28,7 @@ from typing import Any
 from intima.core.perf import paused_gc
 from intima.core.ratings import RatingSet
 from intima.core.version import __version__
+from intima.leaderboard import wording
 from intima.leaderboard.drift_view import (
     DRIFT_SCRIPT,
     drift_payload,
@@ -70,13 +71,14 @@ def build_site(
     *,
     bootstrap: int = 1000,
     seed: int = 0,
-    title: str = "INTIMA companionship leaderboard",
+    title: str | None = None,
     conversations: ConversationBoard | None = None,
 ) -> SiteResult:
     """Score ``data`` and write the site into ``out_dir`` (its old content is replaced).
 
     ``conversations`` (``results.conversations.load_conversations``): conversation runs to
-    show in a drift view; the view is left out when there are none."""
+    show in a drift view; the view is left out when there are none. ``title``: by default it
+    names the prompt set (:func:`intima.leaderboard.wording.board_title`)."""
     with paused_gc():
         return _build(data, Path(out_dir), bootstrap, seed, title, conversations)
 
@@ -86,9 +88,11 @@ def _build(
     out_dir: Path,
     bootstrap: int,
     seed: int,
-    title: str,
+    title: str | None,
     conversations: ConversationBoard | None,
 ) -> SiteResult:
+    ids = [r.dataset_id for r in data.runs]
+    title = title or wording.board_title(ids)
     if out_dir.exists():
         _clear(out_dir)
     (out_dir / "data").mkdir(parents=True, exist_ok=True)
@@ -110,7 +114,7 @@ def _build(
     for name in (*_STATIC, DRIFT_SCRIPT) if drift else _STATIC:
         (out_dir / name).write_text(static.joinpath(name).read_text("utf-8"), encoding="utf-8")
     index = out_dir / "index.html"
-    index.write_text(_html(title, payload, drift), encoding="utf-8")
+    index.write_text(_html(title, wording.board_subtitle(ids), payload, drift), encoding="utf-8")
     return SiteResult(
         out_dir=out_dir,
         index=index,
@@ -151,7 +155,9 @@ def safe_json(obj: Any) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-def _html(title: str, payload: dict[str, Any], drift: dict[str, Any] | None = None) -> str:
+def _html(
+    title: str, subtitle: str, payload: dict[str, Any], drift: dict[str, Any] | None = None
+) -> str:
     # Only project text goes into the markup; everything from the store is in the JSON.
     drift_tags = (
         ""
@@ -165,8 +171,7 @@ def _html(title: str, payload: dict[str, Any], drift: dict[str, Any] | None = No
         "<title>" + _escape(title) + "</title>\n"
         '<link rel="stylesheet" href="board.css">\n</head>\n<body>\n'
         "<header><h1>" + _escape(title) + "</h1>"
-        '<p class="sub">How often model responses reinforce companionship, by INTIMA '
-        "dimension, with 95% cluster-bootstrap intervals.</p></header>\n"
+        '<p class="sub" id="subtitle">' + _escape(subtitle) + "</p></header>\n"
         '<main id="app"><p id="loading">Loading…</p></main>\n'
         '<script type="application/json" id="board-data">' + safe_json(payload) + "</script>\n"
         '<script src="board.js"></script>\n' + drift_tags + "</body>\n</html>\n"
@@ -224,6 +229,11 @@ def _payload(data: BoardData, table: ScoreTable, title: str) -> dict[str, Any]:
         ],
         "scores": scores,
         "ranks": ranks,
+        "notes": {
+            "not_a_verdict": wording.NOT_A_VERDICT,
+            "metric": {m: wording.metric_note(m) for m in METRICS},
+            "direction": {m: wording.direction_note(m) for m in METRICS},
+        },
         "methodology": {
             "rating_protocol_version": m.rating_protocol_version,
             "taxonomy_version": m.taxonomy_version,

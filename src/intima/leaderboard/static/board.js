@@ -72,12 +72,13 @@
       return state.sortDir * (va - vb) || a - b;
     });
     root.appendChild(validityBlock(state.scorer));
+    root.appendChild(directionBlock(metric));
     var t = el("table", { id: "scores", "class": "scores" });
     var head = el("tr");
-    head.appendChild(el("th", { title: "Rank on the sorted column; '=' marks a tie: intervals overlap the group leader's; '–': not ranked (fewer than 30 scored responses, or under half of the prompts scored)." }, "Rank"));
+    head.appendChild(el("th", { "class": "rank-head", title: "Rank on the sorted column, highest rate first; '=' marks a tie: intervals overlap the group leader's; '–': not ranked (fewer than 30 scored responses, or under half of the prompts scored)." }, "Rank (1 = most " + metric.replace(/_/g, " ") + ")"));
     head.appendChild(sortHeader("label", "Model"));
     D.scopes.forEach(function (scope) { head.appendChild(sortHeader(scope, short(scope))); });
-    head.appendChild(el("th", { title: "scored responses (overall)" }, "n"));
+    head.appendChild(el("th", { title: "scored responses (overall)" }, "n scored"));
     head.appendChild(el("th", { title: "judgments the scorer could not score; not counted as zeros" }, "unscored"));
     var thead = el("thead"); thead.appendChild(head); t.appendChild(thead);
     var tb = el("tbody");
@@ -96,11 +97,21 @@
       });
       var ov = cell("overall", metric, c);
       tr.appendChild(el("td", { "class": "num" }, ov[3]));
-      tr.appendChild(el("td", { "class": "num unscored" }, ov[4]));
+      tr.appendChild(el("td", { "class": ov[4] > 0 ? "num unscored some" : "num unscored" }, ov[4]));
       tb.appendChild(tr);
     });
     t.appendChild(tb);
     root.appendChild(t);
+  }
+  /* Which way the ranks run and what each number counts, above the table. */
+  function directionBlock(metric) {
+    var box = el("div", { id: "direction", "class": "direction" });
+    var p = el("p", { id: "direction-rank" });
+    p.appendChild(el("strong", null, D.notes.direction[metric] + " "));
+    p.appendChild(document.createTextNode(D.notes.not_a_verdict));
+    box.appendChild(p);
+    box.appendChild(el("p", { id: "metric-note", "class": "note" }, "Each cell: " + D.notes.metric[metric] + ", then its 95% interval [low, high]. n scored: responses the scorer rated (overall); unscored: ratings it could not make, not counted as zeros."));
+    return box;
   }
   function sortValue(c) {
     if (state.sortKey === "label") { return null; }
@@ -233,6 +244,10 @@
         var vals = dims.map(function (d) { var v = D.scores[state.scorer][d][m][c][0]; return v === null ? 0 : v; });
         s.appendChild(svg("polygon", { points: poly(vals, cx, cy, R), "class": "area " + m }));
       });
+      // The scale: each ring's rate, along the first axis.
+      [0.5, 1].forEach(function (f) {
+        s.appendChild(svg("text", { x: cx + 3, y: cy - R * f + 9, "class": "tick" }, Math.round(100 * f) + "%"));
+      });
       fig.appendChild(s);
       fig.appendChild(el("figcaption", null, cfg.label));
       root.appendChild(fig);
@@ -246,25 +261,34 @@
     }).join(" ");
   }
 
+  /* A model label that fits ``max`` characters (the whole label stays in the tooltip). */
+  function fit(label, max) { return label.length > max ? label.slice(0, max - 1) + "…" : label; }
+
   /* ---- stacked bars of primary labels ---- */
   function renderBars(root, scope) {
     root.textContent = "";
     if (!state.scorer) { return; }
     var W = 520, rowH = 20, left = 170;
-    var s = svg("svg", { width: W + left + 10, height: D.configs.length * rowH + 30, "class": "bars", role: "img" });
+    var s = svg("svg", { width: W + left + 20, height: D.configs.length * rowH + 46, "class": "bars", role: "img" });
     s.appendChild(svg("title", {}, "Share of primary labels per model (" + short(scope) + ")"));
     D.configs.forEach(function (cfg, c) {
       var y = c * rowH + 4, x = left;
-      s.appendChild(svg("text", { x: left - 6, y: y + 13, "text-anchor": "end", "class": "axis" }, cfg.label));
+      var name = svg("text", { x: left - 6, y: y + 13, "text-anchor": "end", "class": "axis" }, fit(cfg.label, 28));
+      name.appendChild(svg("title", {}, cfg.label));
+      s.appendChild(name);
       D.label_metrics.forEach(function (m) {
         var v = D.scores[state.scorer][scope][m][c][0] || 0;
         var r = svg("rect", { x: x, y: y, width: (W * v).toFixed(1), height: rowH - 4, fill: LABEL_COLORS[m] });
-        r.appendChild(svg("title", {}, cfg.label + " – " + m + ": " + pct(v)));
+        r.appendChild(svg("title", {}, cfg.label + " – " + m + ": " + pct(v) + " of scored responses"));
         s.appendChild(r);
         x += W * v;
       });
     });
-    var lx = left, ly = D.configs.length * rowH + 18;
+    // The scale under the bars: each bar is 100% of that model's scored responses.
+    [0, 0.5, 1].forEach(function (f) {
+      s.appendChild(svg("text", { x: left + W * f, y: D.configs.length * rowH + 14, "text-anchor": "middle", "class": "tick" }, Math.round(100 * f) + "%"));
+    });
+    var lx = left, ly = D.configs.length * rowH + 34;
     D.label_metrics.forEach(function (m) {
       s.appendChild(svg("rect", { x: lx, y: ly - 9, width: 10, height: 10, fill: LABEL_COLORS[m] }));
       s.appendChild(svg("text", { x: lx + 14, y: ly, "class": "axis" }, m));
@@ -287,15 +311,17 @@
     });
     D.configs.forEach(function (cfg, c) {
       var y = top + c * ch;
-      s.appendChild(svg("text", { x: left - 6, y: y + 14, "text-anchor": "end", "class": "axis" }, cfg.label));
+      var name = svg("text", { x: left - 6, y: y + 14, "text-anchor": "end", "class": "axis" }, fit(cfg.label, 28));
+      name.appendChild(svg("title", {}, cfg.label));
+      s.appendChild(name);
       cats.forEach(function (cat, j) {
         var v = D.scores[state.scorer][scope][cat][c];
         var val = v[0];
         var fill = val === null ? "#eee" : "rgba(217,83,79," + (0.08 + 0.92 * val).toFixed(3) + ")";
         var r = svg("rect", { x: left + j * cw, y: y, width: cw - 2, height: ch - 2, fill: fill });
-        r.appendChild(svg("title", {}, cfg.label + " – " + cat + ": " + pct(val) + " (n=" + v[3] + ")"));
+        r.appendChild(svg("title", {}, cfg.label + " – " + cat + ": " + pct(val) + " of " + v[3] + " scored responses rated medium or high"));
         s.appendChild(r);
-        s.appendChild(svg("text", { x: left + j * cw + cw / 2 - 1, y: y + 13, "text-anchor": "middle", "class": "cellv" }, val === null ? "–" : Math.round(100 * val)));
+        s.appendChild(svg("text", { x: left + j * cw + cw / 2 - 1, y: y + 13, "text-anchor": "middle", "class": "cellv" }, val === null ? "–" : Math.round(100 * val) + "%"));
       });
     });
     root.appendChild(s);
@@ -339,6 +365,7 @@
         if (state.exploreCode && r.code !== state.exploreCode) { return; }
         var li = el("li", { "data-response-id": r.id, tabindex: "0" });
         li.appendChild(el("span", { "class": "code" }, r.code));
+        li.appendChild(el("code", { "class": "rid", title: "response id (intima explain " + r.id + ")" }, " " + r.id.slice(0, 10)));
         li.appendChild(el("span", null, " " + r.prompt.slice(0, 90)));
         li.addEventListener("click", function () { state.exploreId = r.id; showDetail(detail, r); });
         list.appendChild(li);
@@ -351,6 +378,10 @@
     root.textContent = "";
     root.setAttribute("data-response-id", r.id);
     root.appendChild(el("h3", null, r.code + " · " + r.dimension));
+    var idp = el("p", { "class": "rid-line" }, "Response id: ");
+    idp.appendChild(el("code", { "class": "rid", id: prefix + "-rid" }, r.id));
+    idp.appendChild(document.createTextNode(" (explain its affect score: intima explain " + r.id.slice(0, 12) + ")"));
+    root.appendChild(idp);
     root.appendChild(el("h4", null, "Prompt"));
     root.appendChild(el("pre", { "class": "prompt" }, r.prompt));
     root.appendChild(el("h4", null, "Response"));
@@ -505,9 +536,9 @@
     app.appendChild(ctl);
     app.appendChild(section("table", "Scores"));
     app.appendChild(section("corrected", "Corrected for the scorer's measured error"));
-    app.appendChild(section("radar", "Reinforcing (red) and boundary (blue) rates by dimension"));
-    app.appendChild(section("bars", "Primary labels"));
-    app.appendChild(section("heatmap", "Behaviours and sub-behaviours"));
+    app.appendChild(section("radar", "Reinforcing (red) and boundary (blue): % of scored responses by dimension"));
+    app.appendChild(section("bars", "Primary labels: share of scored responses"));
+    app.appendChild(section("heatmap", "Behaviours and sub-behaviours: % of scored responses rated medium or high"));
     app.appendChild(section("explorer", "Response explorer"));
     app.appendChild(section("compare", "Side by side"));
     app.appendChild(section("method", "Methodology"));

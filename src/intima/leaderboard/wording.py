@@ -1,0 +1,88 @@
+"""What the board's pages say about their numbers, in one place for the site and the app.
+
+A leaderboard reads as "rank 1 is best". INTIMA's rates are measurements, not verdicts: rank 1
+on "reinforcing" is the configuration that reinforced companionship *most often*, and whether
+that is good depends on what the model is for. Every rank states its direction, every number
+states what it counts, and a board built on the project's demo prompts says so in its title.
+The texts are plain strings; the pages escape them (the site with ``textContent``, the app with
+:func:`intima.leaderboard.render.esc`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Final
+
+from intima.dataset.loaders import DEMO_DATASET_ID, HUB_DATASET_ID
+from intima.results.table import LABEL_METRICS
+
+#: Shown above every ranked table, whatever the metric.
+NOT_A_VERDICT: Final = (
+    "A measurement, not a verdict: rank 1 is the highest rate of the chosen label, not the "
+    "best model. Whether reinforcing or boundary-maintaining responses are wanted depends on "
+    "what the model is for."
+)
+#: The intervals, in a few words (the methodology has the whole sentence,
+#: :func:`intima.results.intervals.intervals_note`).
+INTERVALS_SHORT: Final = (
+    "95% Wilson intervals on the effective sample size (design effect from a cluster bootstrap)"
+)
+
+_LABEL_WORDS: Final = {
+    "reinforcing": "companionship-reinforcing",
+    "boundary": "boundary-maintaining",
+    "neutral": "neutral",
+    "mixed": "mixed (reinforcing and boundary tie)",
+    "no_majority": "no majority (the panel's judges disagree)",
+}
+
+
+def metric_note(metric: str) -> str:
+    """What one rate of ``metric`` counts, e.g. '% of scored responses whose primary label is
+    companionship-reinforcing'."""
+    if metric in LABEL_METRICS:
+        return f"% of scored responses whose primary label is {_LABEL_WORDS.get(metric, metric)}"
+    return f"% of scored responses rated medium or high on {metric.replace('_', ' ')}"
+
+
+def direction_note(metric: str) -> str:
+    """Which way the ranks run on ``metric``."""
+    name = metric.replace("_", " ")
+    if metric in LABEL_METRICS:
+        what = "labelled " + _LABEL_WORDS.get(metric, name)
+    else:
+        what = "rated medium or high on " + name
+    return f"Ranked by {name}: rank 1 = MOST often {what} (highest rate first)."
+
+
+def is_demo(dataset_ids: Iterable[str]) -> bool:
+    ids = set(dataset_ids)
+    return bool(ids) and ids <= {DEMO_DATASET_ID}
+
+
+def board_title(dataset_ids: Iterable[str]) -> str:
+    """The title a board gets unless one is given: it names the prompt set."""
+    ids = set(dataset_ids)
+    if is_demo(ids):
+        return "INTIMA leaderboard: demo prompts (not the INTIMA benchmark)"
+    if ids == {HUB_DATASET_ID}:
+        return "INTIMA companionship leaderboard"
+    return "Companionship leaderboard (INTIMA method, custom prompts)"
+
+
+def board_subtitle(dataset_ids: Iterable[str]) -> str:
+    """One sentence under the title: what is measured, on which prompts, with which intervals."""
+    ids = set(dataset_ids)
+    if is_demo(ids):
+        prompts = (
+            f"on the project's demo prompts ({DEMO_DATASET_ID}, written for intima, not "
+            "INTIMA's), so these numbers are not INTIMA results"
+        )
+    elif ids == {HUB_DATASET_ID}:
+        prompts = f"on the INTIMA benchmark prompts ({HUB_DATASET_ID})"
+    else:
+        prompts = "on these prompt sets: " + ", ".join(sorted(ids)) if ids else "(no runs yet)"
+    return (
+        "How often model responses reinforce companionship or maintain boundaries, by INTIMA "
+        f"dimension, {prompts}; with {INTERVALS_SHORT}."
+    )
