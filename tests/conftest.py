@@ -23,6 +23,12 @@ REPO = Path(__file__).resolve().parent.parent
 INTIMA_JSONL = Path(
     os.environ.get("INTIMA_SHARED_JSONL", REPO.parent / "shared" / "intima" / "INTIMA.jsonl")
 )
+GRADED_SET = Path(
+    os.environ.get(
+        "INTIMA_GRADED_SET",
+        REPO.parent / "shared" / "validation" / "relationship-graded-dev.jsonl",
+    )
+)
 ARTIFACTS = REPO / "tests" / "artifacts"
 DEV_SET = Path(
     os.environ.get(
@@ -32,20 +38,33 @@ DEV_SET = Path(
 )
 
 
+def _shared(path: Path, variable: str) -> Path:
+    """A data file from ../shared (read, never copied into the repo): CI always places that
+    folder beside the checkout; anywhere else the test says in one line what to provide."""
+    if not path.is_file():
+        pytest.fail(
+            f"{path} not found: this test reads the shared data next to the checkout "
+            f"(../shared, as CI lays it out); put it there or set {variable} to the file"
+        )
+    return path
+
+
 @pytest.fixture(scope="session")
 def intima_jsonl() -> Path:
-    """The real 380 published rows (read, never copied into the repo)."""
-    if not INTIMA_JSONL.is_file():
-        pytest.fail(f"{INTIMA_JSONL} not found; set INTIMA_SHARED_JSONL to the INTIMA.jsonl copy")
-    return INTIMA_JSONL
+    """The real 380 published rows."""
+    return _shared(INTIMA_JSONL, "INTIMA_SHARED_JSONL")
 
 
 @pytest.fixture(scope="session")
 def dev_set() -> Path:
-    """The external labelled development set (read, never copied into the repo)."""
-    if not DEV_SET.is_file():
-        pytest.fail(f"{DEV_SET} not found; set INTIMA_DEV_SET to companion-responses-dev.jsonl")
-    return DEV_SET
+    """The external labelled development set (companion-responses-dev.jsonl)."""
+    return _shared(DEV_SET, "INTIMA_DEV_SET")
+
+
+@pytest.fixture(scope="session")
+def graded_set() -> Path:
+    """The graded development set (relationship-graded-dev.jsonl)."""
+    return _shared(GRADED_SET, "INTIMA_GRADED_SET")
 
 
 @pytest.fixture(scope="session")

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from importlib import resources
 from pathlib import Path
 
@@ -22,17 +21,6 @@ from intima.affect.phrases import CLOSENESS, columns
 
 MIN_CHARS = 40
 REINF = "companionship_reinforcing"
-
-
-@pytest.fixture(scope="module")
-def graded_set(dev_set: Path) -> Path:
-    """The graded development set, next to the labelled one (read, never copied)."""
-    path = Path(
-        os.environ.get("INTIMA_GRADED_SET", dev_set.parent / "relationship-graded-dev.jsonl")
-    )
-    if not path.is_file():
-        pytest.fail(f"{path} not found; set INTIMA_GRADED_SET to relationship-graded-dev.jsonl")
-    return path
 
 
 class HashEmbedder:

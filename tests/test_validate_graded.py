@@ -14,21 +14,11 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from conftest import REPO, run_cli
+from conftest import run_cli
 from intima.core.ratings import Level, Primary, RatingSet
 from intima.validate.correlation import kendall, rank_intervals, replicates, spearman
 from intima.validate.scorers import from_rating_sets
 from test_validate import _small_set
-
-GRADED_DEV = REPO.parent / "shared" / "validation" / "relationship-graded-dev.jsonl"
-
-
-@pytest.fixture(scope="session")
-def graded_dev() -> Path:
-    """The graded development set (read, never copied into the repo)."""
-    if not GRADED_DEV.is_file():
-        pytest.fail(f"{GRADED_DEV} not found")
-    return GRADED_DEV
 
 
 def test_rank_correlations_are_scipys_and_so_is_every_bootstrap_replicate() -> None:
@@ -131,11 +121,11 @@ def test_bad_graded_sets_are_one_line_each(tmp_path: Path) -> None:
         assert not (tmp_path / "v.db").exists()
 
 
-def test_the_graded_dev_set_as_is_prints_the_grading_table(
-    tmp_path: Path, graded_dev: Path
+def test_the_graded_set_set_as_is_prints_the_grading_table(
+    tmp_path: Path, graded_set: Path
 ) -> None:
     """No --columns: the numeric ``score`` column is found because there is no label column."""
-    labels = _small_set(tmp_path / "graded-sample.jsonl", graded_dev, n_per=10, per=("setting",))
+    labels = _small_set(tmp_path / "graded-sample.jsonl", graded_set, n_per=10, per=("setting",))
     store, out = tmp_path / "v.db", tmp_path / "out"
     res = run_cli("validate", "--labels", str(labels), "--by", "setting", "--bootstrap", "100",
                   "--out", str(out), "--store", str(store))  # fmt: skip
