@@ -11,6 +11,16 @@ from rich.table import Table
 
 from intima.cli._common import DEFAULT_STORE, RunOpt, StoreOpt, app, console, for_terminal, out
 from intima.cli._params import IntimaGroup, nonempty
+from intima.cli._serve import (
+    GpuMemoryOpt,
+    MaxModelLenOpt,
+    RouteOpt,
+    ServeCommandOpt,
+    ServeOpt,
+    ServeTimeoutOpt,
+    TensorParallelOpt,
+    serve_settings,
+)
 from intima.cli._signals import stop_cleanly_on_sigterm
 from intima.cli.judge import (
     DEFAULT_JUDGE_MAX_TOKENS,
@@ -233,6 +243,13 @@ def worker_cmd(
             "hf://datasets/OWNER/NAME (default: keep them in the store).",
         ),
     ] = None,
+    serve: ServeOpt = None,
+    serve_command: ServeCommandOpt = None,
+    tensor_parallel: TensorParallelOpt = 1,
+    gpu_memory_utilization: GpuMemoryOpt = None,
+    max_model_len: MaxModelLenOpt = None,
+    serve_timeout: ServeTimeoutOpt = 1800.0,
+    route: RouteOpt = None,
 ) -> None:
     """Take pending requests one by one: generate, judge and score each.
 
@@ -254,6 +271,10 @@ def worker_cmd(
         timeout=120.0 if timeout is None else timeout,
         max_retries=6 if max_retries is None else max_retries,
     )  # fmt: skip
+    served = serve_settings(
+        serve, serve_command, tensor_parallel, gpu_memory_utilization, max_model_len,
+        serve_timeout, route=route, base_url=base_url,
+    )  # fmt: skip
     stop_cleanly_on_sigterm()
     try:
         summary = work(
@@ -262,7 +283,7 @@ def worker_cmd(
             base_urls=tuple(base_url or ()), concurrency=concurrency, max_retries=max_retries,
             timeout_s=timeout, max_reasks=max_reasks, lease_s=lease, poll_s=poll,
             max_attempts=max_attempts, on_message=_say, queue=_queue(queue), results=results,
-            give_up_s=give_up_after,
+            give_up_s=give_up_after, serve=served, route=route,
         )  # fmt: skip
     except KeyboardInterrupt:
         # click turns Ctrl-C into a silent normal return; say what happened and exit 130. A

@@ -21,6 +21,7 @@ from intima.core.config import ModelConfig
 from intima.core.errors import IntimaError
 from intima.dataset import PromptSet, load_prompts
 from intima.generate.runner import generation_failures
+from intima.service.model_server import Route, ServeSettings, serving
 from intima.service.queue import (
     DEFAULT_LEASE_S,
     DEFAULT_MAX_ATTEMPTS,
@@ -173,6 +174,8 @@ def work(
     on_message: OnMessage | None = None,
     queue: RequestQueue | None = None,
     results: str | None = None,
+    serve: ServeSettings | None = None,
+    route: Route | None = None,
     give_up_s: float = DEFAULT_GIVE_UP_S,
     clock: Callable[[], float] = time.monotonic,
 ) -> WorkSummary:
@@ -193,6 +196,9 @@ def work(
     requests in flight per model on this worker's machine; ``max_retries``: retries per prompt
     (neither changes the answers, so neither is part of the cache key); ``timeout_s``: seconds
     before a request is retried. ``max_reasks``: times an invalid judge reply is asked again.
+    ``serve``: start a model server for each request for a Hub model (stopped after it; a model
+    that fails to load fails the request with the server's reason); ``route="hf"``: send those
+    requests to Inference Providers. Neither changes a configuration key.
 
     A request fails (with the reason) when generation leaves prompts unanswered or a judge's
     judgments are all unscored; the summary counts failed requests and, for finished ones,
@@ -249,7 +255,8 @@ def work(
                 config = _config_for(wanted, base_urls, concurrency, max_retries, timeout_s)
                 outcome, reasons = _process(store, source, req, pipeline, dataset=dataset,
                                             limit=limit, config=config, lease_s=lease_s,
-                                            results=results, on_message=on_message)  # fmt: skip
+                                            results=results, on_message=on_message,
+                                            serve=serve, route=route)  # fmt: skip
             setattr(summary, outcome, getattr(summary, outcome) + 1)
             if outcome == "failed":
                 failed_reasons.update(reasons)
@@ -273,6 +280,8 @@ def _process(
     lease_s: float,
     results: str | None,
     on_message: OnMessage | None,
+    serve: ServeSettings | None = None,
+    route: Route | None = None,
 ) -> tuple[str, Counter[str]]:
     """Run the stages (and publish) under a renewed lease; returns 'finished', 'failed' or
     'lost', with the failure's reason (failed) or the reasons of the work left unscored."""
@@ -281,14 +290,18 @@ def _process(
     worker_id = req.worker_id or ""
     published: list[str] = []
     try:
-        ctx = StageContext(
-            store=store, request=req, config=config,
-            prompts=_prompts_for(req, dataset, limit), on_message=on_message,
-        )  # fmt: skip
-        for stage in pipeline:
-            stage(ctx)
-        if results is not None:
-            published.append(_publish(store, results, _unique(ctx.run_ids), on_message))
+        # Inside the lease: loading a model can take longer than a lease.
+        with serving(config, serve, route) as config:
+            if config.parsed.base_urls and (serve is not None or route is not None):
+                _say(on_message, f"{req.request_id}: {req.spec} at {config.parsed.base_urls[0]}")
+            ctx = StageContext(
+                store=store, request=req, config=config,
+                prompts=_prompts_for(req, dataset, limit), on_message=on_message,
+            )  # fmt: skip
+            for stage in pipeline:
+                stage(ctx)
+            if results is not None:
+                published.append(_publish(store, results, _unique(ctx.run_ids), on_message))
     except (KeyboardInterrupt, SystemExit):
         beat.stop()
         if queue.release(req.request_id, worker_id, "worker stopped; released"):

@@ -1,0 +1,89 @@
+"""``intima worker --serve`` and ``--route hf``: a worker that serves what was requested. The
+model server is a stand-in executable (tests/fake_model_server.py) that serves the model it is
+told to; the router is a local stand-in for Inference Providers (tests/fake_vendors.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from conftest import run_cli
+from fake_openai import FakeOpenAI
+from fake_vendors import FakeVendor
+from intima.providers.hf_router import ROUTER_ENV
+from intima.service.queue import add_request, get_request
+from intima.store import Store
+
+STAND_IN = Path(__file__).parent / "fake_model_server.py"
+MODEL = "Qwen/Qwen3-0.6B"
+
+
+def _count(db: Path, sql: str) -> int:
+    with Store.open(db) as store:
+        return int(store.query(sql)[0][0])
+
+
+def test_worker_serves_each_requested_model_and_fails_one_that_cannot_load(
+    tmp_path: Path, fake_server: Callable[..., FakeOpenAI]
+) -> None:
+    judge = fake_server()  # the worker's own judge server: it keeps running throughout
+    db, starts = tmp_path / "w.db", tmp_path / "starts.jsonl"
+    with Store.open(db) as store:
+        good = add_request(store, f"openai-compat:{MODEL}", dataset="demo")
+        bad = add_request(store, "openai-compat:org/broken-model", dataset="demo")
+    result = run_cli(
+        "worker", "--drain", "--limit", "3", "--poll", "0.1", "--serve", "vllm",
+        "--serve-command", f"{sys.executable} {STAND_IN}", "--tensor-parallel", "2",
+        "--gpu-memory-utilization", "0.85", "--judge", f"openai-compat:fake@{judge.base_url}",
+        "--store", str(db), env={"FAKE_SERVER_LOG": str(starts)},
+    )  # fmt: skip
+    assert result.returncode == 1, result.stderr  # one request failed
+    with Store.open(db) as store:
+        done, failed = get_request(store, good.request_id), get_request(store, bad.request_id)
+    assert done.status == "finished", done.reason
+    assert failed.status == "failed"
+    assert "could not load org/broken-model" in (failed.reason or "")
+    assert "unsupported architecture" in (failed.reason or "")
+    assert _count(db, "SELECT COUNT(*) FROM responses WHERE status = 'ok'") == 3
+    assert _count(db, "SELECT COUNT(*) FROM judgments WHERE status = 'scored'") == 3
+    assert judge.completed == 3
+    launched = [json.loads(line) for line in starts.read_text().splitlines()]
+    assert [s["args"][0] for s in launched] == [MODEL, "org/broken-model"]
+    for start in launched:
+        args = start["args"]
+        assert args[args.index("--tensor-parallel-size") + 1] == "2"
+        assert args[args.index("--gpu-memory-utilization") + 1] == "0.85"
+        try:
+            os.kill(start["pid"], 0)
+        except ProcessLookupError:
+            continue
+        raise AssertionError(f"the server for {args[0]} was left running")
+
+
+def test_worker_routes_hub_requests_to_inference_providers(tmp_path: Path) -> None:
+    token = "hf_SENTINELworker41"
+    router = FakeVendor("hf", token)
+    db = tmp_path / "w.db"
+    try:
+        with Store.open(db) as store:
+            req = add_request(store, f"openai-compat:{MODEL}", dataset="demo")
+        result = run_cli("worker", "--drain", "--limit", "2", "--poll", "0.1", "--route", "hf",
+                         "--store", str(db), env={"HF_TOKEN": token, ROUTER_ENV: router.base_url})  # fmt: skip
+    finally:
+        router.stop()
+    assert result.returncode == 0, result.stderr
+    with Store.open(db) as store:
+        assert get_request(store, req.request_id).status == "finished"
+    assert [b["model"] for b in router.chat_bodies] == [MODEL, MODEL]
+    assert token not in result.stdout + result.stderr and b"SENTINEL" not in db.read_bytes()
+
+
+def test_serve_options_that_contradict_each_other_are_refused(tmp_path: Path) -> None:
+    store = str(tmp_path / "w.db")
+    both = run_cli("worker", "--drain", "--serve", "vllm", "--route", "hf", "--store", store)
+    assert both.returncode != 0 and "--route" in both.stderr and "Traceback" not in both.stderr
+    alone = run_cli("worker", "--drain", "--serve-command", "vllm serve", "--store", store)
+    assert alone.returncode != 0 and "--serve" in alone.stderr
