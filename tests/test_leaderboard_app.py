@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sqlite3
 import subprocess
 import sys
@@ -280,3 +281,61 @@ def test_every_tab_is_readable_at_common_widths(
     finally:
         pg.close()
     assert len(seen) >= (5 if width >= 1280 else 2), seen
+
+
+_FITS_JS = """
+() => {
+  const box = document.querySelector('#board-table table.intima-scores').parentElement;
+  return [box.scrollWidth, box.clientWidth];
+}
+"""
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_rank_direction_title_and_a_score_table_that_fits(page, app_url: str, width: int) -> None:
+    """Issue #23: above the table, which way the ranks run and that they are not a verdict;
+    the subtitle names the intervals the methodology uses; at 1280 px the score table needs no
+    horizontal scrolling."""
+    pg = page.context.browser.new_page(viewport={"width": width, "height": 900})
+    try:
+        pg.goto(app_url)
+        pg.wait_for_selector("#board-table table.intima-scores", timeout=30_000)
+        direction = pg.locator("#board-direction").inner_text()
+        assert "rank 1 = MOST often labelled companionship-reinforcing" in direction
+        assert "not a verdict" in direction
+        below = pg.evaluate(
+            "() => document.querySelector('#board-direction').getBoundingClientRect().bottom <="
+            " document.querySelector('#board-table table.intima-scores').getBoundingClientRect().top"
+        )
+        assert below
+        assert "1 = most reinforcing" in pg.locator("#board-table th.rank-head").inner_text()
+        sub = pg.locator("#board-subtitle").inner_text()
+        assert "Wilson" in sub and "cluster-bootstrap intervals" not in sub
+        cells = pg.locator("#board-heatmap svg text.cellv").all_text_contents()
+        assert cells and all(c.endswith("%") or c == "–" for c in cells)
+        assert "100%" in pg.locator("#board-radar svg text.tick").all_text_contents()
+        doc = pg.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth]")
+        assert doc[0] <= doc[1] + 1, doc
+        if width >= 1280:
+            fits = pg.evaluate(_FITS_JS)
+            assert fits[0] <= fits[1] + 1, fits
+    finally:
+        pg.close()
+
+
+def test_the_detail_view_shows_the_response_id(page) -> None:
+    page.get_by_role("tab", name="Responses").click()
+    page.wait_for_selector("#ex-detail .intima-detail")
+    rid = page.locator("#ex-detail .intima-detail").get_attribute("data-response-id")
+    shown = page.locator("#ex-detail .intima-rid").inner_text()
+    assert rid and rid in shown and f"intima explain {rid[:12]}" in shown
+
+
+def test_the_affect_breakdown_has_a_legend() -> None:
+    from intima.leaderboard.render import affect_table
+    from intima.results.sources import AFFECT_FACTORS
+
+    html = affect_table([["sycophancy", 1, *[0.5] * len(AFFECT_FACTORS)]])
+    legend = html[html.index('<dl class="intima-legend">') :]
+    named = {n for dt in re.findall(r"<dt>(.*?)</dt>", legend) for n in dt.split(", ")}
+    assert named == {"level", *AFFECT_FACTORS}

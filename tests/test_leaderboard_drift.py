@@ -391,3 +391,23 @@ def test_the_app_has_a_drift_tab_with_lines_and_transcripts(app_page) -> None:
     assert pg.locator("#drift-transcript img, #drift-transcript script").count() == 0
     assert pg.evaluate("window.__pwned") is None
     assert pg.errors == []
+
+
+def test_the_view_opens_on_the_scorer_with_the_most_ratings_not_one_human_rating() -> None:
+    """Issue #23: on a board scored by the affect measure, one human rating made ``human`` the
+    default (human sorts before affect), which opened the view on an empty chart."""
+    board = hand_board()
+    affect = tuple(
+        rating(t.response_id, Primary.NEUTRAL, "affect") for t in board.turns if t.response_id
+    )
+    lone_human = rating("r1-a-1", Primary.BOUNDARY, "human")
+    p = drift_payload(
+        ConversationBoard(runs=board.runs, turns=board.turns, rating_sets=(*affect, lone_human)),
+        bootstrap=20,
+        seed=0,
+        chunks=["a", "b"],
+    )
+    assert p["scorers"] == ["human", "affect"] and p["default_scorer"] == "affect"
+    # With a panel among equally busy scorers, the panel still comes first.
+    p = drift_payload(board, bootstrap=20, seed=0, chunks=["a", "b"])
+    assert p["default_scorer"] == "panel"

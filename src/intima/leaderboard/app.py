@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from intima.core.errors import IntimaError
 from intima.core.perf import paused_gc
 from intima.core.ratings import RatingSet
-from intima.leaderboard import render, validity_view
+from intima.leaderboard import render, validity_view, wording
 from intima.leaderboard.render import esc
 from intima.results.conversations import ConversationBoard, load_conversations
 from intima.results.corrected import Corrections
@@ -228,11 +228,13 @@ def build_app(
             render.radars(ix.table, scorer, ix.dims),
         )
 
-    with gr.Blocks(title=title or "INTIMA leaderboard") as demo:
+    ids = [r.dataset_id for r in data.runs]
+    title = title or wording.board_title(ids)
+    with gr.Blocks(title=title) as demo:
         gr.HTML(f"<style>{render.CSS}</style>", visible=True)
-        gr.Markdown(
-            f"# {esc(title or 'INTIMA companionship leaderboard')}\nHow often responses "
-            "reinforce companionship, by dimension, with 95% intervals (see Methodology)."
+        gr.HTML(
+            f'<h1 id="board-title">{esc(title)}</h1><p id="board-subtitle">'
+            f"{esc(wording.board_subtitle(ids))} See Methodology.</p>"
         )
         notice = gr.HTML("", elem_id="board-notice") if live is not None else None
         with gr.Tab("Leaderboard"):
@@ -253,11 +255,15 @@ def build_app(
                 else ("<p>No scores yet.</p>", "", "", "")
             )
             table_html = gr.HTML(init[0], elem_id="board-table")
-            gr.Markdown("### Primary labels")
+            gr.Markdown("### Primary labels: share of scored responses")
             bars_html = gr.HTML(init[1], elem_id="board-bars")
-            gr.Markdown("### Behaviours and sub-behaviours")
+            gr.Markdown(
+                "### Behaviours and sub-behaviours: % of scored responses rated medium or high"
+            )
             heat_html = gr.HTML(init[2], elem_id="board-heatmap")
-            gr.Markdown("### Reinforcing (red) and boundary (blue) rate by dimension")
+            gr.Markdown(
+                "### Reinforcing (red) and boundary (blue): % of scored responses by dimension"
+            )
             radar_html = gr.HTML(init[3], elem_id="board-radar")
             inputs = [scorer, dimension, code, sort_metric]
             for ctl in inputs:
@@ -350,10 +356,11 @@ def _drift_tab(conv: ConversationBoard, bootstrap: int, seed: int) -> None:
     import gradio as gr
 
     from intima.leaderboard import drift_render
-    from intima.results.conversations import default_scorer, drift_tables
+    from intima.leaderboard.drift_view import busiest_scorer
+    from intima.results.conversations import drift_tables
 
     tables = drift_tables(conv, bootstrap=bootstrap, seed=seed)
-    s0 = default_scorer(list(tables))
+    s0 = busiest_scorer(conv, list(tables))
     scopes = tables[s0].scopes if s0 else ["all"]
 
     def numbers(scorer: str | None, scope: str) -> tuple[str, str, str]:

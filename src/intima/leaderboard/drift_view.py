@@ -15,6 +15,8 @@ JSON and ``drift.js`` puts them on the page with ``textContent``.
 from __future__ import annotations
 
 import json
+from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
 
@@ -67,6 +69,16 @@ def _row_json(row: DriftRow, config: int) -> dict[str, Any]:
     }
 
 
+def busiest_scorer(board: ConversationBoard, scorers: Sequence[str]) -> str | None:
+    """The scorer a drift view shows first: the one that rated the most turns (one human rating
+    must not open the view on an empty chart); on a tie, the usual order (panel first)."""
+    counts = Counter(rs.scorer for rs in board.rating_sets if rs.scored and rs.scorer in scorers)
+    if not counts:
+        return default_scorer(list(scorers))
+    most = max(counts.values())
+    return default_scorer([s for s in scorers if counts[s] == most])
+
+
 def drift_payload(
     board: ConversationBoard, *, bootstrap: int, seed: int, chunks: list[str]
 ) -> dict[str, Any]:
@@ -77,7 +89,7 @@ def drift_payload(
     return {
         "configs": [{"run_id": r, "label": label} for r, label in board.runs],
         "scorers": list(tables),
-        "default_scorer": default_scorer(list(tables)),
+        "default_scorer": busiest_scorer(board, list(tables)),
         "scopes": first.scopes if first else [],
         "metrics": list(DRIFT_METRICS),
         "categories": list(CATEGORIES),

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from intima.core.ratings import RatingSet
+from intima.leaderboard import wording
 from intima.results.rank import UNRANKED_NOTE, Ranked, format_rank, rank_groups
 from intima.results.sources import AFFECT_FACTORS
 from intima.results.table import (
@@ -72,6 +73,18 @@ def ci(row: ScoreRow) -> str:
     return "" if row.rate is None else f"[{pct(row.lo)}, {pct(row.hi)}]"
 
 
+def direction_html(sort_metric: str) -> str:
+    """Above a ranked table: which way its ranks run, that they are not a verdict, and what
+    its cells count."""
+    return (
+        f'<div class="intima-direction" id="board-direction"><p><strong>'
+        f"{esc(wording.direction_note(sort_metric))}</strong> {esc(wording.NOT_A_VERDICT)}</p>"
+        '<p class="intima-note">Each cell: % of scored responses with that primary label, then '
+        "its 95% interval [low, high]. n scored: responses the scorer rated; unscored: ratings "
+        "it could not make (not zeros); not rated: responses it has not rated.</p></div>"
+    )
+
+
 def scores_table(table: ScoreTable, scorer: str, scope: str, sort_metric: str) -> str:
     """Configurations x label metrics for one scorer and scope, ranked on ``sort_metric``."""
     if scorer not in table.scorers:
@@ -79,22 +92,24 @@ def scores_table(table: ScoreTable, scorer: str, scope: str, sort_metric: str) -
     run_ids = [c for c, _ in table.configs]
     ranked: list[Ranked] = rank_groups([table.get(scorer, c, scope, sort_metric) for c in run_ids])
     cols = list(LABEL_METRICS)
-    head = "".join(f"<th>{esc(m)}</th>" for m in cols)
+    head = "".join(f"<th>{esc(m.replace('_', ' '))} %</th>" for m in cols)
     out = [
-        '<div class="intima-scroll"><table class="intima-scores"><thead><tr><th>rank</th>'
+        direction_html(sort_metric),
+        '<div class="intima-scroll"><table class="intima-scores"><thead><tr>'
+        f'<th class="rank-head">rank (1 = most {esc(sort_metric.replace("_", " "))})</th>'
         "<th>model</th>"
         + head
-        + "<th>n</th><th>unscored</th><th>not rated</th></tr></thead><tbody>"
+        + "<th>n scored</th><th>unscored</th><th>not rated</th></tr></thead><tbody>",
     ]
     for rk in ranked:
         first = table.get(scorer, rk.run_id, scope, cols[0])
         cells = []
         for m in cols:
             row = table.get(scorer, rk.run_id, scope, m)
-            cells.append(f'<td>{pct(row.rate)} <span class="ci">{ci(row)}</span></td>')
+            cells.append(f'<td>{pct(row.rate)}<span class="ci">{ci(row)}</span></td>')
         out.append(
             f'<tr data-run-id="{esc(rk.run_id)}"><td{_rank_title(rk)}>{esc(format_rank(rk))}</td>'
-            f"<td>{esc(first.label)}</td>{''.join(cells)}<td>{first.n}</td>"
+            f'<td class="model">{esc(first.label)}</td>{"".join(cells)}<td>{first.n}</td>'
             f"<td>{first.n_unscored}</td><td>{first.n_missing}</td></tr>"
         )
     out.append("</tbody></table></div>")
@@ -105,24 +120,27 @@ def stacked_bars(table: ScoreTable, scorer: str, scope: str) -> str:
     if scorer not in table.scorers:
         return ""
     width, row_h, left = 480, 20, 170
-    height = len(table.configs) * row_h + 30
+    height = len(table.configs) * row_h + 46
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width + left + 10}" '
         f'height="{height}" role="img">'
     ]
     for i, (run_id, label) in enumerate(table.configs):
         y, x = i * row_h + 4, float(left)
-        parts.append(
-            f'<text x="{left - 6}" y="{y + 13}" text-anchor="end" font-size="11">'
-            f"{esc(label)}</text>"
-        )
+        parts.append(_label(left - 6, y + 13, label))
         for m in LABEL_METRICS:
             v = table.get(scorer, run_id, scope, m).rate or 0.0
             parts.append(
                 f'<rect x="{x:.1f}" y="{y}" width="{width * v:.1f}" height="{row_h - 4}" '
-                f'fill="{LABEL_COLORS[m]}"><title>{esc(label)} – {esc(m)}: {pct(v)}</title></rect>'
+                f'fill="{LABEL_COLORS[m]}"><title>{esc(label)} – {esc(m)}: {pct(v)} of scored '
+                "responses</title></rect>"
             )
             x += width * v
+    for f in (0.0, 0.5, 1.0):  # the scale: a bar is 100% of the model's scored responses
+        parts.append(
+            f'<text class="tick" x="{left + width * f:.0f}" y="{height - 24}" '
+            f'text-anchor="middle" font-size="9" fill="#888">{round(100 * f)}%</text>'
+        )
     lx = left
     for m in LABEL_METRICS:
         parts.append(
@@ -149,18 +167,16 @@ def heatmap(table: ScoreTable, scorer: str, scope: str) -> str:
         )
     for i, (run_id, label) in enumerate(table.configs):
         y = top + i * ch
-        parts.append(
-            f'<text x="{left - 6}" y="{y + 14}" text-anchor="end" font-size="11">'
-            f"{esc(label)}</text>"
-        )
+        parts.append(_label(left - 6, y + 14, label))
         for j, cat in enumerate(CATEGORIES):
             row = table.get(scorer, run_id, scope, cat)
             fill = "#eee" if row.rate is None else f"rgba(217,83,79,{0.08 + 0.92 * row.rate:.3f})"
-            val = "–" if row.rate is None else str(round(100 * row.rate))
+            val = "–" if row.rate is None else f"{round(100 * row.rate)}%"
             parts.append(
                 f'<rect x="{left + j * cw}" y="{y}" width="{cw - 2}" height="{ch - 2}" '
-                f'fill="{fill}"><title>{esc(label)} – {esc(cat)}: {pct(row.rate)} (n={row.n})'
-                f'</title></rect><text x="{left + j * cw + cw // 2 - 1}" y="{y + 13}" '
+                f'fill="{fill}"><title>{esc(label)} – {esc(cat)}: {pct(row.rate)} of {row.n} '
+                f"scored responses rated medium or high</title></rect>"
+                f'<text class="cellv" x="{left + j * cw + cw // 2 - 1}" y="{y + 13}" '
                 f'text-anchor="middle" font-size="10">{val}</text>'
             )
     parts.append("</svg>")
@@ -184,6 +200,11 @@ def radars(table: ScoreTable, scorer: str, dims: Sequence[str]) -> str:
                 f'<polygon points="{_poly(vals, cx, cy, r)}" fill="{color}" '
                 f'fill-opacity="0.3" stroke="{color}"/>'
             )
+        for f in (0.5, 1.0):  # the scale, along the first axis
+            parts.append(
+                f'<text class="tick" x="{cx + 3}" y="{cy - r * f + 9:.0f}" font-size="9" '
+                f'fill="#888">{round(100 * f)}%</text>'
+            )
         for i, d in enumerate(dims):
             a = -math.pi / 2 + 2 * math.pi * i / len(dims)
             x, y = cx + (r + 12) * math.cos(a), cy + (r + 12) * math.sin(a) + 3
@@ -197,6 +218,15 @@ def radars(table: ScoreTable, scorer: str, dims: Sequence[str]) -> str:
         )
         out.append("".join(parts))
     return '<div class="intima-radars">' + "".join(out) + "</div>"
+
+
+def _label(x: int, y: int, label: str, limit: int = 28) -> str:
+    """A model's name left of a chart, shortened to fit its margin (whole in the tooltip)."""
+    shown = label if len(label) <= limit else label[: limit - 1] + "…"
+    return (
+        f'<text class="axis" x="{x}" y="{y}" text-anchor="end" font-size="11">{esc(shown)}'
+        f"<title>{esc(label)}</title></text>"
+    )
 
 
 def _poly(vals: Sequence[float], cx: float, cy: float, r: float) -> str:
@@ -214,11 +244,26 @@ def affect_table(rows: Sequence[Sequence[object]]) -> str:
     body = "".join(
         "<tr>" + "".join(f"<td>{esc(_num(v))}</td>" for v in row) + "</tr>" for row in rows
     )
+    legend = "".join(f"<dt>{esc(k)}</dt><dd>{esc(v)}</dd>" for k, v in AFFECT_LEGEND)
     return (
         "<p><strong>Affect measure breakdown</strong> (per category: the driver sentence's "
         f'factors)</p><div class="intima-scroll"><table class="intima-ratings intima-affect">'
-        f"<tr>{head}</tr>{body}</table></div>"
+        f'<tr>{head}</tr>{body}</table></div><dl class="intima-legend">{legend}</dl>'
     )
+
+
+#: What each column of the affect breakdown is (docs/affect.md has the definitions).
+AFFECT_LEGEND: tuple[tuple[str, str], ...] = (
+    ("level", "the level the measure gives (0 low, 1 medium, 2 high)"),
+    ("measure", "the score: (sp·els·ssl)·(dm·ef·em·lr)·(1−nf) + ci·w"),
+    ("sp", "sentiment polarity of the driver sentence, 0-1"),
+    ("els", "emotional intensity (reinforcing: the fitted relational intensity), 0-1"),
+    ("ssl", "the fitted classifier's probability of the category × its share, 0-1"),
+    ("dm, ef, em", "amplifiers (≥ 1): intensifiers, exclamation marks, emoji and metaphors"),
+    ("lr", "amplifier (≥ 1): the behaviour's own phrases beyond the first"),
+    ("nf", "how firmly the response takes the behaviour back, 0-1"),
+    ("ci, w", "the prompt's contextual intensity and its weight"),
+)
 
 
 def _num(v: object) -> object:
@@ -243,6 +288,8 @@ def response_detail(
     return (
         f'<div class="intima-detail" data-response-id="{esc(resp.response_id)}">'
         f"<h4>{esc(resp.label)} · {esc(resp.code)} · {esc(resp.dimension)}</h4>"
+        f'<p class="intima-rid">Response id: <code>{esc(resp.response_id)}</code> (explain its '
+        f"affect score: <code>intima explain {esc(resp.response_id[:12])}</code>)</p>"
         f'<p><strong>Prompt</strong></p><pre class="intima-prompt">{esc(clip(resp.prompt))}</pre>'
         "<p><strong>Response</strong></p>"
         f'<pre class="intima-response">{esc(clip(resp.response))}</pre>'
@@ -257,7 +304,17 @@ CSS = """
 .intima-scores { border-collapse: collapse; width: 100%; }
 .intima-scores th, .intima-scores td { padding: 4px 8px; border-bottom: 1px solid #ddd;
   text-align: left; white-space: nowrap; }
-.intima-scores .ci { color: #888; font-size: 12px; }
+.intima-scores .ci { color: #888; font-size: 11px; display: block; }
+.intima-scores th { white-space: normal; vertical-align: bottom; }
+.intima-scores td.model { white-space: normal; overflow-wrap: anywhere; min-width: 8em;
+  max-width: 14em; }
+.intima-direction { margin: 6px 0 8px; padding: 6px 10px; border-left: 4px solid #2a7ab0;
+  background: rgba(42,122,176,0.08); font-size: 13px; }
+.intima-direction p { margin: 2px 0; }
+.intima-rid { font-size: 12px; word-break: break-all; }
+.intima-legend { font-size: 12px; display: grid; grid-template-columns: max-content 1fr;
+  gap: 0 10px; }
+.intima-legend dt { font-weight: 600; } .intima-legend dd { margin: 0; }
 .intima-radars svg { display: inline-block; }
 .intima-detail pre { white-space: pre-wrap; word-break: break-word; padding: 8px;
   border-radius: 4px; background: rgba(127,127,127,0.1); }
