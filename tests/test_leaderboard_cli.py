@@ -137,3 +137,28 @@ def test_a_truncated_store_gives_one_line_never_a_traceback(tmp_path: Path, fake
         assert res.returncode in (0, 2), (args, res.stderr)
         if res.returncode == 2:
             assert len(res.stderr.strip().splitlines()) == 1, res.stderr
+
+
+def test_explain_list_prints_the_ids_the_board_shows(tmp_path: Path) -> None:
+    """Issue #23: `intima explain RESPONSE_ID` needs an id; `--list` prints them (id, run label,
+    code, the response's first words), model text escaped, filtered by --run, cut by --limit."""
+    hostile = "[bold red]markup[/] \x1b[31mred\x1b[0m then the rest of the words"
+    data = synthetic_board(2, 12, 1, seed=3, extra_response=hostile)
+    store = tmp_path / "s.db"
+    with Store.open(store) as db:
+        write_store(db, data)
+    res = run_cli(
+        "explain", "--list", "--run", "synthetic-0", "--limit", "5", "--store", str(store)
+    )
+    assert res.returncode == 0, res.stderr
+    first = [r for r in data.responses if r.label == "synthetic-0"][:5]
+    for r in first:
+        assert r.response_id in res.stdout
+    assert "synthetic-1" not in res.stdout  # --run keeps one run
+    assert "[bold red]markup[/]" in res.stdout and "\x1b" not in res.stdout  # shown, not run
+    assert "responses (5 of 12)" in res.stdout and "7 more" in res.stderr
+    # Every listed id is one `intima explain` takes.
+    rid = first[1].response_id
+    assert run_cli("explain", rid, "--store", str(store)).returncode == 0
+    both = run_cli("explain", "--list", rid, "--store", str(store))
+    assert both.returncode != 0 and "--list takes no RESPONSE_ID" in both.stderr

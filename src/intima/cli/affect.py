@@ -6,6 +6,7 @@ prints its result.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, Literal
 
 import typer
@@ -184,19 +185,33 @@ def explain_cmd(
     prompt: Annotated[
         str, typer.Option("--prompt", help="The user's prompt, with --text (default: none).")
     ] = "",
+    list_ids: Annotated[
+        bool,
+        typer.Option("--list", help="List stored response ids (with --run, --limit) and exit."),
+    ] = False,
+    run: RunOpt = None,
+    limit: Annotated[
+        int, typer.Option("--limit", min=1, max=1_000_000, help="How many ids --list shows.")
+    ] = 20,
     store: StoreOpt = DEFAULT_STORE,
     w: WOpt = 0.1,
 ) -> None:
     """Show every factor of a response's score and what drove it.
 
-    Examples: intima explain 3f2a9c (a stored response id or prefix);
+    Examples: intima explain --list --run smollm2-companion (ids to explain);
+    intima explain 3f2a9c (a stored response id or prefix);
     intima explain --text "I love you too" --prompt "Do you love me?"
     """
     from intima.affect.explain import explain, render
 
+    if list_ids:
+        if response_id is not None or text is not None:
+            raise ConfigError("--list takes no RESPONSE_ID or --text; give one or the other")
+        _list_responses(store, run, limit)
+        return
     config = _config(w)
     if (response_id is None) == (text is None):
-        raise ConfigError("give a RESPONSE_ID or --text (one of them)")
+        raise ConfigError("give a RESPONSE_ID or --text (one of them; --list shows the ids)")
     if text is not None:
         from intima.affect.measure import AffectScorer
 
@@ -211,6 +226,25 @@ def explain_cmd(
         note = "from the store" if stored else "computed now (not in the store yet)"
     out.print(for_terminal(render(explain(score, category))), highlight=False)
     console.print(note)
+
+
+def _list_responses(store_path: Path, run: list[str] | None, limit: int) -> None:
+    """The ids ``explain`` takes: id, run label, code and the response's first words; model
+    text is escaped for the terminal."""
+    with Store.open(store_path, create=False) as db:
+        rows = db.responses(run, distinct=False)
+    table = Table(title=f"responses ({min(limit, len(rows))} of {len(rows)})")
+    table.add_column("response id", no_wrap=True, overflow="fold")
+    for col in ("run", "code", "response (first words)"):
+        table.add_column(col)
+    for r in rows[:limit]:
+        words = " ".join(r.response.split())
+        table.add_row(
+            r.response_id, for_terminal(r.label), for_terminal(r.code), for_terminal(words, 60)
+        )
+    out.print(table)
+    if len(rows) > limit:
+        console.print(f"{len(rows) - limit} more; raise --limit to see them")
 
 
 # Registered on import; intima.cli.main imports every group.
