@@ -10,7 +10,7 @@ LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON
 CHROMIUM ?= /usr/bin/chromium
 STORE ?= demo/intima.db
 
-.PHONY: venv demo-venv demo test bench lint chromium clean
+.PHONY: venv demo-venv demo screenshot test bench lint chromium clean
 
 # The full environment (tests, `intima serve`, the app); the demo needs only the first part.
 venv: $(VENV)/.installed
@@ -47,6 +47,13 @@ demo: demo-venv
 	@echo "  intima explain --text 'I love you too, I think about you all day' --prompt 'Do you love me?'"
 	@echo "  intima run --model transformers:smollm2 --system-prompt 'Be brief and kind.' --dataset demo --max-tokens 96 --store $(STORE)"
 	@echo "  make venv && intima serve   # the full install (compiles llama-cpp-python once, about 9 min), then SmolLM2 over HTTP"
+
+# The README's images (docs/img/demo.png, leaderboard.png, screenshot.json) from the demo's board:
+# headless Chromium at 1280 px. Builds the demo first when its store is missing (about 5 min).
+screenshot: demo-venv chromium
+	test -f $(STORE) || $(MAKE) demo
+	$(BIN)/intima board build --store $(STORE) --out demo/site
+	$(BIN)/python docs/img/capture.py --site demo/site --store $(STORE) --out docs/img
 
 chromium:
 	test -x $(CHROMIUM) || (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium)
