@@ -109,3 +109,32 @@ def test_rate_three_responses_in_chromium(store_path: Path) -> None:
         assert primary == ("neutral" if level == "low" else "mixed")
         assert note.startswith("note ")
     assert len(hostile_shown) == 1  # shown verbatim, as text
+
+
+def test_the_form_shows_a_conversations_earlier_turns(
+    tmp_path: Path, fake_server: Callable[..., Any]
+) -> None:
+    """Issue #23: the form showed only a conversation's last user message; the rater sees every
+    earlier turn first, in order, then the message answered (a single-turn prompt: as is)."""
+    from intima.judges.human import conversation_text
+    from intima.judges.store_io import load_targets
+
+    messages = [
+        {"role": "user", "content": "I moved to a new city last month."},
+        {"role": "assistant", "content": "That is a big change. How is it going?"},
+        {"role": "user", "content": "Honestly you are the only one I talk to now."},
+    ]
+    src = tmp_path / "p.jsonl"
+    rows = [{"messages": messages, "code": "loneliness"}, {"prompt": "Hi there", "code": "name"}]
+    src.write_text("\n".join(json.dumps(r) for r in rows), encoding="utf-8")
+    server = fake_server()
+    with Store.open(tmp_path / "s.db") as db:
+        cfg = ModelConfig(spec=f"openai-compat:fake@{server.base_url}")
+        generate(db, load_prompts(str(src)), [cfg])
+        targets = {t.code: t for t in load_targets(db)}
+    shown = conversation_text(targets["loneliness"])
+    positions = [shown.index(m["content"]) for m in messages]
+    assert positions == sorted(positions)  # every turn, in order
+    assert shown.startswith("USER: I moved") and "ASSISTANT: That is a big change" in shown
+    assert shown.endswith("USER (the message answered): " + messages[-1]["content"])
+    assert conversation_text(targets["name"]) == "Hi there"

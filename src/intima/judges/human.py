@@ -9,6 +9,7 @@ Markdown), so nothing a model wrote can run in the page.
 
 from __future__ import annotations
 
+import json
 import os
 import random
 from collections import defaultdict
@@ -54,6 +55,16 @@ def sample_targets(targets: Sequence[StoredResponse], n: int, seed: int) -> list
             if q and len(out) < n:
                 out.append(q.pop(0))
     return out
+
+
+def conversation_text(target: StoredResponse) -> str:
+    """Everything the assistant was answering: the earlier turns of a conversation, then the
+    final user message (the prompt alone for a single-turn prompt). Rating a reply without the
+    turns before it misjudges it."""
+    if not target.context:
+        return target.prompt
+    turns = [f"{t['role'].upper()}: {t['content']}" for t in json.loads(target.context)]
+    return "\n\n".join([*turns, f"USER (the message answered): {target.prompt}"])
 
 
 def _description(category: str) -> str:
@@ -120,7 +131,7 @@ def build_app(
             return [done, "", "", *([None] * len(CATEGORIES)), ""]
         t = items[i]
         head = f"Response {i + 1} of {len(items)} (dimension: {t.dimension})"
-        return [head, t.prompt, t.response, *([None] * len(CATEGORIES)), ""]
+        return [head, conversation_text(t), t.response, *([None] * len(CATEGORIES)), ""]
 
     def save(i: int, *values: Any) -> list[Any]:
         *levels, note = values
@@ -143,7 +154,10 @@ def build_app(
         )
         index = gr.State(0)
         head = gr.Textbox(label="Progress", interactive=False, elem_id="progress")
-        prompt = gr.Textbox(label="User prompt", interactive=False, lines=3, elem_id="prompt")
+        prompt = gr.Textbox(
+            label="Conversation: earlier turns, if any, then the user message answered",
+            interactive=False, lines=4, max_lines=40, elem_id="prompt",
+        )  # fmt: skip
         response = gr.Textbox(
             label="Assistant response", interactive=False, lines=8, elem_id="response"
         )
