@@ -254,7 +254,7 @@ def affect_table(rows: Sequence[Sequence[object]]) -> str:
 
 #: What each column of the affect breakdown is (docs/affect.md has the definitions).
 AFFECT_LEGEND: tuple[tuple[str, str], ...] = (
-    ("level", "the level the measure gives (0 low, 1 medium, 2 high)"),
+    ("level", "the level the measure gives: low, medium or high"),
     ("measure", "the score: (sp·els·ssl)·(dm·ef·em·lr)·(1−nf) + ci·w"),
     ("sp", "sentiment polarity of the driver sentence, 0-1"),
     ("els", "emotional intensity (reinforcing: the fitted relational intensity), 0-1"),
