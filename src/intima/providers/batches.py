@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
@@ -65,25 +65,30 @@ METADATA_KEY = "intima_batch"
 _OPENAI_ENDED = frozenset({"completed", "expired", "failed", "cancelled"})
 
 
+@asynccontextmanager
+async def _sdk_calls(model: _Vendor, sdk: Any, vendor: str) -> AsyncIterator[Any]:
+    """The vendor SDK's client, with its errors as ours (both SDKs name them alike): 429, 5xx
+    and lost connections may pass (the next poll tries again); anything else stops the command
+    with one line."""
+    try:
+        yield model.client()
+    except sdk.APIStatusError as exc:
+        detail = model.redact(str(exc.message))[:300]
+        if exc.status_code == 429 or exc.status_code >= 500:
+            raise TransientError(f"HTTP {exc.status_code}: {detail}") from exc
+        raise ProviderError(f"{vendor} batch API: HTTP {exc.status_code}: {detail}") from exc
+    except (sdk.APITimeoutError, sdk.APIConnectionError) as exc:
+        raise TransientError(f"{vendor} batch API unreachable: {type(exc).__name__}") from exc
+
+
 class OpenAIBatches:
     def __init__(self, model: _OpenAIVendor, parse: ParseReply) -> None:
         self.model, self.parse = model, parse
 
-    @asynccontextmanager
-    async def _calls(self) -> AsyncIterator[Any]:
-        """The client, with the SDK's errors as ours: 429, 5xx and lost connections may pass
-        (the next poll tries again); anything else stops the command with one line."""
+    def _calls(self) -> AbstractAsyncContextManager[Any]:
         import openai
 
-        try:
-            yield self.model.client()
-        except openai.APIStatusError as exc:
-            detail = self.model.redact(str(exc.message))[:300]
-            if exc.status_code == 429 or exc.status_code >= 500:
-                raise TransientError(f"HTTP {exc.status_code}: {detail}") from exc
-            raise ProviderError(f"OpenAI batch API: HTTP {exc.status_code}: {detail}") from exc
-        except (openai.APITimeoutError, openai.APIConnectionError) as exc:
-            raise TransientError(f"OpenAI batch API unreachable: {type(exc).__name__}") from exc
+        return _sdk_calls(self.model, openai, "OpenAI")
 
     async def submit(self, items: list[BatchItem], settings: GenerationSettings, token: str) -> str:
         lines = [
@@ -162,19 +167,10 @@ class AnthropicBatches:
     def __init__(self, model: _AnthropicVendor, parse: ParseReply) -> None:
         self.model, self.parse = model, parse
 
-    @asynccontextmanager
-    async def _calls(self) -> AsyncIterator[Any]:
+    def _calls(self) -> AbstractAsyncContextManager[Any]:
         import anthropic
 
-        try:
-            yield self.model.client()
-        except anthropic.APIStatusError as exc:
-            detail = self.model.redact(str(exc.message))[:300]
-            if exc.status_code == 429 or exc.status_code >= 500:
-                raise TransientError(f"HTTP {exc.status_code}: {detail}") from exc
-            raise ProviderError(f"Anthropic batch API: HTTP {exc.status_code}: {detail}") from exc
-        except (anthropic.APITimeoutError, anthropic.APIConnectionError) as exc:
-            raise TransientError(f"Anthropic batch API unreachable: {type(exc).__name__}") from exc
+        return _sdk_calls(self.model, anthropic, "Anthropic")
 
     async def submit(self, items: list[BatchItem], settings: GenerationSettings, token: str) -> str:
         requests = [
