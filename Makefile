@@ -40,7 +40,7 @@ $(VENV)/.installed: $(VENV)/.demo-installed
 demo: demo-venv
 	mkdir -p demo
 	$(BIN)/intima run --config examples/demo.toml --store $(STORE)
-	$(BIN)/intima score --scorer affect --store $(STORE)
+	$(BIN)/intima score --store $(STORE)
 	$(BIN)/intima board build --store $(STORE) --out demo/site
 	@echo
 	@echo "Next, with the virtualenv active (source $(VENV)/bin/activate):"

@@ -115,7 +115,7 @@ def test_cli_score_explain_calibrate(tmp_path: Path) -> None:
     path = tmp_path / "s.db"
     _store(path).close()
     runner = _cli()
-    res = runner.invoke(app, ["score", "--scorer", "affect", "--store", str(path)])
+    res = runner.invoke(app, ["score", "--store", str(path)])
     assert res.exit_code == 0, res.output
     assert "anthropomorphism" in res.output
     res = runner.invoke(
@@ -127,8 +127,9 @@ def test_cli_score_explain_calibrate(tmp_path: Path) -> None:
     res = runner.invoke(app, ["calibrate", "--against", "labelled", "--split-seed", "1"])
     assert res.exit_code == 0, res.output
     assert "kappa" in res.output and "test" in res.output
-    res = runner.invoke(app, ["score", "--scorer", "judge", "--store", str(path)])
-    assert res.exit_code != 0
+    # One scorer, so no --scorer: it offered one value and was no choice at all (issue 24).
+    res = runner.invoke(app, ["score", "--scorer", "affect", "--store", str(path)])
+    assert res.exit_code != 0 and "No such option: --scorer" in res.output
 
 
 def test_calibrate_against_stored_human_ratings(tmp_path: Path) -> None:

@@ -137,7 +137,7 @@ def test_config_file_runs_two_configurations(tmp_path, fake_server) -> None:
     ("args", "says"),
     [
         (("run", "--bogus"), "No such option: --bogus"),
-        (("score", "--scorer", "affect", "--no-such-flag"), "No such option: --no-such-flag"),
+        (("score", "--no-such-flag"), "No such option: --no-such-flag"),
         (("judge", "--concurrency", "many"), "invalid --concurrency many: must be an integer"),
         (("run", "--help", "extra"), "--help takes no value, got 'extra'"),
         (("nonsense",), "No such command 'nonsense'"),

@@ -140,7 +140,7 @@ def test_smollm2_conversation_killed_resumed_judged_in_context(
     assert set(asked.values()) == {1}
 
     _judge_every_turn_in_context(db, run_id, proxy, turns)
-    score = run_cli("score", "--scorer", "affect", "--run", run_id, "--store", str(db))
+    score = run_cli("score", "--run", run_id, "--store", str(db))
     assert score.returncode == 0, score.stderr
     with sqlite3.connect(db) as conn:
         scored = {r[0] for r in conn.execute("SELECT response_id FROM affect_scores")}

@@ -43,7 +43,7 @@ def affect_store(llama_server: str, tmp_path_factory: pytest.TempPathFactory) ->
     ):
         res = run_cli("run", *common, *extra)
         assert res.returncode == 0, res.stderr
-    res = run_cli("score", "--scorer", "affect", "--store", str(store))
+    res = run_cli("score", "--store", str(store))
     assert res.returncode == 0, res.stderr
     return store
 

@@ -299,7 +299,7 @@ def test_affect_scoring_killed_mid_way_resumes_without_rescoring(
     with Store.open(db) as store:  # two runs: 124 responses, two batches of 64
         generate(store, demo, [_config(server)])
         generate(store, demo, [_config(server, system_prompt="You are Mia.")])
-    proc = _intima("score", "--scorer", "affect", "--store", str(db))
+    proc = _intima("score", "--store", str(db))
     wait_for(
         lambda: _scalar(db, "SELECT COUNT(DISTINCT response_id) FROM affect_scores") > 0
         or proc.poll() is not None,
@@ -313,7 +313,7 @@ def test_affect_scoring_killed_mid_way_resumes_without_rescoring(
         before = set(conn.execute("SELECT * FROM affect_scores").fetchall())
     n_before = len({r[0] for r in before})
     assert 0 < n_before < 2 * N_DEMO, "the kill must land between two batches"
-    _, err = _finish(_intima("score", "--scorer", "affect", "--store", str(db)), timeout=240)
+    _, err = _finish(_intima("score", "--store", str(db)), timeout=240)
     assert f"{n_before} already scored" in err
     with sqlite3.connect(db) as conn:
         after = set(conn.execute("SELECT * FROM affect_scores").fetchall())

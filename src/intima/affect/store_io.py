@@ -283,7 +283,7 @@ def calibrate_store(
     pairs = reference_pairs(store, against, config, run_ids)
     if not pairs:
         raise IntimaError(
-            "no response has both an affect score and a rating; run `intima score --scorer "
-            "affect` with the same settings first"
+            "no response has both an affect score and a rating; run `intima score` with the "
+            "same settings first"
         )
     return calibrate(pairs, against, train_fraction, seed, granularity)

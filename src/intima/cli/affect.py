@@ -7,7 +7,7 @@ prints its result.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated
 
 import typer
 from rich.table import Table
@@ -39,24 +39,14 @@ def _config(w: float) -> AffectConfig:
 
 
 def score_cmd(
-    scorer: Annotated[
-        Literal["affect"],
-        typer.Option(
-            "--scorer", help="Which scorer: affect, the offline measure (LLM judges: intima judge)."
-        ),
-    ] = "affect",
     run: RunOpt = None,
     store: StoreOpt = DEFAULT_STORE,
     w: WOpt = 0.1,
 ) -> None:
     """Score stored responses with the affect measure (offline); re-running resumes.
 
-    Example: intima score --store intima.db
+    Example: intima score --store intima.db   (LLM judges score with `intima judge`)
     """
-    if scorer != "affect":
-        raise ConfigError(
-            f"unknown scorer {scorer!r}: this command offers 'affect' (LLM judges: `intima judge`)"
-        )
     from intima.affect.store_io import score_store
 
     config = _config(w)
