@@ -23,7 +23,8 @@ def _damaged(tmp_path: Path, fake_server: Any) -> Path:
             [ModelConfig(spec=f"openai-compat:f@{server.base_url}")],
         )
     with sqlite3.connect(db) as conn:  # what an unchecked import could write
-        conn.execute("UPDATE responses SET prompt_tokens = 'lots' WHERE rowid = 1")
+        # (not 'lots' in an INTEGER column: STRICT tables refuse it, see test_strict_tables)
+        conn.execute("UPDATE responses SET latency_s = 9e999 WHERE rowid = 1")
         conn.execute("UPDATE runs SET config_json = '{not json'")
         conn.execute(
             "INSERT INTO responses (response_id, config_key, prompt_id, status, text, attempts, "
@@ -41,7 +42,7 @@ def test_doctor_lists_then_fixes_and_the_board_builds(tmp_path: Path, fake_serve
     db = _damaged(tmp_path, fake_server)
     res = run_cli("doctor", "--store", str(db))
     assert res.returncode == 1, res.stderr
-    for expected in ("prompt_tokens holds text", "config_json is not JSON", "belongs to no run",
+    for expected in ("latency_s is infinite", "config_json is not JSON", "belongs to no run",
                      "a claim of another host"):  # fmt: skip
         assert expected in res.stdout, res.stdout
     assert "--fix" in res.stderr

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from intima.store.schema import Migration
+from intima.store.schema import Migration, strict_rebuild
 
 # Append-only: never edit or reorder an applied migration; add a new one at the end.
 MIGRATIONS: tuple[Migration, ...] = (
@@ -75,5 +75,37 @@ MIGRATIONS: tuple[Migration, ...] = (
         ALTER TABLE affect_scores_new RENAME TO affect_scores;
         CREATE INDEX affect_scores_by_config ON affect_scores(scorer_version, config_key);
         """,
+    ),
+    # STRICT tables (issue 24): SQLite itself refuses a value of the wrong type.
+    Migration(
+        name="affect_0003_strict",
+        sql=strict_rebuild(
+            "affect_scores",
+            """
+            response_id TEXT NOT NULL REFERENCES responses(response_id),
+            category TEXT NOT NULL,
+            scorer_version TEXT NOT NULL,
+            config_key TEXT NOT NULL,
+            sp REAL NOT NULL,
+            els REAL NOT NULL,
+            ssl REAL NOT NULL,
+            dm REAL NOT NULL,
+            ef REAL NOT NULL,
+            em REAL NOT NULL,
+            lr REAL NOT NULL,
+            nf REAL NOT NULL CHECK (nf >= 0 AND nf <= 1),
+            ci REAL NOT NULL,
+            w REAL NOT NULL,
+            measure REAL NOT NULL,
+            level TEXT NOT NULL CHECK (level IN ('low', 'medium', 'high')),
+            via TEXT,
+            details_json TEXT NOT NULL,
+            config_json TEXT NOT NULL,
+            package_version TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (response_id, category, scorer_version, config_key)
+            """,
+            "CREATE INDEX affect_scores_by_config ON affect_scores(scorer_version, config_key);",
+        ),
     ),
 )

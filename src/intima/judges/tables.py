@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from intima.store.schema import Migration
+from intima.store.schema import Migration, strict_rebuild
 
 # Append-only: never edit or reorder an applied migration; add a new one at the end.
 MIGRATIONS: tuple[Migration, ...] = (
@@ -54,5 +54,54 @@ MIGRATIONS: tuple[Migration, ...] = (
         );
         CREATE INDEX judgment_claims_by_owner ON judgment_claims(owner);
         """,
+    ),
+    # STRICT tables (issue 24): SQLite itself refuses a value of the wrong type.
+    # A primary label is one of intima.core.ratings.Primary.
+    Migration(
+        name="judges_0003_strict",
+        sql=strict_rebuild(
+            "judgments",
+            """
+            judgment_id TEXT PRIMARY KEY,
+            content_hash TEXT NOT NULL,
+            judge_key TEXT NOT NULL,
+            judge_kind TEXT NOT NULL CHECK (judge_kind IN ('llm', 'human')),
+            judge_label TEXT NOT NULL,
+            judge_model TEXT,
+            prompt_version TEXT NOT NULL,
+            prompt_sha256 TEXT NOT NULL,
+            rating_protocol_version TEXT NOT NULL,
+            status TEXT NOT NULL CHECK (status IN ('scored', 'unscored')),
+            ratings_json TEXT,
+            primary_label TEXT CHECK (primary_label IN
+                ('reinforcing', 'boundary', 'neutral', 'mixed', 'no_majority')),
+            rationale TEXT,
+            raw_reply TEXT,
+            reason TEXT,
+            repairs_json TEXT,
+            prompt_tokens INTEGER,
+            completion_tokens INTEGER,
+            cost_usd REAL,
+            latency_s REAL,
+            attempts INTEGER NOT NULL,
+            judge_config_json TEXT NOT NULL,
+            package_version TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            UNIQUE (content_hash, judge_key, prompt_version)
+            """,
+            "CREATE INDEX judgments_by_content ON judgments(content_hash);",
+        )
+        + strict_rebuild(
+            "judgment_claims",
+            """
+            judgment_id TEXT PRIMARY KEY,
+            owner TEXT NOT NULL,
+            host TEXT NOT NULL,
+            pid INTEGER NOT NULL,
+            expires REAL NOT NULL
+            """,
+            "CREATE INDEX judgment_claims_by_owner ON judgment_claims(owner);",
+        ),
+        operational=("judgment_claims",),
     ),
 )

@@ -1,8 +1,11 @@
 """Every row of a bundle checked before the import transaction: a bundle's hashes prove only
 that its files are the ones it declares, not that its rows are sound.
 
-Refused, with the table and row named: a value of the wrong type for its column (the store's
-own declared types), a missing required value, a ``*_json`` column that is not JSON (or nests
+Refused, with the table and row named: a value of the wrong type for its column, a missing
+required value or one outside a closed set (a status, a level, a label): each row is tried in
+an empty copy of its STRICT table, so SQLite itself says what it refuses; a value SQLite never
+sees (a JSON true, NaN, a nested value, a lone surrogate) or would store as another type; a
+``*_json`` column that is not JSON (or nests
 deeper than :data:`MAX_JSON_DEPTH`) or does not match its schema, a number outside its range
 (:mod:`intima.service.bundle_rules`), a row that contradicts a row with the same key (in the
 store or earlier in the bundle), a row that names a run, response, prompt or judged content of
@@ -14,9 +17,11 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import sqlite3
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
+from contextlib import closing
 from pathlib import Path
 from typing import Any, Final
 
@@ -52,11 +57,13 @@ def check_protocol(folder: Path, stated: Mapping[str, str], ours: Mapping[str, s
 
 def check_rows(store: Store, folder: Path, data: Mapping[str, Sequence[dict[str, Any]]]) -> None:
     """Raise BundleError on the first unsound row; read-only."""
-    for table, rows in data.items():
-        columns = _columns(store, table)
-        for n, row in enumerate(rows, 1):
-            _check_types(folder, table, n, row, columns)
-        _check_conflicts(store, folder, table, rows)
+    with closing(sqlite3.connect(":memory:")) as scratch:
+        for table, rows in data.items():
+            columns = _columns(store, table)
+            _copy_table(store, scratch, table)
+            for n, row in enumerate(rows, 1):
+                _check_row(scratch, folder, table, n, row, columns)
+            _check_conflicts(store, folder, table, rows)
     if found := reference_problem(data):
         table, n, what = found
         raise BundleError(
@@ -79,39 +86,89 @@ def json_depth_ok(value: Any, limit: int = MAX_JSON_DEPTH) -> bool:
     return True
 
 
-def _columns(store: Store, table: str) -> dict[str, tuple[str, bool]]:
-    """column -> (declared type, required)."""
-    return {c.name: (c.type, c.required) for c in store.columns(table)}
+def _columns(store: Store, table: str) -> dict[str, str]:
+    """column -> declared type."""
+    return {c.name: c.type for c in store.columns(table)}
 
 
-def _check_types(
+def _copy_table(store: Store, scratch: sqlite3.Connection, table: str) -> None:
+    """``table`` as the store declares it (STRICT, its CHECKs), empty, in a scratch database:
+    each row is tried there, so SQLite itself says which value it refuses, before anything
+    is written to the store (a bad row in any bundle refuses the whole import)."""
+    sql = store.query("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", (table,))
+    scratch.execute(sql[0][0])
+
+
+def _check_row(
+    scratch: sqlite3.Connection,
     folder: Path,
     table: str,
     n: int,
     row: Mapping[str, Any],
-    columns: Mapping[str, tuple[str, bool]],
+    columns: Mapping[str, str],
 ) -> None:
     where = f"{folder}: {table}.jsonl line {n}"
-    for col, (_kind, required) in columns.items():
-        if required and row.get(col) is None:
-            raise BundleError(f"{where}: {col} is missing")
     for col, value in row.items():
-        if value is None:
-            continue
-        kind = columns[col][0]
-        if not _fits(kind, value):
-            raise BundleError(f"{where}: {col} must be {_describe(kind)}, not {_show(value)}")
+        if value is not None and not _bindable(value):
+            raise BundleError(
+                f"{where}: {col} must be {_describe(columns[col])}, not {_show(value)}"
+            )
         if col.endswith("_json") and isinstance(value, str):
             _check_json(where, col, value)
+    if problem := _stored(scratch, table, row, columns):
+        raise BundleError(f"{where}: {problem}")
     if problem := _meaning(table, row) or row_problem(table, row):
         raise BundleError(f"{where}: {problem}")
 
 
+def _bindable(value: Any) -> bool:
+    """What SQLite cannot be asked about, as it never reaches it: a 64-bit integer (not a
+    JSON true/false), finite (NaN would be stored as NULL), text that is UTF-8 (JSON may carry
+    lone surrogates), and no nested value (publish writes JSON columns as text)."""
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        return False
+    if isinstance(value, int):
+        return -(2**63) <= value < 2**63
+    if isinstance(value, float):
+        return math.isfinite(value)
+    return _utf8(value)
+
+
+def _stored(
+    scratch: sqlite3.Connection, table: str, row: Mapping[str, Any], columns: Mapping[str, str]
+) -> str | None:
+    """What SQLite refuses in ``row`` (a value of the wrong type, a missing value, one outside
+    a closed set), or a value it would store as another (STRICT keeps '5' in an INTEGER column
+    as 5 and 5 in a TEXT column as '5': a bundle's row must be stored as it is written)."""
+    names = ",".join(f'"{c}"' for c in row) or "rowid"
+    values = f"({names}) VALUES ({','.join('?' * len(row))})" if row else "DEFAULT VALUES"
+    try:
+        scratch.execute(f'INSERT INTO "{table}" {values}', list(row.values()))
+        stored = scratch.execute(f'SELECT {names} FROM "{table}"').fetchone()
+    except sqlite3.IntegrityError as exc:  # (a CHECK is quoted as declared: one line)
+        return _said(" ".join(str(exc).split()), row, columns)
+    finally:
+        scratch.execute(f'DELETE FROM "{table}"')
+    for (col, value), kept in zip(row.items(), stored, strict=False):
+        if value is not None and (type(kept) is str) != (type(value) is str):
+            return f"{col} must be {_describe(columns[col])}, not {_show(value)}"
+    return None
+
+
+def _said(message: str, row: Mapping[str, Any], columns: Mapping[str, str]) -> str:
+    """SQLite's refusal in the words of the bundle's row."""
+    if typed := re.match(r"cannot store \w+ value in \w+ column \w+\.(\w+)", message):
+        col = typed[1]
+        return f"{col} must be {_describe(columns[col])}, not {_show(row.get(col))}"
+    if missing := re.match(r"NOT NULL constraint failed: \w+\.(\w+)", message):
+        return f"{missing[1]} is missing"
+    return f"a row breaks a constraint of the store ({message})"
+
+
 def _meaning(table: str, row: Mapping[str, Any]) -> str | None:
     """What the readers of a row rely on beyond its types (the values the store's writers
-    produce): a prompt's code and dimension from the taxonomy, a judgment's primary label
-    (its levels are a schema of :mod:`intima.service.bundle_rules`)."""
-    from intima.core.ratings import Primary
+    produce): a prompt's code and dimension from the taxonomy. (A judgment's primary label is
+    a CHECK of its table; its levels are a schema of :mod:`intima.service.bundle_rules`.)"""
     from intima.core.taxonomy import ALL_CODES, dimension_of
     from intima.dataset.types import UNKNOWN
 
@@ -125,30 +182,7 @@ def _meaning(table: str, row: Mapping[str, Any]) -> str | None:
             return f"code {_show(code)} is not an INTIMA code"
         if "dimension" in row and row["dimension"] != str(dimension_of(code)):
             return f"dimension {_show(row['dimension'])} is not that of code {code!r}"
-    if table == "judgments":
-        if row.get("primary_label") not in (None, *(str(p) for p in Primary)):
-            return f"primary_label {_show(row['primary_label'])} is not a primary label"
     return None
-
-
-def _fits(kind: str, value: Any) -> bool:
-    # What SQLite can hold at all: 64-bit integers, and text that is UTF-8 (JSON may carry
-    # lone surrogates, which no UTF-8 encoder accepts).
-    if isinstance(value, int) and not -(2**63) <= value < 2**63:
-        return False
-    if isinstance(value, str) and not _utf8(value):
-        return False
-    if "INT" in kind:
-        return isinstance(value, int) and not isinstance(value, bool)
-    if "REAL" in kind or "FLOA" in kind or "DOUB" in kind:
-        ok = isinstance(value, int | float) and not isinstance(value, bool)
-        return ok and math.isfinite(value)
-    if "TEXT" in kind or "CHAR" in kind:
-        # Publish writes JSON columns as text too: a nested value is no row of a store.
-        return isinstance(value, str)
-    if isinstance(value, float):
-        return math.isfinite(value)  # SQLite would store NaN as NULL
-    return isinstance(value, str | int)
 
 
 def _utf8(text: str) -> bool:

@@ -33,8 +33,9 @@ from intima.store.access import (
 )
 from intima.store.claims import JUDGMENT_CLAIMS, RESPONSE_CLAIMS, ClaimState, claim
 from intima.store.introspect import ColumnInfo, primary_key, table_info
+from intima.store.migrate import apply_pending
 from intima.store.records import ResponseRecord, RunRecord, RunStatus, StoredResponse
-from intima.store.schema import migrations, statements
+from intima.store.schema import migrations
 
 DEFAULT_STORE = Path("intima.db")
 #: Dataset ids of runs that hold an external labelled set rather than benchmark answers.
@@ -191,30 +192,16 @@ class Store:
     def _migrate(self) -> None:
         """Apply the subsystems' missing migrations, all in one immediate transaction; what is
         applied is read only after the lock is taken, so two processes never both apply one."""
-        steps = migrations()
-        with self.transaction() as conn:
-            conn.execute(
-                "CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT)"
-            )
-            for step in steps:  # stores written before the subsystems owned their tables
-                if step.replaces and step.replaces != step.name:
-                    conn.execute(
-                        "UPDATE _migrations SET name = ? WHERE name = ?", (step.name, step.replaces)
-                    )
-            applied = {r[0] for r in conn.execute("SELECT name FROM _migrations")}
-            if unknown := applied - {step.name for step in steps}:
-                raise StoreError(
-                    f"{self.path} was written by a newer intima (migrations {sorted(unknown)}); "
-                    "upgrade intima to read it"
-                )
-            for step in steps:
-                if step.name in applied:
-                    continue
-                for statement in statements(step.sql):
-                    conn.execute(statement)
-                conn.execute(
-                    "INSERT INTO _migrations (name, applied_at) VALUES (?, ?)", (step.name, now())
-                )
+        # A migration may rebuild a table that others refer to (CREATE, copy, DROP, RENAME):
+        # with foreign keys on, DROP would first delete its rows and fail on the rows referring
+        # to them. So they are off meanwhile (not settable in a transaction, hence here) and
+        # apply_pending runs foreign_key_check before the commit instead.
+        self._conn.execute("PRAGMA foreign_keys=OFF")
+        try:
+            with self.transaction() as conn:
+                apply_pending(conn, self.path, now())
+        finally:
+            self._conn.execute("PRAGMA foreign_keys=ON")
 
     def _check_migrated(self) -> None:
         """A store opened read-only cannot be migrated: it must already be current."""

@@ -67,3 +67,25 @@ def statements(sql: str) -> list[str]:
     if current.strip(" \n;"):
         out.append(current.strip())
     return out
+
+
+def strict_rebuild(table: str, body: str, after: str = "") -> str:
+    """The SQL that rebuilds ``table`` as a STRICT table declared by ``body`` (each column
+    starts a line with its name; table constraints and continued lines start otherwise),
+    keeping every row and its rowid, then runs ``after`` (the indexes and triggers the old
+    table took with it).
+
+    SQLite cannot make a table STRICT in place. Applied migrations are frozen: never change
+    what this returns; a later rebuild gets a function of its own."""
+    constraints = {"PRIMARY", "UNIQUE", "CHECK", "CONSTRAINT", "FOREIGN"}
+    words = [line.split()[0] for line in body.strip().splitlines() if line.strip()]
+    # a line that goes on with the one before it starts with no column name
+    names = [w for w in words if w.isidentifier() and w.upper() not in constraints]
+    cols = ", ".join(names)
+    return (
+        f"CREATE TABLE {table}_strict ({body.strip().rstrip(',')}) STRICT;\n"
+        f"INSERT INTO {table}_strict (rowid, {cols}) SELECT rowid, {cols} FROM {table} "
+        "ORDER BY rowid;\n"
+        f"DROP TABLE {table};\n"
+        f"ALTER TABLE {table}_strict RENAME TO {table};\n{after}"
+    )

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from intima.store.schema import Migration
+from intima.store.schema import Migration, strict_rebuild
+
+_RUN_STATUSES = "'running', 'complete', 'incomplete', 'interrupted', 'failed', 'stopped (max cost)'"
 
 # Append-only: never edit or reorder an applied migration; add a new one at the end.
 MIGRATIONS: tuple[Migration, ...] = (
@@ -96,5 +98,86 @@ MIGRATIONS: tuple[Migration, ...] = (
         name="core_0004_prompt_context",
         # A prompt may be the last user turn of a conversation: the earlier turns, as JSON.
         sql="ALTER TABLE prompts ADD COLUMN context_json TEXT",
+    ),
+    # STRICT tables (issue 24): SQLite itself refuses a value of the wrong type ('lots' in an
+    # INTEGER column) and a run status outside the list (a CHECK replaces the triggers).
+    Migration(
+        name="core_0005_strict",
+        sql=strict_rebuild(
+            "runs",
+            f"""
+            run_id TEXT PRIMARY KEY,
+            label TEXT NOT NULL,
+            model_spec TEXT NOT NULL,
+            provider TEXT NOT NULL,
+            model_name TEXT NOT NULL,
+            config_key TEXT NOT NULL,
+            config_json TEXT NOT NULL,
+            dataset_id TEXT NOT NULL,
+            dataset_source TEXT NOT NULL,
+            dataset_revision TEXT,
+            dataset_sha256 TEXT NOT NULL,
+            dataset_fingerprint TEXT NOT NULL,
+            n_prompts INTEGER NOT NULL,
+            package_version TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            status TEXT NOT NULL,
+            CONSTRAINT "runs.status: not a run status" CHECK (status IN ({_RUN_STATUSES}))
+            """,
+        )
+        + strict_rebuild(
+            "prompts",
+            """
+            prompt_id TEXT PRIMARY KEY,
+            text TEXT NOT NULL,
+            code TEXT NOT NULL,
+            dimension TEXT NOT NULL,
+            source_model TEXT,
+            context_json TEXT
+            """,
+        )
+        + strict_rebuild(
+            "run_prompts",
+            """
+            run_id TEXT NOT NULL REFERENCES runs(run_id),
+            prompt_id TEXT NOT NULL REFERENCES prompts(prompt_id),
+            position INTEGER NOT NULL,
+            PRIMARY KEY (run_id, prompt_id)
+            """,
+        )
+        + strict_rebuild(
+            "responses",
+            """
+            response_id TEXT PRIMARY KEY,
+            config_key TEXT NOT NULL,
+            prompt_id TEXT NOT NULL REFERENCES prompts(prompt_id),
+            status TEXT NOT NULL CHECK (status IN ('ok', 'error')),
+            text TEXT,
+            finish_reason TEXT,
+            prompt_tokens INTEGER,
+            completion_tokens INTEGER,
+            latency_s REAL,
+            cost_usd REAL,
+            attempts INTEGER NOT NULL,
+            error TEXT,
+            served_by TEXT,
+            package_version TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            UNIQUE (config_key, prompt_id)
+            """,
+            "CREATE INDEX responses_by_prompt ON responses(prompt_id);",
+        )
+        + strict_rebuild(
+            "response_claims",
+            """
+            response_id TEXT PRIMARY KEY,
+            owner TEXT NOT NULL,
+            host TEXT NOT NULL,
+            pid INTEGER NOT NULL,
+            expires REAL NOT NULL
+            """,
+            "CREATE INDEX response_claims_by_owner ON response_claims(owner);",
+        ),
     ),
 )

@@ -3,7 +3,7 @@ report."""
 
 from __future__ import annotations
 
-from intima.store.schema import Migration
+from intima.store.schema import Migration, strict_rebuild
 
 # Append-only: never edit or reorder an applied migration; add a new one at the end.
 MIGRATIONS: tuple[Migration, ...] = (
@@ -79,5 +79,41 @@ MIGRATIONS: tuple[Migration, ...] = (
         DROP TABLE validation_reports;
         ALTER TABLE validation_reports_new RENAME TO validation_reports;
         """,
+    ),
+    # STRICT tables (issue 24): SQLite itself refuses a value of the wrong type.
+    Migration(
+        name="validate_0003_strict",
+        sql=strict_rebuild(
+            "validation_labels",
+            """
+            response_id TEXT PRIMARY KEY REFERENCES responses(response_id),
+            set_key TEXT NOT NULL DEFAULT '',
+            set_sha256 TEXT NOT NULL,
+            row_id TEXT NOT NULL,
+            label TEXT CHECK (label IS NULL OR label IN ('reinforcing', 'boundary', 'neutral')),
+            grade REAL,
+            conversation TEXT,
+            groups_json TEXT NOT NULL,
+            CHECK (label IS NOT NULL OR grade IS NOT NULL)
+            """,
+            "CREATE INDEX validation_labels_by_set ON validation_labels(set_key);",
+        )
+        + strict_rebuild(
+            "validation_reports",
+            """
+            set_key TEXT NOT NULL DEFAULT '',
+            set_sha256 TEXT NOT NULL,
+            set_name TEXT NOT NULL,
+            scorer TEXT NOT NULL,
+            scorer_version TEXT NOT NULL,
+            by_columns TEXT NOT NULL,
+            options TEXT NOT NULL DEFAULT '',
+            n INTEGER NOT NULL,
+            report_json TEXT NOT NULL,
+            package_version TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (set_sha256, set_key, scorer, scorer_version, by_columns, options)
+            """,
+        ),
     ),
 )
