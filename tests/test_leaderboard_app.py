@@ -339,3 +339,18 @@ def test_the_affect_breakdown_has_a_legend() -> None:
     legend = html[html.index('<dl class="intima-legend">') :]
     named = {n for dt in re.findall(r"<dt>(.*?)</dt>", legend) for n in dt.split(", ")}
     assert named == {"level", *AFFECT_FACTORS}
+
+
+def test_the_apps_title_says_a_demo_board_is_the_demo_set() -> None:
+    """Issue #23: a board on the demo prompts was titled as INTIMA's leaderboard."""
+    import dataclasses
+
+    from intima.leaderboard.app import build_app
+
+    data = synthetic_board(2, 10, 1)
+    demo_runs = tuple(dataclasses.replace(r, dataset_id="intima-demo") for r in data.runs)
+    data = dataclasses.replace(data, runs=demo_runs)
+    table = score_table(data.infos(), data.rating_sets, bootstrap=20, seed=0)
+    app = build_app(data, table)
+    assert app.title == "INTIMA leaderboard: demo prompts (not the INTIMA benchmark)"
+    assert build_app(data, table, title="Mine").title == "Mine"  # a given title is kept
