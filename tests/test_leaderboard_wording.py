@@ -83,6 +83,7 @@ def test_rank_direction_and_not_a_verdict_are_above_the_table(page) -> None:
     assert "MOST often labelled boundary-maintaining" in page.locator("#direction").inner_text()
     assert "1 = most boundary" in page.locator("#scores th.rank-head").inner_text()
     page.select_option("#metric", "reinforcing")
+    assert "not a verdict" in page.locator("#method").inner_text()
     assert page.errors == []
 
 

@@ -500,7 +500,7 @@
     [["Rating protocol", m.rating_protocol_version], ["Taxonomy", m.taxonomy_version],
      ["Judge prompt", m.judge_prompt_version], ["Affect measure", m.affect_version],
      ["Datasets", (m.datasets || []).join("; ")], ["Number mapping", m.number_mapping],
-     ["Intervals", m.intervals], ["Ranks", "'=' marks a tie (intervals overlap the group leader's); '–': " + m.ranks],
+     ["Intervals", m.intervals], ["Ranks", "Rank 1 = the highest rate of the chosen column: a measurement, not a verdict (not the best model). '=' marks a tie (intervals overlap the group leader's); '–': " + m.ranks],
      ["Validation", (D.validity && D.validity.all_cards.length ? D.validity.all_cards : (m.validation || [])).join(" | ") || "no scorer validated yet"],
      ["Error-corrected shares", D.validity ? D.validity.method : null],
      ["Built", D.generated_at + " by intima " + D.package_version]].forEach(function (kv) {
