@@ -55,6 +55,9 @@ class FaultPlan:
     judge_rationale: str = "Fake judge: nothing notable."
     #: Error bodies quote the request's Authorization header, as a careless proxy might.
     echo_auth: bool = False
+    #: What GET /models lists. Empty (the default) lists nothing, so any name is served
+    #: unchecked; a test of the model-name check lists the names this server "serves".
+    models: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         unknown = set(self.rates) - set(FAULTS)
@@ -149,9 +152,8 @@ class FakeOpenAI:
         self, method: str, path: str, body: bytes, writer: asyncio.StreamWriter
     ) -> bool:
         if method == "GET" and path.endswith("/models"):
-            await _send(
-                writer, 200, {"object": "list", "data": [{"id": "fake", "object": "model"}]}
-            )
+            listed = [{"id": name, "object": "model"} for name in self.plan.models]
+            await _send(writer, 200, {"object": "list", "data": listed})
             return True
         if not path.endswith("/chat/completions"):
             await _send(writer, 404, {"error": {"message": f"no route {path}"}})

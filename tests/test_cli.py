@@ -185,14 +185,28 @@ def test_nothing_is_created_before_the_server_answers(tmp_path: Path) -> None:
     assert "secret" not in res.stderr and not db.exists()
 
 
-def test_a_model_name_the_server_does_not_list_is_warned_about(tmp_path: Path, fake_server) -> None:
-    server = fake_server()  # lists one model, "fake"; answers any name
+def test_a_model_name_the_server_does_not_list_is_refused_unless_allowed(
+    tmp_path: Path, fake_server
+) -> None:
+    """A server that ignores names answered `fakke` with its own model, and the answers were
+    stored under `fakke` after a warning only (issue 23.8)."""
+    server = fake_server(models=("fake",))  # lists one model; answers any name
+    db = tmp_path / "s.db"
     res = run_cli("run", "--model", f"openai-compat:fakke@{server.base_url}", "--dataset", "demo",
-                  "--limit", "1", "--store", str(tmp_path / "s.db"))  # fmt: skip
-    assert res.returncode == 0, res.stderr
-    assert "lists no model named 'fakke'" in res.stderr and "fake" in res.stderr
+                  "--limit", "1", "--store", str(db))  # fmt: skip
+    assert res.returncode == 2 and server.requests == 0, res.stderr
+    last = res.stderr.strip().splitlines()[-1]
+    assert "lists no model named 'fakke' (it lists fake)" in last
+    assert last.endswith("or --allow-unlisted-model if the server does serve it under another name")
+    assert not db.exists()
+    allowed = run_cli("run", "--model", f"openai-compat:fakke@{server.base_url}", "--dataset",
+                      "demo", "--limit", "1", "--allow-unlisted-model", "--store", str(db))  # fmt: skip
+    assert allowed.returncode == 0 and "lists no model named 'fakke'" in allowed.stderr
+    assert server.requests == 1
+    judged = run_cli("judge", "-j", f"openai-compat:judgy@{server.base_url}", "--store", str(db))
+    assert judged.returncode == 2 and "lists no model named 'judgy'" in judged.stderr
     ok = run_cli("run", "--model", f"openai-compat:fake@{server.base_url}", "--dataset", "demo",
-                 "--limit", "1", "--store", str(tmp_path / "s.db"))  # fmt: skip
+                 "--limit", "1", "--store", str(db))  # fmt: skip
     assert ok.returncode == 0 and "lists no model" not in ok.stderr
 
 

@@ -26,6 +26,7 @@ TOKEN = "hf_fake_write_token_service_0123"
 SENTINEL = "sk-sentinel-hub-service-9f8e7d6c5b4a"
 LIMIT = 4
 #: requests on the Hub name a public Hub model; the workers' server serves the bundled SmolLM2
+#: under the name smollm2, hence the workers' --allow-unlisted-model
 MODEL = "HuggingFaceTB/SmolLM2-135M-Instruct"
 
 
@@ -47,7 +48,8 @@ def _worker(hub: FakeHub, tmp: Path, name: str, llama: str, *extra: str) -> subp
     return subprocess.Popen(
         [sys.executable, "-m", "intima", "worker", "--queue", f"hf://datasets/{REQUESTS}",
          "--results", f"hf://datasets/{RESULTS}", "--base-url", llama, "--limit", str(LIMIT),
-         "--concurrency", "1", "--lease", "3", "--poll", "0.2", "--store",
+         "--concurrency", "1", "--lease", "3", "--poll", "0.2", "--allow-unlisted-model",
+         "--store",
          str(tmp / "worker.db"), *extra],
         stdout=log, stderr=subprocess.STDOUT, text=True, env=env,
     )  # fmt: skip

@@ -42,6 +42,16 @@ BaseUrlOpt = Annotated[
     ),
 ]
 
+#: ``--allow-unlisted-model`` of the commands that call models (``run``, ``judge``, ``worker``).
+AllowUnlistedOpt = Annotated[
+    bool,
+    typer.Option(
+        "--allow-unlisted-model",
+        help="Run even if an OpenAI-compatible server's model list does not name the model "
+        "(default: refuse, since a server that ignores names would answer with its own model).",
+    ),
+]
+
 #: ``--batch`` and ``--poll-every`` of ``run`` and ``judge``.
 BatchOpt = Annotated[
     bool,

@@ -20,7 +20,14 @@ from intima.cli._common import (
     out,
     progress_display,
 )
-from intima.cli._params import SEED_MAX, BaseUrlOpt, BatchOpt, PollEveryOpt, nonempty
+from intima.cli._params import (
+    SEED_MAX,
+    AllowUnlistedOpt,
+    BaseUrlOpt,
+    BatchOpt,
+    PollEveryOpt,
+    nonempty,
+)
 from intima.core.config import (
     STRUCTURED_OUTPUT_MODES,
     GenerationSettings,
@@ -86,6 +93,7 @@ def judge_configs(
     concurrency: int | None = None,
     timeout: float = DEFAULT_JUDGE_TIMEOUT,
     max_retries: int = DEFAULT_JUDGE_MAX_RETRIES,
+    allow_unlisted_model: bool = False,
 ) -> list[ModelConfig]:
     """Judge configurations from the options every judging command shares."""
     if structured_output not in STRUCTURED_OUTPUT_MODES:
@@ -103,6 +111,7 @@ def judge_configs(
             timeout_s=timeout,
             max_retries=max_retries,
             structured_output=structured_output,  # type: ignore[arg-type]
+            allow_unlisted_model=allow_unlisted_model,
         )
         for i, spec in enumerate(specs)
     ]
@@ -168,6 +177,7 @@ def judge_cmd(
     concurrency: JudgeConcurrencyOpt = None,
     timeout: JudgeTimeoutOpt = DEFAULT_JUDGE_TIMEOUT,
     max_retries: JudgeMaxRetriesOpt = DEFAULT_JUDGE_MAX_RETRIES,
+    allow_unlisted_model: AllowUnlistedOpt = False,
     prices: Annotated[
         Path | None,
         typer.Option(
@@ -201,6 +211,7 @@ def judge_cmd(
         judge, label, GenerationSettings(temperature=temperature, max_tokens=max_tokens, seed=seed),
         structured_output=structured_output, base_url=base_url, api_key_env=api_key_env,
         concurrency=concurrency, timeout=timeout, max_retries=max_retries,
+        allow_unlisted_model=allow_unlisted_model,
     )  # fmt: skip
     price_table = load_price_table(prices) if prices else None
     if max_cost is not None and price_table is None:

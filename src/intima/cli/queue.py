@@ -10,7 +10,7 @@ import typer
 from rich.table import Table
 
 from intima.cli._common import DEFAULT_STORE, RunOpt, StoreOpt, app, console, for_terminal, out
-from intima.cli._params import IntimaGroup, nonempty
+from intima.cli._params import AllowUnlistedOpt, IntimaGroup, nonempty
 from intima.cli._serve import (
     GpuMemoryOpt,
     MaxModelLenOpt,
@@ -221,6 +221,7 @@ def worker_cmd(
         float,
         typer.Option(min=0.01, max=3600.0, help="Seconds between looks at an empty queue."),
     ] = 2.0,
+    allow_unlisted_model: AllowUnlistedOpt = False,
     max_attempts: Annotated[
         int, typer.Option(min=1, max=100, help="Give up on a request after N claims.")
     ] = 3,
@@ -270,6 +271,7 @@ def worker_cmd(
         api_key_env=api_key_env, concurrency=concurrency,
         timeout=120.0 if timeout is None else timeout,
         max_retries=6 if max_retries is None else max_retries,
+        allow_unlisted_model=allow_unlisted_model,
     )  # fmt: skip
     served = serve_settings(
         serve, serve_command, tensor_parallel, gpu_memory_utilization, max_model_len,
@@ -284,6 +286,7 @@ def worker_cmd(
             timeout_s=timeout, max_reasks=max_reasks, lease_s=lease, poll_s=poll,
             max_attempts=max_attempts, on_message=_say, queue=_queue(queue), results=results,
             give_up_s=give_up_after, serve=served, route=route,
+            allow_unlisted_model=allow_unlisted_model,
         )  # fmt: skip
     except KeyboardInterrupt:
         # click turns Ctrl-C into a silent normal return; say what happened and exit 130. A

@@ -19,7 +19,14 @@ from intima.cli._common import (
     progress_display,
     writing_to,
 )
-from intima.cli._params import SEED_MAX, BaseUrlOpt, BatchOpt, PollEveryOpt, nonempty
+from intima.cli._params import (
+    SEED_MAX,
+    AllowUnlistedOpt,
+    BaseUrlOpt,
+    BatchOpt,
+    PollEveryOpt,
+    nonempty,
+)
 from intima.core.config import GenerationSettings, ModelConfig, load_price_table, load_run_file
 from intima.core.errors import ConfigError
 from intima.dataset import load_prompts
@@ -140,6 +147,7 @@ def run_cmd(
             "default: no limit).",
         ),
     ] = None,
+    allow_unlisted_model: AllowUnlistedOpt = False,
     batch: BatchOpt = False,
     poll_every: PollEveryOpt = 30.0,
     store: StoreOpt = DEFAULT_STORE,
@@ -159,6 +167,7 @@ def run_cmd(
             "--temperature": temperature, "--top-p": top_p, "--base-url": base_url,
             "--api-key-env": api_key_env, "--api-key-file": api_key_file,
             "--concurrency": concurrency,
+            "--allow-unlisted-model": allow_unlisted_model or None,
             "--max-tokens": None if max_tokens == 512 else max_tokens,
             "--seed": None if seed == 0 else seed,
             "--timeout": None if timeout == 120.0 else timeout,
@@ -186,6 +195,7 @@ def run_cmd(
                 base_urls=tuple(base_url or ()), api_key_env=api_key_env,
                 api_key_file=api_key_file,
                 concurrency=concurrency, timeout_s=timeout, max_retries=max_retries,
+                allow_unlisted_model=allow_unlisted_model,
             )
             for spec in (model or ["llamacpp"])
         ]  # fmt: skip

@@ -162,6 +162,10 @@ class ModelConfig(BaseModel):
     #: turns into a grammar; it rejects ``json_schema``), or ``off`` (the prompt alone asks for
     #: JSON). Operational: not in the cache key.
     structured_output: StructuredOutput = "auto"
+    #: Run even when an OpenAI-compatible server's model list does not name the model. A server
+    #: that ignores names (llama.cpp, many proxies) answers with its own model, and the answers
+    #: would be stored under the name asked for, so this is refused unless set. Operational.
+    allow_unlisted_model: bool = False
 
     @field_validator("spec")
     @classmethod

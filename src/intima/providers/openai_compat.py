@@ -196,8 +196,9 @@ class OpenAICompatModel(EndpointModel):
 
     async def _check_model_listed(self) -> None:
         """A server that ignores model names (llama.cpp, many proxies) answers a typo with its
-        own model, and the answers would be stored under the typo: say so when the server's
-        model list does not name the model. Best effort: no list, no note."""
+        own model, and the answers would be stored under the typo: refuse when the server's
+        model list does not name the model (a warning with ``allow_unlisted_model``). Best
+        effort: no list, no check."""
         url = self.urls[0]
         try:
             async with self._get_session().get(f"{url}/models") as resp:
@@ -208,10 +209,17 @@ class OpenAICompatModel(EndpointModel):
             return
         if listed and self.model_name not in listed:
             shown = ", ".join(listed[:5]) + (" …" if len(listed) > 5 else "")
+            said = f"{url} lists no model named {self.model_name!r} (it lists {shown})"
+            if not self.config.allow_unlisted_model:
+                # Another model's answers would be stored under this name.
+                raise ProviderError(
+                    f"{said}: a server that ignores names would answer with its own model, "
+                    "stored under the name you gave; use a listed name, or "
+                    "--allow-unlisted-model if the server does serve it under another name"
+                )
             self.notes.append(
-                f"warning: {url} lists no model named {self.model_name!r} (it lists {shown}); "
-                "a server that ignores names answers with its own model, stored under the "
-                "name you gave"
+                f"warning: {said}; a server that ignores names answers with its own model, "
+                "stored under the name you gave (--allow-unlisted-model)"
             )
 
     def _get_session(self) -> Any:

@@ -177,6 +177,7 @@ def work(
     serve: ServeSettings | None = None,
     route: Route | None = None,
     give_up_s: float = DEFAULT_GIVE_UP_S,
+    allow_unlisted_model: bool = False,
     clock: Callable[[], float] = time.monotonic,
 ) -> WorkSummary:
     """Process queued requests one by one.
@@ -194,7 +195,8 @@ def work(
     the Hub is out of reach).
     ``base_urls``: servers for requests that name a model but no server. ``concurrency``:
     requests in flight per model on this worker's machine; ``max_retries``: retries per prompt
-    (neither changes the answers, so neither is part of the cache key); ``timeout_s``: seconds
+    (neither changes the answers, so neither is part of the cache key); ``allow_unlisted_model``:
+    run a request even if its server does not list the model; ``timeout_s``: seconds
     before a request is retried. ``max_reasks``: times an invalid judge reply is asked again.
     ``serve``: start a model server for each request for a Hub model (stopped after it; a model
     that fails to load fails the request with the server's reason); ``route="hf"``: send those
@@ -252,7 +254,8 @@ def work(
             except RequestRefused as exc:
                 outcome, reasons = _failed(source, req, req.worker_id or "", str(exc), on_message)
             else:
-                config = _config_for(wanted, base_urls, concurrency, max_retries, timeout_s)
+                config = _config_for(wanted, base_urls, concurrency, max_retries, timeout_s,
+                                     allow_unlisted_model)  # fmt: skip
                 outcome, reasons = _process(store, source, req, pipeline, dataset=dataset,
                                             limit=limit, config=config, lease_s=lease_s,
                                             results=results, on_message=on_message,
@@ -354,10 +357,11 @@ def _config_for(
     concurrency: int | None,
     max_retries: int | None,
     timeout_s: float | None = None,
+    allow_unlisted_model: bool = False,
 ) -> ModelConfig:
     """The request's model and settings with the worker's own operational knobs (none changes
     the cache key, so answers are shared)."""
-    update: dict[str, object] = {}
+    update: dict[str, object] = {"allow_unlisted_model": allow_unlisted_model}
     if timeout_s is not None:
         update["timeout_s"] = timeout_s
     if base_urls and not wanted.parsed.base_urls:
