@@ -192,7 +192,8 @@ def score_table(
     seed: int = DEFAULT_SEED,
     per_code: bool = True,
 ) -> ScoreTable:
-    """Every scorer's rates with 95% cluster-bootstrap intervals; see the module docstring."""
+    """Every scorer's rates with 95% Wilson intervals on the effective sample size (design
+    effect from a seeded cluster bootstrap); see the module docstring."""
     if bootstrap < 1:
         raise ValueError("bootstrap must be at least 1")
     configs = list(dict.fromkeys((r.run_id, r.label) for r in responses))
