@@ -242,3 +242,17 @@ def test_cli_request_and_requests(tmp_path: Path) -> None:
     listing = run_cli("requests", "--store", str(db))
     assert listing.returncode == 0 and "openai:gpt-4o-mini" in listing.stdout
     assert "alice" in listing.stdout and "pending" in listing.stdout
+
+
+def test_a_setting_the_provider_cannot_send_is_no_part_of_the_request(store: Store) -> None:
+    """Anthropic takes no seed: seed=0 and seed=7 ask for the same answers, so they are one
+    request, and its configuration key is the one a run of it stores."""
+    from intima.core.config import ModelConfig
+    from intima.providers import effective_config
+
+    first = add_request(store, "anthropic:claude-sonnet-4-5", allow_urls=False)
+    again = add_request(store, "anthropic:claude-sonnet-4-5", generation=GenerationSettings(seed=7))
+    assert first.is_new and not again.is_new and again.request_id == first.request_id
+    assert first.config.generation.seed is None
+    sent = effective_config(ModelConfig(spec="anthropic:claude-sonnet-4-5"))
+    assert first.config_key == sent.config_key

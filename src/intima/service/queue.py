@@ -149,7 +149,7 @@ def _validated_config(
     if any(ch in spec for ch in "\r\n\t\x00"):
         raise QueueError("model spec must be one line without control characters")
     parsed = ModelSpec.parse(spec)  # raises ConfigError naming the problem
-    from intima.providers import provider_names
+    from intima.providers import effective_config, provider_names
 
     known = provider_names()
     if parsed.provider not in known:
@@ -163,8 +163,14 @@ def _validated_config(
             check_public_spec(parsed)
         except PublicRequestError as exc:
             raise QueueError(str(exc)) from exc
-    return ModelConfig(
-        spec=str(parsed), system_prompt=system_prompt, generation=generation or GenerationSettings()
+    # As the provider will send it: a setting it cannot honour (Anthropic's seed) is no part of
+    # the request's identity, or two requests for the same answers would be two requests.
+    return effective_config(
+        ModelConfig(
+            spec=str(parsed),
+            system_prompt=system_prompt,
+            generation=generation or GenerationSettings(),
+        )
     )
 
 
