@@ -6,7 +6,9 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Literal
 
 import httpx
 
@@ -44,22 +46,44 @@ def start(
     )  # fmt: skip
 
 
-def wait_ready(base_url: str, proc: subprocess.Popen[bytes], timeout: float = 120.0) -> None:
-    """Return once ``base_url``/models answers; raise if the server exits or never answers."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+Readiness = Literal["ready", "exited", "timeout"]
+
+
+def poll_ready(
+    base_url: str,
+    proc: subprocess.Popen[bytes],
+    timeout: float,
+    *,
+    every: float = 0.3,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+) -> Readiness:
+    """Ask ``base_url``/models until it answers 200 (``ready``), the server process ends
+    (``exited``) or ``timeout`` seconds pass (``timeout``): one loop for every server intima
+    starts, each caller saying in its own words what went wrong."""
+    deadline = clock() + timeout
+    while clock() < deadline:
         if proc.poll() is not None:
-            raise ProviderError(
-                f"the model server exited with code {proc.returncode} before answering "
-                "(is the port free? is the GGUF file readable?)"
-            )
+            return "exited"
         try:
             if httpx.get(f"{base_url}/models", timeout=2).status_code == 200:
-                return
+                return "ready"
         except httpx.HTTPError:
             pass
-        time.sleep(0.3)
-    raise ProviderError(f"the model server at {base_url} did not answer within {timeout:g} s")
+        sleep(every)
+    return "timeout"
+
+
+def wait_ready(base_url: str, proc: subprocess.Popen[bytes], timeout: float = 120.0) -> None:
+    """Return once ``base_url``/models answers; raise if the server exits or never answers."""
+    state = poll_ready(base_url, proc, timeout)
+    if state == "exited":
+        raise ProviderError(
+            f"the model server exited with code {proc.returncode} before answering "
+            "(is the port free? is the GGUF file readable?)"
+        )
+    if state == "timeout":
+        raise ProviderError(f"the model server at {base_url} did not answer within {timeout:g} s")
 
 
 def spec_for(alias: str, base_url: str) -> str:

@@ -20,11 +20,11 @@ from pathlib import Path
 from types import TracebackType
 from typing import Literal
 
-import httpx
 from pydantic import BaseModel, ConfigDict, Field
 
 from intima.core.config import ModelConfig
 from intima.core.errors import ProviderError
+from intima.service.llama_server import poll_ready
 
 ServerKind = Literal["vllm", "llamacpp", "sglang"]
 Route = Literal["hf"]
@@ -134,23 +134,18 @@ class ServedModel:
 
     def _wait_ready(self) -> None:
         assert self._proc is not None
-        deadline = self._clock() + self.settings.ready_timeout_s
-        while self._clock() < deadline:
-            if self._proc.poll() is not None:
-                raise ModelLoadFailed(
-                    f"the {self.settings.kind} server could not load {self.model} (exit "
-                    f"{self._proc.returncode}): {self.log_tail()}"
-                )
-            try:
-                if httpx.get(f"{self.base_url}/models", timeout=2).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            self._sleep(0.5)
-        raise ModelLoadFailed(
-            f"the {self.settings.kind} server did not answer for {self.model} within "
-            f"{self.settings.ready_timeout_s:g} s: {self.log_tail()}"
-        )
+        state = poll_ready(self.base_url, self._proc, self.settings.ready_timeout_s, every=0.5,
+                           clock=self._clock, sleep=self._sleep)  # fmt: skip
+        if state == "exited":
+            raise ModelLoadFailed(
+                f"the {self.settings.kind} server could not load {self.model} (exit "
+                f"{self._proc.returncode}): {self.log_tail()}"
+            )
+        if state == "timeout":
+            raise ModelLoadFailed(
+                f"the {self.settings.kind} server did not answer for {self.model} within "
+                f"{self.settings.ready_timeout_s:g} s: {self.log_tail()}"
+            )
 
     def log_tail(self) -> str:
         """The end of the server's log, on one line: what it said before it stopped."""
