@@ -235,7 +235,7 @@ def test_migration_makes_nf_real_and_keeps_old_rows() -> None:
     conn = sqlite3.connect(":memory:")
     conn.execute("CREATE TABLE responses (response_id TEXT PRIMARY KEY)")
     conn.execute("INSERT INTO responses VALUES ('r')")
-    first, second = MIGRATIONS
+    first, second = MIGRATIONS[:2]  # later ones (affect_0003_strict) have tests of their own
     assert first.name == "affect_0001_scores" and second.name.startswith("affect_0002_")
     conn.executescript(first.sql)
     cols = (
