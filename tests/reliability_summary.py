@@ -27,6 +27,9 @@ class Tally:
     bad_inputs_rejected: int = 0
     bundles_crafted: int = 0
     bundles_refused: int = 0
+    #: hostile request files put in a queue, and those a worker refused or the queue skipped
+    requests_crafted: int = 0
+    requests_refused: int = 0
     secret_places_searched: int = 0
     secrets_found: int = 0
     hostile_outputs_checked: int = 0
@@ -45,6 +48,7 @@ class Tally:
             or self.results_checked
             or self.bad_inputs_tried
             or self.bundles_crafted
+            or self.requests_crafted
             or self.secret_places_searched
             or self.hostile_outputs_checked
             or self.long_replies
@@ -60,6 +64,7 @@ class Tally:
             f"duplicates {self.duplicates}; "
             f"bad inputs tried {self.bad_inputs_tried}, rejected {self.bad_inputs_rejected}; "
             f"bundles crafted {self.bundles_crafted}, refused {self.bundles_refused}; "
+            f"request files crafted {self.requests_crafted}, refused {self.requests_refused}; "
             f"secret searches {self.secret_places_searched}, secrets found {self.secrets_found}; "
             f"hostile outputs checked {self.hostile_outputs_checked}, "
             f"leaked {self.hostile_leaks}; "

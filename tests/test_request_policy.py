@@ -18,6 +18,7 @@ from fake_hub import FakeHub, hf_env, point_hf_at, running_hub
 from fake_openai import FakeOpenAI
 from intima.service.hub_queue import FOLDER, HubQueue
 from intima.service.worker import work
+from reliability_summary import TALLY
 
 REQUESTS, RESULTS = "org/requests", "org/results"
 URL = f"hf://datasets/{REQUESTS}"
@@ -110,6 +111,12 @@ def test_a_request_file_cannot_steer_the_worker_s_servers_keys_files_or_data(
     assert attacker.requests == 0 and sum(attacker.auth_seen.values()) == 0
     assert not any(TOKEN in auth for auth in served.auth_seen)
     done = {r.request_id: r for r in HubQueue(URL).requests()}
+    # Counted before asserting, so a failing run still reports its true figures.
+    TALLY.requests_crafted += len(cases)
+    TALLY.requests_refused += sum(
+        done[rid].status == "failed" and (done[rid].reason or "").startswith("refused: ")
+        for rid in cases
+    )
     for rid, (_, named) in cases.items():
         assert done[rid].status == "failed", rid
         assert done[rid].reason is not None and named in done[rid].reason, done[rid].reason
@@ -139,6 +146,8 @@ def test_hostile_files_are_skipped_with_a_warning_and_the_queue_keeps_working(
     listed = run_cli("requests", "--queue", URL, env=env)
     assert listed.returncode == 0, listed.stderr
     warnings = [line for line in listed.stderr.splitlines() if line.startswith("warning:")]
+    TALLY.requests_crafted += 3
+    TALLY.requests_refused += min(len(warnings), 3)
     assert len(warnings) == 3 and legit in listed.stdout
     assert any("b000000000000001.json holds request " + legit in w for w in warnings)
     assert any("deep.json is not a valid request" in w for w in warnings)
