@@ -19,6 +19,9 @@ from intima.store import Store
 
 STAND_IN = Path(__file__).parent / "fake_model_server.py"
 MODEL = "Qwen/Qwen3-0.6B"
+MODELS = (MODEL, "HuggingFaceTB/SmolLM2-360M-Instruct")
+RESULTS = "org/results"
+HUB_TOKEN = "hf_fake_write_token_serve_0123"
 
 
 def _count(db: Path, sql: str) -> int:
@@ -29,29 +32,44 @@ def _count(db: Path, sql: str) -> int:
 def test_worker_serves_each_requested_model_and_fails_one_that_cannot_load(
     tmp_path: Path, fake_server: Callable[..., FakeOpenAI]
 ) -> None:
+    """Two requests for two models and one for a model that cannot load: each server is
+    started for its request and stopped after it, both good requests publish a bundle to the
+    results repo on the (fake) Hub, the third fails with the server's reason."""
+    from fake_hub import hf_env, running_hub
+
     judge = fake_server()  # the worker's own judge server: it keeps running throughout
     db, starts = tmp_path / "w.db", tmp_path / "starts.jsonl"
     with Store.open(db) as store:
-        good = add_request(store, f"openai-compat:{MODEL}", dataset="demo")
+        good = [add_request(store, f"openai-compat:{m}", dataset="demo") for m in MODELS]
         bad = add_request(store, "openai-compat:org/broken-model", dataset="demo")
-    result = run_cli(
-        "worker", "--drain", "--limit", "3", "--poll", "0.1", "--serve", "vllm",
-        "--serve-command", f"{sys.executable} {STAND_IN}", "--tensor-parallel", "2",
-        "--gpu-memory-utilization", "0.85", "--judge", f"openai-compat:fake@{judge.base_url}",
-        "--store", str(db), env={"FAKE_SERVER_LOG": str(starts)},
-    )  # fmt: skip
+    for hub in running_hub():
+        hub.write_token = HUB_TOKEN
+        hub.add_repo(RESULTS)
+        env = hf_env(hub, tmp_path / "hf-cache", tmp_path / "hf-home", HUB_TOKEN)
+        result = run_cli(
+            "worker", "--drain", "--limit", "3", "--poll", "0.1", "--serve", "vllm",
+            "--serve-command", f"{sys.executable} {STAND_IN}", "--tensor-parallel", "2",
+            "--gpu-memory-utilization", "0.85", "--judge", f"openai-compat:fake@{judge.base_url}",
+            "--results", f"hf://datasets/{RESULTS}", "--store", str(db),
+            env={**env, "FAKE_SERVER_LOG": str(starts)},
+        )  # fmt: skip
+        bundles = {p.split("/")[1] for p in hub.repo(RESULTS).head() if p.startswith("bundles/")}
     assert result.returncode == 1, result.stderr  # one request failed
     with Store.open(db) as store:
-        done, failed = get_request(store, good.request_id), get_request(store, bad.request_id)
-    assert done.status == "finished", done.reason
+        done = [get_request(store, r.request_id) for r in good]
+        failed = get_request(store, bad.request_id)
+    assert [d.status for d in done] == ["finished", "finished"], [d.reason for d in done]
     assert failed.status == "failed"
     assert "could not load org/broken-model" in (failed.reason or "")
     assert "unsupported architecture" in (failed.reason or "")
-    assert _count(db, "SELECT COUNT(*) FROM responses WHERE status = 'ok'") == 3
+    assert len(bundles) == 2  # one bundle per finished request, none for the failed one
+    assert _count(db, "SELECT COUNT(*) FROM responses WHERE status = 'ok'") == 6
+    # The stand-in echoes the prompt, so both models gave the same three answers: a judgment
+    # is keyed by (prompt, answer), and each distinct answer is judged once.
     assert _count(db, "SELECT COUNT(*) FROM judgments WHERE status = 'scored'") == 3
     assert judge.completed == 3
     launched = [json.loads(line) for line in starts.read_text().splitlines()]
-    assert [s["args"][0] for s in launched] == [MODEL, "org/broken-model"]
+    assert [s["args"][0] for s in launched] == [*MODELS, "org/broken-model"]
     for start in launched:
         args = start["args"]
         assert args[args.index("--tensor-parallel-size") + 1] == "2"
