@@ -170,3 +170,13 @@ def test_keys_are_never_written_to_the_store_or_the_terminal(tmp_path, vendor) -
     assert b"SENTINEL" not in written
     # and the servers did receive the keys, each vendor's way
     assert vendor["anthropic"].rejected_auth == vendor["openai"].rejected_auth == 0
+    # Through the CLI too: a 500 and a 429 were retried to success (two answers, two
+    # judgments per vendor), and the judge asked for its schema each vendor's way.
+    with Store.open(store) as db:
+        assert db.query("SELECT COUNT(*) FROM responses WHERE status = 'ok'")[0][0] == 4
+        assert db.query("SELECT MAX(attempts) FROM responses")[0][0] >= 2
+        assert db.query("SELECT COUNT(*) FROM judgments WHERE status = 'scored'")[0][0] == 4
+    assert any(b.get("response_format", {}).get("type") == "json_schema"
+               for b in vendor["openai"].chat_bodies)  # fmt: skip
+    assert any(b.get("tool_choice", {}).get("type") == "tool"
+               for b in vendor["anthropic"].chat_bodies)  # fmt: skip
