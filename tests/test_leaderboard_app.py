@@ -9,6 +9,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -67,16 +68,24 @@ def app_url(store_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Itera
 
 
 @pytest.fixture(scope="module")
-def page(app_url: str) -> Iterator[object]:
+def browser(app_url: str) -> Iterator[object]:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        browser = launch(p)
-        pg = watched_page(browser)
-        pg.goto(app_url)
-        pg.wait_for_selector("#board-table table", timeout=30_000)
-        yield pg
-        browser.close()
+        chromium = launch(p)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser: Any, app_url: str) -> Iterator[object]:
+    """A fresh page per test: a filter or tab one test leaves set must not be the next one's
+    starting point (one shared page made the tests depend on their order)."""
+    pg = watched_page(browser)
+    pg.goto(app_url)
+    pg.wait_for_selector("#board-table table", timeout=30_000)
+    yield pg
+    pg.close()
 
 
 def requests_in(store_path: Path) -> list[tuple[str, str]]:
