@@ -157,6 +157,25 @@ def test_both_models_settings_and_seeds_are_the_run_identity() -> None:
     assert stored["user_model"]["spec"] == u.spec
 
 
+def test_a_setting_a_provider_cannot_send_is_no_part_of_the_run() -> None:
+    """Anthropic takes no seed: a conversation with seed 0 or 7 for a Claude user is one run,
+    and what is stored is what is sent."""
+    prompts = load_prompts("demo").first(3)
+    a = ModelConfig(spec="openai-compat:a@http://h:1/v1")
+    runs = [
+        ConversationSettings(
+            assistant=a, user=ModelConfig(spec="anthropic:claude-x", generation=g), turns=2
+        )
+        for g in (GenerationSettings(), GenerationSettings(seed=7))
+    ]
+    assert runs[0].run_id(prompts) == runs[1].run_id(prompts)
+    assert runs[0].user.generation.seed is None
+    assert (
+        json.loads(runs[1].config_json())["conversation"]["user_model"]["generation"]["seed"]
+        is None
+    )
+
+
 def test_a_turn_prompt_is_the_content_id_of_the_whole_conversation() -> None:
     seed = load_prompts("demo").prompts[0]
     conversation = (

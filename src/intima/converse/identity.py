@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import Annotated, Final
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from intima.converse.simulator import SIMULATOR_PROMPT_VERSION
 from intima.core.config import ModelConfig, stable_hash
@@ -31,6 +31,15 @@ class ConversationSettings(BaseModel):
     assistant: ModelConfig
     user: ModelConfig
     turns: Annotated[int, Field(ge=1, le=MAX_TURNS)] = DEFAULT_TURNS
+
+    @field_validator("assistant", "user")
+    @classmethod
+    def _as_sent(cls, config: ModelConfig) -> ModelConfig:
+        # As each provider sends it: a setting it cannot honour (Anthropic's seed) changes no
+        # answer, so it must not make another conversation run.
+        from intima.providers import effective_config
+
+        return effective_config(config)
 
     @property
     def key(self) -> str:
