@@ -21,24 +21,24 @@ import json
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
 from intima.core.config import GenerationSettings, ModelConfig, stable_hash
 from intima.core.errors import ConfigError
 from intima.core.version import __version__
+from intima.service import lease
 from intima.service.bundle import hub_repo
+from intima.service.lease import Clock, Move, Status
 from intima.service.queue import (
     DEFAULT_LEASE_S,
     DEFAULT_MAX_ATTEMPTS,
     MAX_REASON_CHARS,
     REQUEST_DATASETS,
-    Clock,
     QueueError,
     QueueUnavailable,
     RequestRecord,
-    Status,
     _validated_config,
     _validated_requester,
     redact,
@@ -147,47 +147,39 @@ class HubQueue:
 
         def change(cur: HubRequest | None) -> HubRequest | None:
             created.clear()
-            stamp = now()
-            if cur is not None and cur.status not in ("failed", "cancelled"):
-                return None
-            if cur is not None:
-                created.append(True)
-                return _moved(cur, first, None, f"requested again after {cur.status}", attempts=0)
+            if cur is not None:  # a duplicate; a failed or cancelled one goes back in the queue
+                move = lease.requeue(cur, first)
+                created.extend([True] if move else [])
+                return None if move is None else _moved(cur, move)
             created.append(True)
-            rec = HubRequest(
+            stamp = now()
+            return HubRequest(
                 request_id=request_id, spec=config.spec, requester=requester, dataset=dataset,
                 config_key=config.config_key, config=config, status=first,
                 package_version=__version__, created_at=stamp, updated_at=stamp,
+                history=[RequestEvent(at=stamp, status=first, detail="requested")],
             )  # fmt: skip
-            return _moved(rec, first, None, "requested")
 
         rec = self._update(request_id, change, f"request {request_id}")
         assert rec is not None
         return rec.model_copy(update={"is_new": bool(created)})
 
     def approve(self, request_id: str, by: str | None = None) -> HubRequest:
-        return self._review(
-            request_id, "pending", ("pending_review",), "approved", f"approved by {by or '?'}"
-        )
+        return self._review(request_id, "pending", f"approved by {by or '?'}")
 
     def cancel(self, request_id: str, by: str | None = None) -> HubRequest:
-        return self._review(
-            request_id, "cancelled", ("pending_review", "pending", "running"), "cancelled",
-            f"cancelled by {by or '?'}",
-        )  # fmt: skip
+        return self._review(request_id, "cancelled", f"cancelled by {by or '?'}")
 
     def _review(
-        self, request_id: str, to: Status, allowed: tuple[str, ...], verb: str, detail: str
+        self, request_id: str, to: Literal["pending", "cancelled"], detail: str
     ) -> HubRequest:
         def change(cur: HubRequest | None) -> HubRequest | None:
             if cur is None:
                 raise QueueError(f"no request {request_id[:40]!r} in {self.url}")
-            if cur.status not in allowed:
-                raise QueueError(
-                    f"request {request_id} is {cur.status}; only a request that is "
-                    f"{' or '.join(allowed)} can be {verb}"
-                )
-            return _moved(cur, to, None, detail, worker_id=None, lease_expires=None)
+            move = lease.review(cur, to, detail)
+            if move is None:
+                raise QueueError(lease.refusal(request_id, cur, to))
+            return _moved(cur, move)
 
         rec = self._update(request_id, change, f"{to} {request_id}")
         assert rec is not None
@@ -201,25 +193,17 @@ class HubQueue:
         *,
         max_attempts: int = DEFAULT_MAX_ATTEMPTS,
     ) -> HubRequest | None:
-        """Take the oldest pending request, or one whose lease has run out; None if none."""
+        """Take the oldest claimable request (:func:`lease.claim` decides which are, and fails
+        one whose workers keep stopping); None if there is none."""
         for _ in range(MAX_CONFLICTS):
             sha, records = self._read()
-            ready = [r for r in records.values() if _claimable(r, self.clock())]
-            if not ready:
+            at = self.clock()
+            ordered = sorted(records.values(), key=lambda r: (r.created_at, r.request_id))
+            moves = ((r, lease.claim(r, worker_id, at, lease_s, max_attempts)) for r in ordered)
+            found = next(((r, m) for r, m in moves if m is not None), None)
+            if found is None:
                 return None
-            cur = min(ready, key=lambda r: (r.created_at, r.request_id))
-            if cur.attempts >= max_attempts:
-                new = _moved(cur, "failed", worker_id,
-                             f"abandoned after {cur.attempts} attempts whose workers stopped",
-                             worker_id=None, lease_expires=None, finished_at=now())  # fmt: skip
-            else:
-                detail = (
-                    "claimed" if cur.status == "pending"
-                    else f"lease of {cur.worker_id} expired; resumed"
-                )  # fmt: skip
-                new = _moved(cur, "running", worker_id, detail, worker_id=worker_id,
-                             lease_expires=self.clock() + lease_s, attempts=cur.attempts + 1,
-                             started_at=cur.started_at or now())  # fmt: skip
+            new = _moved(*found)
             if self._commit(sha, new, f"{new.status} {new.request_id} ({worker_id})"):
                 if new.status == "running":
                     return new
@@ -227,67 +211,51 @@ class HubQueue:
 
     def heartbeat(self, request_id: str, worker_id: str, lease_s: float = DEFAULT_LEASE_S) -> bool:
         """Extend the lease; False if this worker no longer holds it."""
-        held: list[bool] = []
-
-        def change(cur: HubRequest | None) -> HubRequest | None:
-            held.clear()
-            if not _holds(cur, worker_id):
-                return None
-            assert cur is not None
-            held.append(True)
-            return cur.model_copy(
-                update={"lease_expires": self.clock() + lease_s, "updated_at": now()}
-            )
-
-        self._update(request_id, change, f"lease {request_id} ({worker_id})")
-        return bool(held)
+        return self._change(request_id, lambda r: lease.renew(r, worker_id, self.clock(), lease_s),
+                            f"lease {request_id} ({worker_id})")  # fmt: skip
 
     def finish(
         self, request_id: str, worker_id: str, run_ids: list[str], results: Sequence[str] = ()
     ) -> bool:
-        return self._settle(request_id, worker_id, "finished", None, run_ids, list(results))
+        return self._change(
+            request_id, lambda r: lease.settle(r, worker_id, "finished", None),
+            f"finished {request_id} ({worker_id})", run_ids=run_ids, results=list(results),
+        )  # fmt: skip
 
     def fail(self, request_id: str, worker_id: str, reason: str) -> bool:
-        return self._settle(
-            request_id, worker_id, "failed", redact(reason)[:MAX_REASON_CHARS], None, []
-        )
+        reason = redact(reason)[:MAX_REASON_CHARS]
+        return self._change(request_id, lambda r: lease.settle(r, worker_id, "failed", reason),
+                            f"failed {request_id} ({worker_id})")  # fmt: skip
 
     def release(self, request_id: str, worker_id: str, detail: str = "released") -> bool:
-        def change(cur: HubRequest | None) -> HubRequest | None:
-            if not _holds(cur, worker_id):
-                return None
-            assert cur is not None
-            return _moved(cur, "pending", worker_id, detail, worker_id=None, lease_expires=None,
-                          attempts=max(cur.attempts - 1, 0))  # fmt: skip
+        return self._change(request_id, lambda r: lease.release(r, worker_id, detail),
+                            f"release {request_id} ({worker_id})")  # fmt: skip
 
-        rec = self._update(request_id, change, f"release {request_id} ({worker_id})")
-        return rec is not None and rec.status == "pending" and rec.worker_id is None
-
-    def _settle(
+    def _change(
         self,
         request_id: str,
-        worker_id: str,
-        status: Status,
-        reason: str | None,
-        run_ids: list[str] | None,
-        results: list[str],
+        decide: Callable[[HubRequest], Move | None],
+        message: str,
+        *,
+        run_ids: list[str] | None = None,
+        results: list[str] | None = None,
     ) -> bool:
-        done: list[bool] = []
+        """Apply what ``decide`` makes of the request as it is; False if it made no change."""
+        made: list[bool] = []
 
         def change(cur: HubRequest | None) -> HubRequest | None:
-            done.clear()
-            if not _holds(cur, worker_id):
+            made.clear()
+            move = None if cur is None else decide(cur)
+            if cur is None or move is None:
                 return None
-            assert cur is not None
-            done.append(True)
-            return _moved(
-                cur, status, worker_id, reason, reason=reason, lease_expires=None,
-                finished_at=now(), run_ids=run_ids if run_ids is not None else cur.run_ids,
-                results=[*cur.results, *results],
-            )  # fmt: skip
+            made.append(True)
+            extra: dict[str, Any] = {"results": [*cur.results, *(results or [])]}
+            if run_ids is not None:
+                extra["run_ids"] = run_ids
+            return _moved(cur, move, **extra)
 
-        self._update(request_id, change, f"{status} {request_id} ({worker_id})")
-        return bool(done)
+        self._update(request_id, change, message)
+        return bool(made)
 
     # -- the Hub ------------------------------------------------------------------------------
     def _api(self) -> Any:
@@ -414,22 +382,22 @@ def _parse(path: Path) -> HubRequest:
     return rec
 
 
-def _claimable(rec: HubRequest, at: float) -> bool:
-    if rec.status == "pending":
-        return True
-    return rec.status == "running" and (rec.lease_expires or 0.0) < at
-
-
-def _holds(rec: HubRequest | None, worker_id: str) -> bool:
-    return rec is not None and rec.status == "running" and rec.worker_id == worker_id
-
-
-def _moved(
-    rec: HubRequest, status: Status, by: str | None, detail: str | None, **update: Any
-) -> HubRequest:
+def _moved(rec: HubRequest, move: Move, **update: Any) -> HubRequest:
+    """``rec`` after ``move``, with its event in the history."""
     stamp = now()
-    event = RequestEvent(at=stamp, status=status, worker_id=by, detail=detail)
-    return rec.model_copy(
-        update={**update, "status": status, "updated_at": stamp,
-                "history": [*rec.history, event]}
-    )  # fmt: skip
+    fields: dict[str, Any] = {
+        "status": move.status,
+        "worker_id": move.worker_id,
+        "attempts": move.attempts,
+        "lease_expires": move.lease_expires,
+        "reason": move.reason,
+        "updated_at": stamp,
+    }
+    if move.starts and rec.started_at is None:
+        fields["started_at"] = stamp
+    if move.finishes:
+        fields["finished_at"] = stamp
+    if move.event:
+        event = RequestEvent(at=stamp, status=move.status, worker_id=move.by, detail=move.detail)
+        fields["history"] = [*rec.history, event]
+    return rec.model_copy(update={**fields, **update})

@@ -1,7 +1,9 @@
 """The request queue: models people ask to have benchmarked, and the leases workers hold on them.
 
-A request moves ``pending`` → ``running`` → ``finished`` or ``failed`` (with a reason); every
-transition is also written to ``request_events`` with a timestamp and the worker's id.
+A request moves ``pending`` → ``running`` → ``finished`` or ``failed`` (with a reason), or is
+``cancelled``; every transition is also written to ``request_events`` with a timestamp and the
+worker's id. Which moves are allowed is decided by :mod:`intima.service.lease`, the one state
+machine this queue and the Hub's share; this module stores its decisions.
 
 Claiming is atomic: :func:`claim_next` picks and marks a request inside one ``BEGIN IMMEDIATE``
 transaction, so two workers can never take the same request. A claim is a *lease*: the worker
@@ -13,7 +15,7 @@ De-duplication: two requests for the same model configuration (provider, model, 
 generation settings; *not* the server URLs, which do not change the answers) and the same
 dataset are one request. Adding a duplicate of a pending, running or finished request returns
 the existing record unchanged, with ``is_new=False``, so a web form can simply say "already
-requested". Adding a duplicate of a *failed* request puts it back in the queue.
+requested". Adding a duplicate of a *failed* or *cancelled* request puts it back in the queue.
 """
 
 from __future__ import annotations
@@ -26,13 +28,15 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Annotated, Final, Literal, Protocol
+from typing import Annotated, Final, Protocol
 
 from pydantic import BaseModel, Field
 
 from intima.core.config import GenerationSettings, ModelConfig, ModelSpec, stable_hash
 from intima.core.errors import ConfigError, IntimaError
 from intima.core.version import __version__
+from intima.service import lease
+from intima.service.lease import Clock, Move, Status
 from intima.store import Store, now
 
 MAX_SPEC_CHARS = 500
@@ -43,15 +47,11 @@ MAX_REASON_CHARS = 2_000
 #: path on the worker's disk; the worker maps "hub" to a local copy if it has no Hub access.
 REQUEST_DATASETS = ("hub", "demo")
 DEFAULT_LEASE_S = 120.0
-#: Seconds since the epoch; leases are compared with it (tests pass a clock they move).
-Clock = Callable[[], float]
 DEFAULT_MAX_ATTEMPTS = 3
 #: Request ids are 16 lower-case hex digits (a hash prefix on the Hub, a uuid4 prefix locally);
 #: an id names a file on the Hub, so ``../../evil`` must never pass.
 REQUEST_ID_PATTERN: Final = r"^[0-9a-f]{16}$"
 
-#: ``pending_review`` and ``cancelled`` occur in the Hub queue only (maintainer approval).
-Status = Literal["pending", "running", "finished", "failed", "pending_review", "cancelled"]
 _SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD)", re.IGNORECASE)
 
 
@@ -110,16 +110,13 @@ def add_request(
     stamp = now()
     with store.transaction() as conn:
         row = conn.execute("SELECT * FROM requests WHERE dedup_key = ?", (dedup,)).fetchone()
-        if row is not None and row["status"] != "failed":
-            return _record(row)
-        if row is not None:  # a failed request asked for again: back into the queue
-            request_id = row["request_id"]
-            conn.execute(
-                "UPDATE requests SET status='pending', reason=NULL, worker_id=NULL, "
-                "lease_expires=NULL, attempts=0, updated_at=? WHERE request_id=?",
-                (stamp, request_id),
-            )
-            _event(conn, request_id, "pending", None, "requeued after failure")
+        if row is not None:  # a duplicate; a failed or cancelled one goes back into the queue
+            old = _record(row)
+            move = lease.requeue(old, "pending")
+            if move is None:
+                return old
+            request_id = old.request_id
+            _apply(conn, old, move)
         else:
             request_id = uuid.uuid4().hex[:16]
             conn.execute(
@@ -222,47 +219,21 @@ def claim_next(
     max_attempts: int = DEFAULT_MAX_ATTEMPTS,
     clock: Clock = time.time,
 ) -> RequestRecord | None:
-    """Atomically take the oldest pending request, or one whose lease has run out.
-
-    A request whose workers keep dying (``max_attempts`` claims without an outcome) is marked
-    failed instead of being handed out for ever.
-    """
+    """Atomically take the oldest claimable request (:func:`lease.claim` decides which are,
+    and fails one whose workers keep stopping); None if there is none."""
+    marks = ",".join("?" * len(lease.CLAIMABLE))
     with store.transaction() as conn:
-        while True:
-            row = conn.execute(
-                "SELECT * FROM requests WHERE status = 'pending' "
-                "OR (status = 'running' AND lease_expires < ?) "
-                "ORDER BY created_at, rowid LIMIT 1",
-                (clock(),),
-            ).fetchone()
-            if row is None:
-                return None
-            stamp = now()
-            if row["attempts"] >= max_attempts:
-                reason = f"abandoned after {row['attempts']} attempts whose workers stopped"
-                conn.execute(
-                    "UPDATE requests SET status='failed', reason=?, worker_id=NULL, "
-                    "lease_expires=NULL, updated_at=?, finished_at=? WHERE request_id=?",
-                    (reason, stamp, stamp, row["request_id"]),
-                )
-                _event(conn, row["request_id"], "failed", worker_id, reason)
-                continue
-            detail = (
-                "claimed"
-                if row["status"] == "pending"
-                else f"lease of {row['worker_id']} expired; resumed"
-            )
-            conn.execute(
-                "UPDATE requests SET status='running', worker_id=?, lease_expires=?, "
-                "attempts=attempts+1, updated_at=?, started_at=COALESCE(started_at, ?) "
-                "WHERE request_id=?",
-                (worker_id, clock() + lease_s, stamp, stamp, row["request_id"]),
-            )
-            _event(conn, row["request_id"], "running", worker_id, detail)
-            new = conn.execute(
-                "SELECT * FROM requests WHERE request_id = ?", (row["request_id"],)
-            ).fetchone()
-            return _record(new)
+        at = clock()
+        rows = conn.execute(
+            f"SELECT * FROM requests WHERE status IN ({marks}) ORDER BY created_at, rowid",
+            lease.CLAIMABLE,
+        ).fetchall()
+        for row in rows:
+            rec = _record(row)
+            move = lease.claim(rec, worker_id, at, lease_s, max_attempts)
+            if move is not None and _apply(conn, rec, move) and move.status == "running":
+                return _fetch(conn, rec.request_id)
+    return None
 
 
 def heartbeat(
@@ -274,59 +245,82 @@ def heartbeat(
     clock: Clock = time.time,
 ) -> bool:
     """Extend the lease; False if this worker no longer holds it (another worker took over)."""
-    with store.transaction() as conn:
-        cur = conn.execute(
-            "UPDATE requests SET lease_expires=? WHERE request_id=? AND worker_id=? "
-            "AND status='running'",
-            (clock() + lease_s, request_id, worker_id),
-        )
-        return cur.rowcount == 1
+    return _change(store, request_id, lambda r: lease.renew(r, worker_id, clock(), lease_s))
 
 
 def finish(store: Store, request_id: str, worker_id: str, run_ids: list[str]) -> bool:
     """Mark finished; False (and nothing written) if this worker had lost the lease."""
-    return _settle(store, request_id, worker_id, "finished", None, run_ids)
+    return _change(
+        store, request_id, lambda r: lease.settle(r, worker_id, "finished", None), run_ids
+    )
 
 
 def fail(store: Store, request_id: str, worker_id: str, reason: str) -> bool:
     """Mark failed with a reason (secrets from the environment are blanked out of it)."""
-    return _settle(store, request_id, worker_id, "failed", redact(reason)[:MAX_REASON_CHARS], None)
+    reason = redact(reason)[:MAX_REASON_CHARS]
+    return _change(store, request_id, lambda r: lease.settle(r, worker_id, "failed", reason))
 
 
 def release(store: Store, request_id: str, worker_id: str, detail: str = "released") -> bool:
     """Give a claimed request back to the queue at once (a worker stopping cleanly)."""
+    return _change(store, request_id, lambda r: lease.release(r, worker_id, detail))
+
+
+def cancel(store: Store, request_id: str, by: str | None = None) -> RequestRecord:
+    """Cancel a pending or running request (its worker loses the lease and stops)."""
     with store.transaction() as conn:
-        cur = conn.execute(
-            "UPDATE requests SET status='pending', worker_id=NULL, lease_expires=NULL, "
-            "attempts=MAX(attempts-1, 0), updated_at=? "
-            "WHERE request_id=? AND worker_id=? AND status='running'",
-            (now(), request_id, worker_id),
-        )
-        if cur.rowcount == 1:
-            _event(conn, request_id, "pending", worker_id, detail)
-        return cur.rowcount == 1
+        rec = _fetch(conn, request_id)
+        if rec is None:
+            raise QueueError(f"no request {request_id[:40]!r}; see `intima requests`")
+        move = lease.review(rec, "cancelled", f"cancelled by {by or '?'}")
+        if move is None:
+            raise QueueError(lease.refusal(request_id, rec, "cancelled"))
+        _apply(conn, rec, move)
+        new = _fetch(conn, request_id)
+    assert new is not None
+    return new
 
 
-def _settle(
+def _change(
     store: Store,
     request_id: str,
-    worker_id: str,
-    status: Status,
-    reason: str | None,
-    run_ids: list[str] | None,
+    decide: Callable[[RequestRecord], Move | None],
+    run_ids: list[str] | None = None,
 ) -> bool:
-    stamp = now()
+    """Apply what ``decide`` makes of the request as it is; False if it made no change."""
     with store.transaction() as conn:
-        cur = conn.execute(
-            "UPDATE requests SET status=?, reason=?, run_ids=COALESCE(?, run_ids), "
-            "lease_expires=NULL, updated_at=?, finished_at=? "
-            "WHERE request_id=? AND worker_id=? AND status='running'",
-            (status, reason, None if run_ids is None else json.dumps(run_ids), stamp, stamp,
-             request_id, worker_id),
-        )  # fmt: skip
-        if cur.rowcount == 1:
-            _event(conn, request_id, status, worker_id, reason)
-        return cur.rowcount == 1
+        rec = _fetch(conn, request_id)
+        move = None if rec is None else decide(rec)
+        return rec is not None and move is not None and _apply(conn, rec, move, run_ids)
+
+
+def _apply(
+    conn: sqlite3.Connection, rec: RequestRecord, move: Move, run_ids: list[str] | None = None
+) -> bool:
+    """Store ``move`` if the request still is as ``rec`` read it (a compare-and-set: inside
+    ``BEGIN IMMEDIATE`` it always is, and a change never lands on a state it was not decided
+    on), with its event."""
+    stamp = now()
+    cur = conn.execute(
+        "UPDATE requests SET status=?, worker_id=?, lease_expires=?, attempts=?, reason=?, "
+        "run_ids=COALESCE(?, run_ids), updated_at=?, "
+        "started_at=CASE WHEN ? THEN COALESCE(started_at, ?) ELSE started_at END, "
+        "finished_at=CASE WHEN ? THEN ? ELSE finished_at END "
+        "WHERE request_id=? AND status=? AND worker_id IS ? AND lease_expires IS ? "
+        "AND attempts=?",
+        (move.status, move.worker_id, move.lease_expires, move.attempts, move.reason,
+         None if run_ids is None else json.dumps(run_ids), stamp, move.starts, stamp,
+         move.finishes, stamp, rec.request_id, rec.status, rec.worker_id, rec.lease_expires,
+         rec.attempts),
+    )  # fmt: skip
+    if cur.rowcount == 1 and move.event:
+        _event(conn, rec.request_id, move.status, move.by, move.detail)
+    return cur.rowcount == 1
+
+
+def _fetch(conn: sqlite3.Connection, request_id: str) -> RequestRecord | None:
+    row = conn.execute("SELECT * FROM requests WHERE request_id = ?", (request_id,)).fetchone()
+    return None if row is None else _record(row)
 
 
 class RequestQueue(Protocol):
@@ -391,6 +385,10 @@ class LocalQueue:
     def release(self, request_id: str, worker_id: str, detail: str = "released") -> bool:
         with Store.open(self.store_path) as store:
             return release(store, request_id, worker_id, detail)
+
+    def cancel(self, request_id: str, by: str | None = None) -> RequestRecord:
+        with Store.open(self.store_path) as store:
+            return cancel(store, request_id, by)
 
     def idle(self) -> bool:
         with Store.open(self.store_path) as store:

@@ -84,4 +84,47 @@ MIGRATIONS: tuple[Migration, ...] = (
             "CREATE INDEX request_events_by_request ON request_events(request_id);",
         ),
     ),
+    # A local request can be cancelled too (issue 24: one lease state machine for both
+    # queues, ``service.lease``): the statuses a request and its events may take.
+    Migration(
+        name="queue_0003_cancelled",
+        operational=("requests", "request_events"),
+        sql=strict_rebuild(
+            "requests",
+            """
+            request_id TEXT PRIMARY KEY,
+            spec TEXT NOT NULL,
+            requester TEXT,
+            dataset TEXT NOT NULL,
+            dedup_key TEXT NOT NULL UNIQUE,
+            config_key TEXT NOT NULL,
+            config_json TEXT NOT NULL,
+            status TEXT NOT NULL
+                CHECK (status IN ('pending', 'running', 'finished', 'failed', 'cancelled')),
+            reason TEXT,
+            worker_id TEXT,
+            lease_expires REAL,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            run_ids TEXT NOT NULL DEFAULT '[]',
+            package_version TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            started_at TEXT,
+            finished_at TEXT
+            """,
+            "CREATE INDEX requests_by_status ON requests(status, created_at);",
+        )
+        + strict_rebuild(
+            "request_events",
+            """
+            request_id TEXT NOT NULL REFERENCES requests(request_id),
+            at TEXT NOT NULL,
+            status TEXT NOT NULL
+                CHECK (status IN ('pending', 'running', 'finished', 'failed', 'cancelled')),
+            worker_id TEXT,
+            detail TEXT
+            """,
+            "CREATE INDEX request_events_by_request ON request_events(request_id);",
+        ),
+    ),
 )
