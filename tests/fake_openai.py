@@ -227,6 +227,18 @@ class FakeOpenAI:
         return _completion(payload, self.plan.reply_text)
 
 
+class RecordingFake(FakeOpenAI):
+    """The fake server, keeping every chat request it answered."""
+
+    def __init__(self, plan: FaultPlan | None = None) -> None:
+        super().__init__(plan)
+        self.payloads: list[dict[str, Any]] = []
+
+    def _completion(self, payload: dict[str, Any]) -> dict[str, Any]:
+        self.payloads.append(payload)
+        return super()._completion(payload)
+
+
 def _judge_json(rationale: str) -> str:
     """A valid judge reply: every rated category 'low'."""
     from intima.core.taxonomy import CATEGORIES

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from conftest import run_cli
-from fake_openai import FakeOpenAI, FaultPlan
+from fake_openai import FakeOpenAI, FaultPlan, RecordingFake
 from intima.converse import ConversationSettings, conversation_run_ids, converse, load_turns
 from intima.converse.identity import turn_prompt
 from intima.converse.simulator import OPENING, judge_user_reply, simulator_messages
@@ -22,18 +22,6 @@ from intima.dataset.types import Turn
 from intima.store import Store
 
 IN_CHARACTER = "But you are the only one who really listens to me. Promise you will stay?"
-
-
-class RecordingFake(FakeOpenAI):
-    """The fake server, keeping every chat request it answered."""
-
-    def __init__(self, plan: FaultPlan) -> None:
-        super().__init__(plan)
-        self.payloads: list[dict[str, Any]] = []
-
-    def _completion(self, payload: dict[str, Any]) -> dict[str, Any]:
-        self.payloads.append(payload)
-        return super()._completion(payload)
 
 
 @pytest.fixture

@@ -1,16 +1,14 @@
 """``intima converse``: conversations of N assistant turns with a simulated user.
 
-The dataset, generation and request options are ``intima run``'s own declarations, read from
-its signature, so both commands take them with the same names, help and ranges; the simulated
-user's generation options are the same declarations under ``--user-``.
+The dataset, generation and request options are the ones ``intima run`` takes
+(``intima.cli._options``), so both commands take them with the same names, help and ranges;
+the simulated user's generation and key options are the same declarations under ``--user-``.
 """
 
 from __future__ import annotations
 
-import copy
-import inspect
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, TypeAlias, get_args, get_type_hints
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
@@ -24,8 +22,34 @@ from intima.cli._common import (
     out,
     progress_display,
 )
+from intima.cli._options import (
+    MAX_RETRIES,
+    MAX_TOKENS,
+    SEED,
+    TIMEOUT_S,
+    CleanedOpt,
+    DatasetOpt,
+    KeyEnvOpt,
+    KeyFileOpt,
+    LimitOpt,
+    MaxRetriesOpt,
+    MaxTokensOpt,
+    MemoryOpt,
+    ProgressOpt,
+    RevisionOpt,
+    SeedOpt,
+    TemperatureOpt,
+    TimeoutOpt,
+    TopPOpt,
+    UserKeyEnvOpt,
+    UserKeyFileOpt,
+    UserMaxTokensOpt,
+    UserSeedOpt,
+    UserTemperatureOpt,
+    UserTopPOpt,
+    concurrency_option,
+)
 from intima.cli._params import nonempty
-from intima.cli.run import run_cmd
 from intima.converse.identity import DEFAULT_TURNS, DEFAULT_USER_RETRIES, MAX_TURNS
 from intima.core.config import GenerationSettings, ModelConfig
 from intima.core.errors import ConfigError
@@ -34,80 +58,6 @@ from intima.store import Store
 
 if TYPE_CHECKING:  # pragma: no cover
     from intima.converse.runner import ConverseSummary
-
-_RUN_HINTS = get_type_hints(run_cmd, include_extras=True)
-_RUN_DEFAULTS = {n: p.default for n, p in inspect.signature(run_cmd).parameters.items()}
-
-
-def _option(name: str, *, user: bool = False, help: str | None = None) -> Any:
-    """``intima run``'s declaration of option ``name``; with ``user``, the same option for the
-    simulated user (``--user-NAME``), its help saying so."""
-    kind, declared = get_args(_RUN_HINTS[name])[:2]
-    option = copy.copy(declared)
-    option.help = help or option.help
-    if user:
-        option.param_decls = (f"--user-{name.replace('_', '-')}",)
-        option.help = f"The simulated user's setting: {option.help}"
-    return Annotated[kind, option]
-
-
-# For mypy these are the plain types; typer reads the declarations built below.
-if TYPE_CHECKING:
-    DatasetOpt: TypeAlias = str | None
-    RevisionOpt: TypeAlias = str | None
-    LabelOpt: TypeAlias = str | None
-    SystemPromptOpt: TypeAlias = str | None
-    KeyEnvOpt: TypeAlias = str | None
-    UserKeyEnvOpt: TypeAlias = str | None
-    MemoryOpt: TypeAlias = bool
-    CleanedOpt: TypeAlias = bool
-    ProgressOpt: TypeAlias = bool
-    LimitOpt: TypeAlias = int | None
-    ConcurrencyOpt: TypeAlias = int | None
-    TemperatureOpt: TypeAlias = float | None
-    UserTemperatureOpt: TypeAlias = float | None
-    TopPOpt: TypeAlias = float | None
-    UserTopPOpt: TypeAlias = float | None
-    MaxTokensOpt: TypeAlias = int
-    UserMaxTokensOpt: TypeAlias = int
-    MaxRetriesOpt: TypeAlias = int
-    SeedOpt: TypeAlias = int | None
-    UserSeedOpt: TypeAlias = int | None
-    TimeoutOpt: TypeAlias = float
-    KeyFileOpt: TypeAlias = Path | None
-    UserKeyFileOpt: TypeAlias = Path | None
-else:
-    DatasetOpt, RevisionOpt = _option("dataset"), _option("revision")
-    MemoryOpt, CleanedOpt, LimitOpt = (
-        _option("include_memory"),
-        _option("cleaned"),
-        _option("limit"),
-    )
-    LabelOpt = _option(
-        "label",
-        help="Display name for the conversation run (default: the assistant's label, the "
-        "number of turns and the simulated user's label).",
-    )
-    SystemPromptOpt = _option(
-        "system_prompt",
-        help="The assistant's system prompt, sent on every turn, never to the simulated user "
-        "(default: none, as in the paper).",
-    )
-    TemperatureOpt, UserTemperatureOpt = _option("temperature"), _option("temperature", user=True)
-    TopPOpt, UserTopPOpt = _option("top_p"), _option("top_p", user=True)
-    MaxTokensOpt, UserMaxTokensOpt = _option("max_tokens"), _option("max_tokens", user=True)
-    SeedOpt, UserSeedOpt = _option("seed"), _option("seed", user=True)
-    KeyEnvOpt, UserKeyEnvOpt = _option("api_key_env"), _option("api_key_env", user=True)
-    KeyFileOpt, UserKeyFileOpt = _option("api_key_file"), _option("api_key_file", user=True)
-    ConcurrencyOpt = _option(
-        "concurrency",
-        help="Conversations in flight (each has one request in flight at a time; default: the "
-        "assistant provider's).",
-    )
-    TimeoutOpt, MaxRetriesOpt = _option("timeout"), _option("max_retries")
-    ProgressOpt = _option("progress")
-
-_D = _RUN_DEFAULTS
 
 
 @app.command("converse")
@@ -148,30 +98,50 @@ def converse_cmd(
             "(0-10) before it is recorded and its conversation stops.",
         ),
     ] = DEFAULT_USER_RETRIES,
-    dataset: DatasetOpt = _D["dataset"],
-    revision: RevisionOpt = _D["revision"],
-    include_memory: MemoryOpt = _D["include_memory"],
-    cleaned: CleanedOpt = _D["cleaned"],
-    limit: LimitOpt = _D["limit"],
-    label: LabelOpt = _D["label"],
-    system_prompt: SystemPromptOpt = _D["system_prompt"],
-    temperature: TemperatureOpt = _D["temperature"],
-    top_p: TopPOpt = _D["top_p"],
-    max_tokens: MaxTokensOpt = _D["max_tokens"],
-    seed: SeedOpt = _D["seed"],
-    user_temperature: UserTemperatureOpt = _D["temperature"],
-    user_top_p: UserTopPOpt = _D["top_p"],
-    user_max_tokens: UserMaxTokensOpt = _D["max_tokens"],
-    user_seed: UserSeedOpt = _D["seed"],
-    api_key_env: KeyEnvOpt = _D["api_key_env"],
-    api_key_file: KeyFileOpt = _D["api_key_file"],
-    user_api_key_env: UserKeyEnvOpt = _D["api_key_env"],
-    user_api_key_file: UserKeyFileOpt = _D["api_key_file"],
-    concurrency: ConcurrencyOpt = _D["concurrency"],
-    timeout: TimeoutOpt = _D["timeout"],
-    max_retries: MaxRetriesOpt = _D["max_retries"],
+    dataset: DatasetOpt = None,
+    revision: RevisionOpt = None,
+    include_memory: MemoryOpt = False,
+    cleaned: CleanedOpt = False,
+    limit: LimitOpt = None,
+    label: Annotated[
+        str | None,
+        typer.Option(
+            parser=nonempty,
+            help="Display name for the conversation run (default: the assistant's label, the "
+            "number of turns and the simulated user's label).",
+        ),
+    ] = None,
+    system_prompt: Annotated[
+        str | None,
+        typer.Option(
+            parser=nonempty,
+            help="The assistant's system prompt, sent on every turn, never to the simulated "
+            "user (default: none, as in the paper).",
+        ),
+    ] = None,
+    temperature: TemperatureOpt = None,
+    top_p: TopPOpt = None,
+    max_tokens: MaxTokensOpt = MAX_TOKENS,
+    seed: SeedOpt = SEED,
+    user_temperature: UserTemperatureOpt = None,
+    user_top_p: UserTopPOpt = None,
+    user_max_tokens: UserMaxTokensOpt = MAX_TOKENS,
+    user_seed: UserSeedOpt = SEED,
+    api_key_env: KeyEnvOpt = None,
+    api_key_file: KeyFileOpt = None,
+    user_api_key_env: UserKeyEnvOpt = None,
+    user_api_key_file: UserKeyFileOpt = None,
+    concurrency: Annotated[
+        int | None,
+        concurrency_option(
+            "Conversations in flight (each has one request in flight at a time; default: the "
+            "assistant provider's)."
+        ),
+    ] = None,
+    timeout: TimeoutOpt = TIMEOUT_S,
+    max_retries: MaxRetriesOpt = MAX_RETRIES,
     store: StoreOpt = DEFAULT_STORE,
-    progress: ProgressOpt = _D["progress"],
+    progress: ProgressOpt = True,
 ) -> None:
     """Hold an N-turn conversation from every prompt with a simulated user; resumable.
 

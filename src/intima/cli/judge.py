@@ -20,6 +20,7 @@ from intima.cli._common import (
     out,
     progress_display,
 )
+from intima.cli._options import ProgressOpt
 from intima.cli._params import (
     SEED_MAX,
     AllowUnlistedOpt,
@@ -197,7 +198,7 @@ def judge_cmd(
     batch: BatchOpt = False,
     poll_every: PollEveryOpt = 30.0,
     store: StoreOpt = DEFAULT_STORE,
-    progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
+    progress: ProgressOpt = True,
 ) -> None:
     """Judge stored responses with one or more LLM judges; only what is missing is judged.
 

@@ -19,8 +19,28 @@ from intima.cli._common import (
     progress_display,
     writing_to,
 )
+from intima.cli._options import (
+    MAX_RETRIES,
+    MAX_TOKENS,
+    SEED,
+    TIMEOUT_S,
+    CleanedOpt,
+    DatasetOpt,
+    KeyEnvOpt,
+    KeyFileOpt,
+    LimitOpt,
+    MaxRetriesOpt,
+    MaxTokensOpt,
+    MemoryOpt,
+    ProgressOpt,
+    RevisionOpt,
+    SeedOpt,
+    TemperatureOpt,
+    TimeoutOpt,
+    TopPOpt,
+    concurrency_option,
+)
 from intima.cli._params import (
-    SEED_MAX,
     AllowUnlistedOpt,
     BaseUrlOpt,
     BatchOpt,
@@ -56,24 +76,11 @@ def run_cmd(
             help="TOML file listing model configurations (instead of --model).",
         ),
     ] = None,
-    dataset: Annotated[
-        str | None,
-        typer.Option(
-            parser=nonempty,
-            help="'hub' (AI-companionship/INTIMA), 'demo', or a local file/folder (default: hub).",
-        ),
-    ] = None,
-    revision: Annotated[
-        str | None,
-        typer.Option(parser=nonempty, help="Hub revision: commit, tag or branch (default: main)."),
-    ] = None,
-    include_memory: Annotated[
-        bool, typer.Option(help="Keep the 'memory' code (380 rows).")
-    ] = False,
-    cleaned: Annotated[bool, typer.Option(help="Split glued prompts, drop duplicates.")] = False,
-    limit: Annotated[
-        int | None, typer.Option(min=1, help="Only the first N prompts (default: all).")
-    ] = None,
+    dataset: DatasetOpt = None,
+    revision: RevisionOpt = None,
+    include_memory: MemoryOpt = False,
+    cleaned: CleanedOpt = False,
+    limit: LimitOpt = None,
     label: Annotated[
         str | None,
         typer.Option(
@@ -86,51 +93,22 @@ def run_cmd(
         str | None,
         typer.Option(parser=nonempty, help="System prompt (default: none, as in the paper)."),
     ] = None,
-    temperature: Annotated[
-        float | None,
-        typer.Option(min=0.0, max=2.0, help="Sampling temperature (default: the provider's)."),
-    ] = None,
-    top_p: Annotated[
-        float | None,
-        typer.Option(
-            min=0.0, max=1.0, help="Nucleus sampling mass, above 0 (default: the provider's)."
-        ),
-    ] = None,
-    max_tokens: Annotated[
-        int, typer.Option(min=1, max=131072, help="Most tokens per response.")
-    ] = 512,
-    seed: Annotated[int | None, typer.Option(min=0, max=SEED_MAX, help="Sampling seed.")] = 0,
+    temperature: TemperatureOpt = None,
+    top_p: TopPOpt = None,
+    max_tokens: MaxTokensOpt = MAX_TOKENS,
+    seed: SeedOpt = SEED,
     base_url: BaseUrlOpt = None,
-    api_key_env: Annotated[
-        str | None,
-        typer.Option(
-            parser=nonempty,
-            help="Environment variable holding the API key (default: the provider's, e.g. "
-            "OPENAI_API_KEY).",
-        ),
-    ] = None,
-    api_key_file: Annotated[
-        Path | None,
-        typer.Option(
-            exists=True, dir_okay=False, help="File holding the API key (its key is never stored)."
-        ),
-    ] = None,
+    api_key_env: KeyEnvOpt = None,
+    api_key_file: KeyFileOpt = None,
     concurrency: Annotated[
         int | None,
-        typer.Option(
-            min=1,
-            max=4096,
-            help="Requests in flight per model (default: the provider's; 32 for "
-            "openai-compat, 1 in-process).",
+        concurrency_option(
+            "Requests in flight per model (default: the provider's; 32 for openai-compat, 1 "
+            "in-process)."
         ),
     ] = None,
-    timeout: Annotated[
-        float,
-        typer.Option(min=0.1, max=86400.0, help="Seconds before a request is retried."),
-    ] = 120.0,
-    max_retries: Annotated[
-        int, typer.Option(min=0, max=50, help="Retries per prompt before it is stored as failed.")
-    ] = 6,
+    timeout: TimeoutOpt = TIMEOUT_S,
+    max_retries: MaxRetriesOpt = MAX_RETRIES,
     prices: Annotated[
         Path | None,
         typer.Option(
@@ -151,7 +129,7 @@ def run_cmd(
     batch: BatchOpt = False,
     poll_every: PollEveryOpt = 30.0,
     store: StoreOpt = DEFAULT_STORE,
-    progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
+    progress: ProgressOpt = True,
 ) -> None:
     """Generate a response to every prompt; re-running resumes where it stopped.
 
@@ -168,10 +146,10 @@ def run_cmd(
             "--api-key-env": api_key_env, "--api-key-file": api_key_file,
             "--concurrency": concurrency,
             "--allow-unlisted-model": allow_unlisted_model or None,
-            "--max-tokens": None if max_tokens == 512 else max_tokens,
-            "--seed": None if seed == 0 else seed,
-            "--timeout": None if timeout == 120.0 else timeout,
-            "--max-retries": None if max_retries == 6 else max_retries,
+            "--max-tokens": None if max_tokens == MAX_TOKENS else max_tokens,
+            "--seed": None if seed == SEED else seed,
+            "--timeout": None if timeout == TIMEOUT_S else timeout,
+            "--max-retries": None if max_retries == MAX_RETRIES else max_retries,
         }  # fmt: skip
         given = [name for name, value in changed.items() if value is not None]
         if given:  # they were silently ignored: the config file's models are what runs
