@@ -8,7 +8,7 @@ of the configuration's labels. Thresholds apply as ``score >= t``. References:
 * ACC at a threshold, and Forman's threshold choices MAX (max tpr - fpr), X (fpr = 1 - tpr),
   T50 (tpr = 0.5) and Median Sweep (median of the ACC estimates over every threshold with
   tpr - fpr > 0.25): Forman, G. (2008), *Data Mining and Knowledge Discovery* 17, 164-206.
-* PCC and PACC (probabilistic, adjusted): Bella, A. et al. (2010), *ICDM*, 41-50.
+* PCC and PACC (probabilistic, adjusted): Bella, A. et al. (2010), *IEEE ICDM*, 737-742.
 * HDy (Hellinger-distance mixture matching of the posteriors' histograms, median over 10..110
   bins): Gonzalez-Castro, V. et al. (2013), *Information Sciences* 218, 146-164.
 * SLD/EMQ (EM re-estimation of the prior): Saerens, M. et al. (2002), *Neural Computation* 14.
