@@ -1,6 +1,6 @@
 """Error-corrected reinforcing shares against the labels' own, on the dev set's 8 configurations.
 
-    .venv/bin/python benchmarks/bench_corrected.py [--dev PATH] [--no-cache]
+    .venv/bin/python benchmarks/bench_corrected.py [--dev PATH] [--no-cache] [--bootstrap B]
 
 The dev set has 4 models x 2 variants (plain, boundary-aware system) = 8 configurations. For
 each model m, everything is fitted without m's rows:
@@ -22,7 +22,9 @@ the **nested-LOMO selection** (the pre-stated rule): in outer fold m, each metho
 inner LOMO on the other three models only (each held out in turn with the remaining two as
 validation, all scores fitted without m); the method with the smallest worst per-model MAE
 (ties: mean MAE) is applied to m. Targets: MAE <= 0.03 and Spearman >= 0.90, judged on that
-pipeline. The LOMO predictions are cached (numbers only) under ~/.cache/intima/bench.
+pipeline. ``--bootstrap B`` adds 95% intervals of every method's MAE and Spearman (responses
+and validation rows drawn again). The LOMO predictions are cached (numbers only) under
+~/.cache/intima/bench.
 """
 
 from __future__ import annotations
@@ -131,27 +133,58 @@ def evaluate(
     preds: dict[tuple[str, ...], Pred],
     models: Sequence[str],
     excluded: tuple[str, ...] = (),
+    rng: np.random.Generator | None = None,
 ) -> list[tuple[str, str, float, float]]:
     """LOMO over ``models`` (every model in ``excluded`` already left out of every fit): model
     m's configurations scored without m, its validation the other ``models``' rows each scored
     by parameters fitted without m and itself. (model, variant, truth, estimate) per
-    configuration."""
+    configuration. With ``rng``: one bootstrap replicate, each configuration's responses and
+    each validation drawn again with replacement (the truth is the drawn rows' share)."""
     out = []
     for m in models:
         others = [x for x in models if x != m]
         val = [preds[(*excluded, m, x)] for x in others]
-        v = q.Validation(
-            np.concatenate([x[0] for x in val]), np.concatenate([folds.pos[x] for x in others])
-        )
-        vt = [str(t) for x in others for t in folds.truth[x]]
-        vp = [str(p) for x in val for p in x[1]]
+        vs = np.concatenate([x[0] for x in val])
+        vpos = np.concatenate([folds.pos[x] for x in others])
+        vt = np.asarray([str(t) for x in others for t in folds.truth[x]])
+        vp = np.asarray([str(p) for x in val for p in x[1]])
+        if rng is not None:
+            k = rng.integers(0, len(vs), len(vs))
+            vs, vpos, vt, vp = vs[k], vpos[k], vt[k], vp[k]
+        v = q.Validation(vs, vpos)
         s, p = preds[(*excluded, m)]
         for variant in folds.variants:
-            idx = folds.variant[m] == variant
-            if idx.any():
+            idx = np.flatnonzero(folds.variant[m] == variant)
+            if rng is not None:
+                idx = idx[rng.integers(0, len(idx), len(idx))]
+            if len(idx):
                 truth = float(folds.pos[m][idx].mean())
-                out.append((m, variant, truth, f(s[idx], p[idx], v, vt, vp)))
+                out.append((m, variant, truth, f(s[idx], p[idx], v, vt.tolist(), vp.tolist())))
     return out
+
+
+def intervals(
+    ests: dict[str, Estimator],
+    folds: Folds,
+    preds: dict[tuple[str, ...], Pred],
+    models: Sequence[str],
+    b: int,
+    seed: int,
+) -> None:
+    """95% percentile intervals of each method's MAE and Spearman over ``b`` replicates (every
+    method sees the same draws): how far apart the methods' figures are beyond chance."""
+    got: dict[str, list[tuple[float, float, float]]] = {k: [] for k in ests}
+    for r in range(b):
+        for k, f in ests.items():
+            rows = evaluate(f, folds, preds, models, rng=np.random.default_rng([seed, r]))
+            got[k].append(summary(rows))
+    print(f"\n{b} bootstrap replicates (responses and validation rows drawn again, seed {seed})")
+    print(f"{'method':34s} {'MAE [95%]':>20s} {'Spearman [95%]':>22s}")
+    for k, v in got.items():
+        a = np.asarray(v)
+        mae = np.nanpercentile(a[:, 0], [2.5, 97.5])
+        rho = np.nanpercentile(a[:, 1], [2.5, 97.5])
+        print(f"{k:34s} [{mae[0]:.4f}, {mae[1]:.4f}]   [{rho[0]:.3f}, {rho[1]:.3f}]")
 
 
 def summary(rows: Sequence[tuple[str, str, float, float]]) -> tuple[float, float, float]:
@@ -191,6 +224,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dev", type=Path, default=_lomo.DEV)
     ap.add_argument("--no-cache", action="store_true")
+    ap.add_argument("--bootstrap", type=int, default=0, help="replicates for intervals (0: none)")
+    ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
     t0 = time.perf_counter()
     dev = _lomo.load(args.dev)
@@ -217,6 +252,8 @@ def main() -> None:
     )
     print()
     nested(folds, preds, models)
+    if args.bootstrap:
+        intervals(ests, folds, preds, models, args.bootstrap, args.seed)
     print(f"total {time.perf_counter() - t0:.0f} s")
 
 
