@@ -5,6 +5,8 @@ server on 127.0.0.1 and a real SQLite file."""
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -19,10 +21,10 @@ model = intima.ModelConfig(spec=f"openai-compat:fake@{URL}")
 judge = intima.ModelConfig(spec=f"openai-compat:fake-judge@{URL}")
 events = []
 with intima.Store.open(STORE) as store:
-    [run] = intima.generate(store, prompts, [model], on_progress=events.append)
-    [judged] = intima.judge(store, [judge])
-    scored = intima.score(store)
-    frame = intima.results(store, bootstrap=50)
+    [run] = intima.generate_responses(store, prompts, [model], on_progress=events.append)
+    [judged] = intima.judge_responses(store, [judge])
+    scored = intima.score_responses(store)
+    frame = intima.load_results(store, bootstrap=50)
 """
 
 
@@ -48,3 +50,39 @@ def test_the_readme_notebook_path_in_one_import(
     assert judge_row.rate.tolist() == [pytest.approx(1.0)] and judge_row.n.tolist() == [6]
     assert set(frame.scorer) >= {"affect"} | set(judge_row.scorer)
     assert {"rate", "lo", "hi", "n", "run_id", "label", "scope", "metric"} <= set(frame.columns)
+
+
+# In a fresh interpreter: what `import intima` binds is what a user's first import sees.
+NAMES_AND_MODULES = """
+import importlib, pkgutil, sys, types
+import intima
+
+# every submodule but __main__ (importing it runs the command line)
+subpackages = sorted(m.name for m in pkgutil.iter_modules(intima.__path__) if m.name != "__main__")
+print("subpackages", *subpackages)
+hidden = sorted(set(intima.__all__) & set(subpackages))
+print("hidden", *hidden)
+for name in intima.__all__:
+    if isinstance(getattr(intima, name), types.ModuleType):
+        print("module in __all__", name)
+import intima.results.table
+intima.results.table.score_table
+for name in subpackages:
+    module = importlib.import_module(f"intima.{name}")
+    if getattr(intima, name) is not module:
+        print("not the module", name, type(getattr(intima, name)).__name__)
+print("done")
+"""
+
+
+def test_no_public_name_hides_a_subpackage() -> None:
+    """Issue 24: ``intima.results``, ``intima.generate`` and ``intima.validate`` were functions,
+    so ``import intima.results.table; intima.results.table`` raised AttributeError."""
+    res = subprocess.run(
+        [sys.executable, "-c", NAMES_AND_MODULES], capture_output=True, text=True, timeout=120
+    )
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.splitlines()
+    subpackages = lines[0].split()[1:]
+    assert {"generate", "judges", "results", "validate", "affect", "cli"} <= set(subpackages)
+    assert lines[1:] == ["hidden", "done"], res.stdout

@@ -2,36 +2,38 @@
 
 The notebook API, all importable from here::
 
-    from intima import Store, ModelConfig, load_prompts, generate, judge, score, validate, results
+    from intima import (Store, ModelConfig, load_prompts, generate_responses, judge_responses,
+                        score_responses, load_results, validate_scorers)
 
-``generate`` asks each model configuration for every prompt, ``judge`` rates the stored
-responses with LLM judges, ``score`` computes the offline affect measure, ``validate`` measures
-any scorer against an external labelled set, ``results`` returns the leaderboard's rates with
-intervals as a pandas DataFrame. Heavy dependencies (torch, pandas, gradio, llama.cpp) load only
-when a function needs them.
+``generate_responses`` asks each model configuration for every prompt, ``judge_responses``
+rates the stored responses with LLM judges, ``score_responses`` computes the offline affect
+measure, ``load_results`` returns the leaderboard's rates with intervals as a pandas DataFrame,
+``validate_scorers`` measures any scorer against an external labelled set. Heavy dependencies
+(torch, pandas, gradio, llama.cpp) load only when a function needs them.
+
+No public name is the name of a subpackage: ``intima.generate``, ``intima.results`` and
+``intima.validate`` are the packages, as ``import intima.results.table`` expects.
 """
 
-# Bound here, not loaded on first use: ``generate``, ``validate`` and ``results`` are also the
-# names of subpackages, which Python would otherwise set on this module as they are imported.
-from intima.affect.store_io import score_store as score
+from intima.affect.store_io import score_store as score_responses
 from intima.core.config import GenerationSettings, ModelConfig
 from intima.core.version import __version__
 from intima.dataset import load_prompts
-from intima.generate import generate
-from intima.judges.loop import judge
-from intima.results.frame import results
+from intima.generate import generate as generate_responses
+from intima.judges.loop import judge as judge_responses
+from intima.results.frame import results as load_results
 from intima.store import Store
-from intima.validate import validate
+from intima.validate import validate as validate_scorers
 
 __all__ = [
     "GenerationSettings",
     "ModelConfig",
     "Store",
     "__version__",
-    "generate",
-    "judge",
+    "generate_responses",
+    "judge_responses",
     "load_prompts",
-    "results",
-    "score",
-    "validate",
+    "load_results",
+    "score_responses",
+    "validate_scorers",
 ]
