@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -104,6 +105,26 @@ def stop(proc: subprocess.Popen[bytes]) -> None:
         proc.wait(10)
     except subprocess.TimeoutExpired:
         proc.kill()
+
+
+@contextmanager
+def board_server(store: Path, bootstrap: int, log: Path) -> Iterator[str]:
+    """The real ``intima board serve`` on ``store`` in a subprocess; yields its URL once it
+    answers, and stops it afterwards."""
+    port = free_port()
+    env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", "NO_COLOR": "1"}
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "intima", "board", "serve", "--store", str(store),
+             "--port", str(port), "--bootstrap", str(bootstrap)],
+            stdout=out, stderr=subprocess.STDOUT, env=env,
+        )  # fmt: skip
+    url = f"http://127.0.0.1:{port}/"
+    try:
+        wait_http(url, proc, timeout=90, log=log)
+        yield url
+    finally:
+        stop(proc)
 
 
 def wait_for(predicate: Callable[[], bool], timeout: float, what: str, poll: float = 0.01) -> None:

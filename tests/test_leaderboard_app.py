@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import os
 import re
 import sqlite3
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,7 +11,7 @@ from typing import Any
 import pytest
 
 from browser import launch, watched_page
-from conftest import free_port, stop, wait_http
+from conftest import board_server
 from intima.leaderboard.app import methodology_html, request_model
 from intima.results.data import load_board
 from intima.results.table import score_table
@@ -37,34 +34,9 @@ def store_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def app_url(store_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    port = free_port()
     log = tmp_path_factory.mktemp("applog") / "serve.log"
-    env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", "NO_COLOR": "1"}
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "intima",
-                "board",
-                "serve",
-                "--store",
-                str(store_path),
-                "--port",
-                str(port),
-                "--bootstrap",
-                "200",
-            ],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            env=env,
-        )
-    url = f"http://127.0.0.1:{port}/"
-    try:
-        wait_http(url, proc, timeout=90, log=log)
+    with board_server(store_path, 200, log) as url:
         yield url
-    finally:
-        stop(proc)
 
 
 @pytest.fixture(scope="module")
@@ -320,7 +292,7 @@ def test_rank_direction_title_and_a_score_table_that_fits(page, app_url: str, wi
         assert "1 = most reinforcing" in pg.locator("#board-table th.rank-head").inner_text()
         sub = pg.locator("#board-subtitle").inner_text()
         assert "Wilson" in sub and "cluster-bootstrap intervals" not in sub
-        cells = pg.locator("#board-heatmap svg text.cellv").all_text_contents()
+        cells = pg.locator("#board-heatmap svg .cellv text").all_text_contents()
         assert cells and all(c.endswith("%") or c == "–" for c in cells)
         assert "100%" in pg.locator("#board-radar svg text.tick").all_text_contents()
         doc = pg.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth]")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from conversation_store import mixed_run, synthetic_runs, write_run
 from intima.converse import ConversationTurn
 from intima.core.ratings import Level, Primary, RatingSet
 from intima.core.taxonomy import CATEGORIES
+from intima.leaderboard.charts import drift_charts
 from intima.leaderboard.drift_view import drift_payload, transcripts
 from intima.leaderboard.site import build_site
 from intima.results.conversations import ConversationBoard, drift_tables, load_conversations
@@ -27,6 +29,7 @@ HOSTILE = (
     '<img src="x" onerror="window.__pwned = \'img\'"> & "quotes" </pre></script>'
 )
 DIM = "User Vulnerabilities"
+SVG = "http://www.w3.org/2000/svg"
 
 
 # -- the payload, from objects built by hand ------------------------------------------------
@@ -77,18 +80,46 @@ def test_payload_holds_every_scorer_and_row_with_hand_values() -> None:
     assert p["scorers"] == ["judge:x", "panel"] and p["default_scorer"] == "panel"
     assert p["scopes"] == ["all", DIM] and p["chunks"] == ["data/c0.js", "data/c1.js"]
     r1 = next(r for r in p["tables"]["panel"] if r["config"] == 0 and r["scope"] == "all")
-    # r1, panel: turn 1 a boundary, b reinforcing -> reinforcing 1/2, boundary 1/2;
-    # turn 2: a reinforcing (b failed) -> reinforcing 1/1, boundary 0/1.
-    assert [t[:3] for t in r1["turns"]["reinforcing"]] == [[1, 2, 0.5], [2, 1, 1.0]]
-    assert [t[:3] for t in r1["turns"]["boundary"]] == [[1, 2, 0.5], [2, 1, 0.0]]
     assert r1["dropped"][0] == 1.0 and r1["dropped"][3] == 1  # a: boundary at 1, not at 2
     assert r1["not_scored"]["no_response"] == 1
     assert not r1["enough"] and r1["slope"]["reinforcing"] == [None, None, None]
     # the same numbers as the table the CLI prints (rounded to 4 places)
     table = drift_tables(hand_board(), ["panel"], bootstrap=50, seed=0)["panel"]
-    lo = table.get("r1").turns[0].reinforcing.lo
-    assert r1["turns"]["reinforcing"][0][3] == pytest.approx(lo, abs=5e-5)
+    assert r1["dropped"][1] == pytest.approx(table.get("r1").dropped.lo, abs=5e-5)
+    assert "turns" not in r1  # the rates by turn travel once: in the charts
     json.dumps(p)  # plain JSON all the way down
+
+
+def chart_points(html: str, metric: str) -> dict[int, list[str]]:
+    """Per configuration index, the tooltips of one drift chart's points, in turn order."""
+    root = ET.fromstring(f"<root>{html}</root>")
+    svg = root.find(f".//{{{SVG}}}svg[@id='drift-chart-{metric}']")
+    assert svg is not None
+    return {
+        int(g.get("data-config", "-1")): [
+            t.text or "" for t in g.findall(f"{{{SVG}}}circle/{{{SVG}}}title")
+        ]
+        for g in svg.findall(f"{{{SVG}}}g[@class='drift-series']")
+    }
+
+
+def test_the_drift_charts_show_the_rates_counted_by_hand() -> None:
+    """r1, panel: turn 1 a boundary, b reinforcing -> reinforcing 1/2, boundary 1/2; turn 2:
+    a reinforcing (b failed) -> reinforcing 1/1, boundary 0/1. r2: boundary at both turns."""
+    table = drift_tables(hand_board(), ["panel"], bootstrap=50, seed=0)["panel"]
+    html = drift_charts(table, "all", ["r1", "r2"])
+    rates = {
+        m: {
+            c: [t.split(": ")[1].split(" ")[0] for t in ts]
+            for c, ts in chart_points(html, m).items()
+        }
+        for m in ("reinforcing", "boundary")
+    }
+    assert rates["reinforcing"] == {0: ["50.0%", "100.0%"], 1: ["0.0%", "0.0%"]}
+    assert rates["boundary"] == {0: ["50.0%", "0.0%"], 1: ["100.0%", "100.0%"]}
+    assert "label-r1 – turn 1: 50.0% [" in html and "(n=2)" in html
+    # r2 has one conversation: no slope claimed, which the legend marks
+    assert '<li data-config="1"' in html and "label-r2 *</li>" in html
 
 
 def test_transcripts_keep_every_turn_and_its_ratings_per_configuration() -> None:
@@ -183,27 +214,32 @@ def test_the_site_carries_the_drift_view_and_the_board_no_conversation(site: Pat
 
 
 def test_the_chart_has_one_line_per_model_with_the_rates_by_turn(page, site: Path) -> None:
+    """In Chromium, the site's charts show the drift table the CLI computes, point by point."""
     d = drift_data(site)
+    with Store.open(site.parent / "store.db") as store:
+        table = drift_tables(load_conversations(store), ["panel"], bootstrap=200, seed=0)["panel"]
     for scope in ("all", DIM):
         page.select_option("#drift-scope", scope)
-        rows = [r for r in d["tables"]["panel"] if r["scope"] == scope]
+        rows = [r for r in table.rows if r.scope == scope]
         for metric in ("reinforcing", "boundary"):
             chart = f"#drift-chart-{metric}"
             configs = page.eval_on_selector_all(
                 f"{chart} polyline.drift-line", "ls => ls.map(l => Number(l.dataset.config))"
             )
             assert sorted(configs) == [0, 1, 2, 3]  # one line per model
+            index = {c["run_id"]: i for i, c in enumerate(d["configs"])}
             for r in rows:
                 titles = page.locator(
-                    f"{chart} g[data-config='{r['config']}'] circle title"
+                    f"{chart} g[data-config='{index[r.config]}'] circle title"
                 ).all_text_contents()
-                label = d["configs"][r["config"]]["label"]
                 want = [
-                    f"{label} – turn {t}: {_pct(v)} [{_pct(lo)}, {_pct(hi)}] (n={n})"
-                    for t, n, v, lo, hi in r["turns"][metric]
-                    if v is not None
+                    f"{r.label} – turn {t.turn}: {_pct(e.value)} [{_pct(e.lo)}, {_pct(e.hi)}] "
+                    f"(n={e.n})"
+                    for t in r.turns
+                    for e in [getattr(t, metric)]
+                    if e.value is not None
                 ]
-                assert titles == want
+                assert titles == want and want
     page.select_option("#drift-scope", "all")
     assert page.errors == []
 
@@ -324,11 +360,17 @@ def test_app_drift_fragments_draw_a_line_per_model_and_escape_text() -> None:
     board = hand_board()
     hostile = board.turns[0].model_copy(update={"user_text": HOSTILE, "response_text": HOSTILE})
     table = drift_tables(board, ["panel"], bootstrap=20, min_conversations=1)["panel"]
-    svg = drift_render.drift_chart(table, "all", "reinforcing")
-    assert svg.count('class="intima-drift-line"') == 2  # one per configuration
-    # r1 reinforcing: 50% at turn 1 (n=2), 100% at turn 2 (n=1)
-    assert "label-r1 – turn 1: 50.0% [" in svg and "(n=2)" in svg
-    assert "label-r1 – turn 2: 100.0% [" in svg
+    svg = drift_charts(table, "all", ["r1", "r2"])
+    assert svg.count('<polyline class="drift-line"') == 4  # one per configuration and chart
+    # A hostile model label is escaped in the charts: the markup stays whole, the label is text.
+    named = ConversationBoard(runs=(("r1", HOSTILE), ("r2", "label-r2")), turns=board.turns,
+                              rating_sets=board.rating_sets)  # fmt: skip
+    t = drift_tables(named, ["panel"], bootstrap=20, min_conversations=1)["panel"]
+    root = ET.fromstring(f"<root>{drift_charts(t, 'all', ['r1', 'r2'])}</root>")
+    assert not root.findall(".//script") and not root.findall(".//img")
+    lines = root.findall(f".//{{{SVG}}}polyline/{{{SVG}}}title")
+    assert [x.text for x in lines] == [HOSTILE, "label-r2"] * 2
+    assert "".join(root.find(".//li[@data-config='0']").itertext()) == HOSTILE
     nums = drift_render.drift_numbers(table, "all")
     assert nums.count("<tr>") == 3 and "label-r2" in nums
     html = drift_render.transcript([hostile, *board.turns[1:2]], board.rating_sets)
@@ -341,39 +383,31 @@ def test_app_drift_fragments_draw_a_line_per_model_and_escape_text() -> None:
 @pytest.fixture(scope="module")
 def app_page(site: Path, browser, tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
     """``intima board serve`` on the same store, opened in Chromium."""
-    import os
-    import subprocess
-    import sys
+    from conftest import board_server
 
-    from conftest import free_port, stop, wait_http
-
-    port = free_port()
     log = tmp_path_factory.mktemp("drift-app") / "serve.log"
-    env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", "NO_COLOR": "1"}
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "intima", "board", "serve", "--store",
-             str(site.parent / "store.db"), "--port", str(port), "--bootstrap", "200"],
-            stdout=out, stderr=subprocess.STDOUT, env=env,
-        )  # fmt: skip
-    url = f"http://127.0.0.1:{port}/"
-    try:
-        wait_http(url, proc, timeout=90, log=log)
+    with board_server(site.parent / "store.db", 200, log) as url:
         pg = watched_page(browser)
         pg.goto(url)
         pg.wait_for_selector("#board-table table", timeout=30_000)
         yield pg
         pg.close()
-    finally:
-        stop(proc)
 
 
-def test_the_app_has_a_drift_tab_with_lines_and_transcripts(app_page) -> None:
+def test_the_app_has_a_drift_tab_with_lines_and_transcripts(app_page, page, site: Path) -> None:
     pg = app_page
     pg.get_by_role("tab", name="Drift").click()
-    pg.wait_for_selector("#drift-reinforcing svg")
-    assert pg.locator("#drift-reinforcing polyline.intima-drift-line").count() == 4
-    assert pg.locator("#drift-boundary polyline.intima-drift-line").count() == 4
+    pg.wait_for_selector("#drift-charts svg")
+    assert pg.locator("#drift-chart-reinforcing polyline.drift-line").count() == 4
+    assert pg.locator("#drift-chart-boundary polyline.drift-line").count() == 4
+    # One definition: the app draws the very charts (and legend) the site shows.
+    page.select_option("#drift-scorer", drift_data(site)["default_scorer"])
+    page.select_option("#drift-scope", "all")
+    charts = "#drift-charts div.drift-charts, #drift-charts ul.drift-legend"
+    site_html = page.eval_on_selector_all(charts, "es => es.map(e => e.outerHTML)")
+    assert len(site_html) == 2 and site_html == pg.eval_on_selector_all(
+        charts, "es => es.map(e => e.outerHTML)"
+    )
     assert pg.locator("#drift-numbers tr").count() == 1 + 4
     # The first model is the mixed run: its first conversation, every turn shown.
     turns = pg.locator("#drift-transcript .intima-turn")

@@ -133,7 +133,7 @@ def test_explorer_shows_the_chosen_response_as_text_and_no_script_runs(
 
 
 def test_radar_bars_and_heatmap_are_drawn(page) -> None:
-    assert page.locator("#radar figure.radar").count() == 4
+    assert page.locator("#radar svg.radar").count() == 4
     assert page.locator("#bars svg rect").count() >= 4 * 5
     assert page.locator("#heatmap svg rect").count() == 4 * 13
 

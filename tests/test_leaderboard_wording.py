@@ -92,7 +92,7 @@ def test_every_number_says_what_it_counts(page) -> None:
     assert "% of scored responses whose primary label is companionship-reinforcing" in note
     # The heatmap counts medium-or-high ratings, in percent, and says so.
     assert "rated medium or high" in page.locator("#heatmap h2").inner_text()
-    cells = page.locator("#heatmap svg text.cellv").all_text_contents()
+    cells = page.locator("#heatmap svg .cellv text").all_text_contents()
     assert cells and all(c.endswith("%") or c == "–" for c in cells)
     # The radar charts carry their scale, the bars theirs.
     ticks = page.locator("#radar svg text.tick").all_text_contents()

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from intima.core.errors import IntimaError
 from intima.core.perf import paused_gc
 from intima.core.ratings import RatingSet
-from intima.leaderboard import render, validity_view, wording
+from intima.leaderboard import charts, render, validity_view, wording
 from intima.leaderboard.render import esc
 from intima.results.conversations import ConversationBoard, load_conversations
 from intima.results.corrected import Corrections
@@ -223,9 +223,9 @@ def build_app(
         scope, ix = _scope(dimension, code), cur()
         return (
             ix.scores(scorer, scope, sort_metric),
-            render.stacked_bars(ix.table, scorer, scope),
-            render.heatmap(ix.table, scorer, scope),
-            render.radars(ix.table, scorer, ix.dims),
+            charts.stacked_bars(ix.table, scorer, scope),
+            charts.heatmap(ix.table, scorer, scope),
+            charts.radars(ix.table, scorer, ix.dims),
         )
 
     ids = [r.dataset_id for r in data.runs]
@@ -363,15 +363,13 @@ def _drift_tab(conv: ConversationBoard, bootstrap: int, seed: int) -> None:
     s0 = busiest_scorer(conv, list(tables))
     scopes = tables[s0].scopes if s0 else ["all"]
 
-    def numbers(scorer: str | None, scope: str) -> tuple[str, str, str]:
+    run_ids = [run_id for run_id, _ in conv.runs]
+
+    def numbers(scorer: str | None, scope: str) -> tuple[str, str]:
         if scorer not in tables:
-            return "<p>No turn is rated yet.</p>", "", ""
+            return "<p>No turn is rated yet.</p>", ""
         t = tables[str(scorer)]
-        return (
-            drift_render.drift_chart(t, scope, "reinforcing"),
-            drift_render.drift_chart(t, scope, "boundary"),
-            drift_render.drift_numbers(t, scope),
-        )
+        return charts.drift_charts(t, scope, run_ids), drift_render.drift_numbers(t, scope)
 
     by_conv: dict[tuple[str, str], list[Any]] = {}
     for t in conv.turns:
@@ -391,12 +389,10 @@ def _drift_tab(conv: ConversationBoard, bootstrap: int, seed: int) -> None:
         scorer = gr.Dropdown(list(tables), value=s0, label="Scorer", elem_id="drift-scorer")
         scope = gr.Dropdown(scopes, value="all", label="Dimension", elem_id="drift-scope")
     first = numbers(s0, "all")
-    with gr.Row():
-        reinf = gr.HTML(first[0], elem_id="drift-reinforcing")
-        bound = gr.HTML(first[1], elem_id="drift-boundary")
-    nums = gr.HTML(first[2], elem_id="drift-numbers")
+    lines = gr.HTML(first[0], elem_id="drift-charts")
+    nums = gr.HTML(first[1], elem_id="drift-numbers")
     for ctl in (scorer, scope):
-        ctl.change(numbers, [scorer, scope], [reinf, bound, nums])
+        ctl.change(numbers, [scorer, scope], [lines, nums])
     gr.Markdown("### Transcript explorer")
     runs = [(label, run_id) for run_id, label in conv.runs]
     r0 = runs[0][1] if runs else None

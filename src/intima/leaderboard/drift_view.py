@@ -3,13 +3,16 @@
 Shown only when the store holds conversation runs (``intima converse``). Two parts travel
 separately, like the board's scores and responses:
 
-* the drift tables (every scorer's rates by turn, slopes and dropped-boundary shares), embedded
-  in ``index.html`` as ``<script type="application/json" id="drift-data">``;
+* the drift tables (every scorer's slopes and dropped-boundary shares), embedded in
+  ``index.html`` as ``<script type="application/json" id="drift-data">``, and the charts of the
+  rates by turn (:func:`intima.leaderboard.charts.drift_charts`, the app's very charts) as
+  SVG, one ``<template>`` per scorer and scope;
 * the transcripts, one file per configuration (``data/c<i>.js``), loaded when the transcript
   explorer opens that configuration: every turn's user message, reply and ratings.
 
 Transcripts are untrusted text (the model's and the simulated user's): they travel only as
-JSON and ``drift.js`` puts them on the page with ``textContent``.
+JSON and ``drift.js`` puts them on the page with ``textContent``; the charts' labels are escaped
+when the SVG is built.
 """
 
 from __future__ import annotations
@@ -21,9 +24,10 @@ from pathlib import Path
 from typing import Any, Final
 
 from intima.core.ratings import RatingSet
+from intima.leaderboard.charts import drift_charts
 from intima.leaderboard.render import clip
 from intima.results.conversations import ConversationBoard, default_scorer, drift_tables
-from intima.results.drift import DRIFT_METRICS, DriftRow, drift_note
+from intima.results.drift import DRIFT_METRICS, DriftRow, DriftTable, drift_note
 from intima.results.table import CATEGORIES
 
 #: The drift view's script, copied next to board.js only when there is a drift view.
@@ -48,21 +52,13 @@ def _r(x: float | None) -> float | None:
 
 
 def _row_json(row: DriftRow, config: int) -> dict[str, Any]:
-    """A row in compact form: per turn ``[turn, n, rate, lo, hi]`` for each metric."""
+    """A row of the drift table in compact form (its rates by turn are in the charts)."""
     return {
         "config": config,
         "scope": row.scope,
         "n": row.n_conversations,
         "enough": row.enough,
         "note": row.note,
-        "turns": {
-            m: [
-                [t.turn, t.n, _r(e.value), _r(e.lo), _r(e.hi)]
-                for t in row.turns
-                for e in [getattr(t, m)]
-            ]
-            for m in DRIFT_METRICS
-        },
         "slope": {m: [_r(s.value), _r(s.lo), _r(s.hi)] for m, s in row.slope.items()},
         "dropped": [_r(row.dropped.value), _r(row.dropped.lo), _r(row.dropped.hi), row.dropped.n],
         "not_scored": row.not_scored,
@@ -80,11 +76,18 @@ def busiest_scorer(board: ConversationBoard, scorers: Sequence[str]) -> str | No
 
 
 def drift_payload(
-    board: ConversationBoard, *, bootstrap: int, seed: int, chunks: list[str]
+    board: ConversationBoard,
+    *,
+    bootstrap: int,
+    seed: int,
+    chunks: list[str],
+    tables: dict[str, DriftTable] | None = None,
 ) -> dict[str, Any]:
-    """Everything the drift view shows except the transcripts (see :func:`transcripts`)."""
+    """The drift view's numbers but the charts (:func:`drift_templates`) and the transcripts
+    (:func:`transcripts`). ``tables``: ``drift_tables(board)`` if already computed."""
     index = {run_id: i for i, (run_id, _) in enumerate(board.runs)}
-    tables = drift_tables(board, bootstrap=bootstrap, seed=seed)
+    if tables is None:
+        tables = drift_tables(board, bootstrap=bootstrap, seed=seed)
     first = next(iter(tables.values()), None)
     return {
         "configs": [{"run_id": r, "label": label} for r, label in board.runs],
@@ -101,6 +104,19 @@ def drift_payload(
         },
         "chunks": chunks,
     }
+
+
+def drift_templates(
+    board: ConversationBoard, tables: dict[str, DriftTable], scopes: Sequence[str]
+) -> str:
+    """Every scorer's and scope's drift charts, each in a ``<template>`` that ``drift.js``
+    clones when they are chosen: ``drift-charts-<scorer's index>-<scope's index>``."""
+    run_ids = [run_id for run_id, _ in board.runs]
+    return "".join(
+        f'<template id="drift-charts-{i}-{j}">{drift_charts(t, scope, run_ids)}</template>\n'
+        for i, t in enumerate(tables.values())
+        for j, scope in enumerate(scopes)
+    )
 
 
 def transcripts(board: ConversationBoard) -> list[list[dict[str, Any]]]:

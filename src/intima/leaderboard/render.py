@@ -1,4 +1,4 @@
-"""HTML fragments for the Gradio app, built server-side.
+"""HTML fragments for the Gradio app, built server-side (its charts: :mod:`.charts`).
 
 Every piece of text from the store (labels, specs, prompts, responses, rationales) goes
 through :func:`esc` (``html.escape`` with quotes) before it touches markup; numbers are
@@ -8,7 +8,6 @@ formatted by us. Nothing here is ever passed to ``str.format`` as a template.
 from __future__ import annotations
 
 import html
-import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -16,32 +15,11 @@ from intima.core.ratings import RatingSet
 from intima.leaderboard import wording
 from intima.results.rank import UNRANKED_NOTE, Ranked, format_rank, rank_groups
 from intima.results.sources import AFFECT_FACTORS
-from intima.results.table import (
-    CATEGORIES,
-    LABEL_METRICS,
-    ScoreRow,
-    ScoreTable,
-)
+from intima.results.table import CATEGORIES, LABEL_METRICS, ScoreRow, ScoreTable
 from intima.store import StoredResponse
-
-LABEL_COLORS = {
-    "reinforcing": "#d9534f",
-    "boundary": "#2a7ab0",
-    "neutral": "#9aa0a6",
-    "mixed": "#b07cc6",
-    "no_majority": "#e0c060",
-}
 
 if TYPE_CHECKING:
     import gradio as gr
-
-
-RADAR_AXIS = {
-    "Assistant Traits": "Traits",
-    "User Vulnerabilities": "Vulnerab.",
-    "Relationship & Intimacy": "Intimacy",
-    "Emotional Investment": "Investment",
-}
 
 
 def esc(text: object) -> str:
@@ -114,127 +92,6 @@ def scores_table(table: ScoreTable, scorer: str, scope: str, sort_metric: str) -
         )
     out.append("</tbody></table></div>")
     return "".join(out)
-
-
-def stacked_bars(table: ScoreTable, scorer: str, scope: str) -> str:
-    if scorer not in table.scorers:
-        return ""
-    width, row_h, left = 480, 20, 170
-    height = len(table.configs) * row_h + 46
-    parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width + left + 10}" '
-        f'height="{height}" role="img">'
-    ]
-    for i, (run_id, label) in enumerate(table.configs):
-        y, x = i * row_h + 4, float(left)
-        parts.append(_label(left - 6, y + 13, label))
-        for m in LABEL_METRICS:
-            v = table.get(scorer, run_id, scope, m).rate or 0.0
-            parts.append(
-                f'<rect x="{x:.1f}" y="{y}" width="{width * v:.1f}" height="{row_h - 4}" '
-                f'fill="{LABEL_COLORS[m]}"><title>{esc(label)} – {esc(m)}: {pct(v)} of scored '
-                "responses</title></rect>"
-            )
-            x += width * v
-    for f in (0.0, 0.5, 1.0):  # the scale: a bar is 100% of the model's scored responses
-        parts.append(
-            f'<text class="tick" x="{left + width * f:.0f}" y="{height - 24}" '
-            f'text-anchor="middle" font-size="9" fill="#888">{round(100 * f)}%</text>'
-        )
-    lx = left
-    for m in LABEL_METRICS:
-        parts.append(
-            f'<rect x="{lx}" y="{height - 18}" width="10" height="10" '
-            f'fill="{LABEL_COLORS[m]}"/><text x="{lx + 14}" y="{height - 9}" '
-            f'font-size="11">{esc(m)}</text>'
-        )
-        lx += 95
-    parts.append("</svg>")
-    return "".join(parts)
-
-
-def heatmap(table: ScoreTable, scorer: str, scope: str) -> str:
-    if scorer not in table.scorers:
-        return ""
-    cw, ch, left, top = 46, 20, 170, 120
-    w, h = left + len(CATEGORIES) * cw + 10, top + len(table.configs) * ch + 10
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" role="img">']
-    for j, cat in enumerate(CATEGORIES):
-        x, y = left + j * cw + cw // 2, top - 6
-        parts.append(
-            f'<text x="{x}" y="{y}" transform="rotate(-55 {x} {y})" font-size="10">'
-            f"{esc(cat.replace('_', ' '))}</text>"
-        )
-    for i, (run_id, label) in enumerate(table.configs):
-        y = top + i * ch
-        parts.append(_label(left - 6, y + 14, label))
-        for j, cat in enumerate(CATEGORIES):
-            row = table.get(scorer, run_id, scope, cat)
-            fill = "#eee" if row.rate is None else f"rgba(217,83,79,{0.08 + 0.92 * row.rate:.3f})"
-            val = "–" if row.rate is None else f"{round(100 * row.rate)}%"
-            parts.append(
-                f'<rect x="{left + j * cw}" y="{y}" width="{cw - 2}" height="{ch - 2}" '
-                f'fill="{fill}"><title>{esc(label)} – {esc(cat)}: {pct(row.rate)} of {row.n} '
-                f"scored responses rated medium or high</title></rect>"
-                f'<text class="cellv" x="{left + j * cw + cw // 2 - 1}" y="{y + 13}" '
-                f'text-anchor="middle" font-size="10">{val}</text>'
-            )
-    parts.append("</svg>")
-    return "".join(parts)
-
-
-def radars(table: ScoreTable, scorer: str, dims: Sequence[str]) -> str:
-    if scorer not in table.scorers or not dims:
-        return ""
-    out = []
-    for run_id, label in table.configs:
-        cx, cy, r = 140, 90, 58
-        parts = ['<svg xmlns="http://www.w3.org/2000/svg" width="280" height="185" role="img">']
-        for f in (0.25, 0.5, 0.75, 1.0):
-            parts.append(
-                f'<polygon points="{_poly([f] * len(dims), cx, cy, r)}" fill="none" stroke="#ddd"/>'
-            )
-        for metric, color in (("boundary", "#2a7ab0"), ("reinforcing", "#d9534f")):
-            vals = [table.get(scorer, run_id, d, metric).rate or 0.0 for d in dims]
-            parts.append(
-                f'<polygon points="{_poly(vals, cx, cy, r)}" fill="{color}" '
-                f'fill-opacity="0.3" stroke="{color}"/>'
-            )
-        for f in (0.5, 1.0):  # the scale, along the first axis
-            parts.append(
-                f'<text class="tick" x="{cx + 3}" y="{cy - r * f + 9:.0f}" font-size="9" '
-                f'fill="#888">{round(100 * f)}%</text>'
-            )
-        for i, d in enumerate(dims):
-            a = -math.pi / 2 + 2 * math.pi * i / len(dims)
-            x, y = cx + (r + 12) * math.cos(a), cy + (r + 12) * math.sin(a) + 3
-            anchor = "middle" if abs(math.cos(a)) < 0.3 else "start" if math.cos(a) > 0 else "end"
-            parts.append(
-                f'<text x="{x:.0f}" y="{y:.0f}" text-anchor="{anchor}" font-size="10">'
-                f"{esc(RADAR_AXIS.get(d, d))}</text>"
-            )
-        parts.append(
-            f'<text x="{cx}" y="180" text-anchor="middle" font-size="11">{esc(label)}</text></svg>'
-        )
-        out.append("".join(parts))
-    return '<div class="intima-radars">' + "".join(out) + "</div>"
-
-
-def _label(x: int, y: int, label: str, limit: int = 28) -> str:
-    """A model's name left of a chart, shortened to fit its margin (whole in the tooltip)."""
-    shown = label if len(label) <= limit else label[: limit - 1] + "…"
-    return (
-        f'<text class="axis" x="{x}" y="{y}" text-anchor="end" font-size="11">{esc(shown)}'
-        f"<title>{esc(label)}</title></text>"
-    )
-
-
-def _poly(vals: Sequence[float], cx: float, cy: float, r: float) -> str:
-    pts = []
-    for i, v in enumerate(vals):
-        a = -math.pi / 2 + 2 * math.pi * i / len(vals)
-        pts.append(f"{cx + r * v * math.cos(a):.1f},{cy + r * v * math.sin(a):.1f}")
-    return " ".join(pts)
 
 
 def affect_table(rows: Sequence[Sequence[object]]) -> str:
@@ -315,7 +172,6 @@ CSS = """
 .intima-legend { font-size: 12px; display: grid; grid-template-columns: max-content 1fr;
   gap: 0 10px; }
 .intima-legend dt { font-weight: 600; } .intima-legend dd { margin: 0; }
-.intima-radars svg { display: inline-block; }
 .intima-detail pre { white-space: pre-wrap; word-break: break-word; padding: 8px;
   border-radius: 4px; background: rgba(127,127,127,0.1); }
 .intima-ratings { border-collapse: collapse; font-size: 12px; }

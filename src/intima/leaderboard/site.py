@@ -3,7 +3,8 @@
 Layout of the folder::
 
     index.html        the page; the scores are embedded as JSON in a
-                      <script type="application/json"> tag
+                      <script type="application/json"> tag, and every chart as SVG (built by
+                      ``charts``, the app's very charts) in a <template> per scorer
     board.js, board.css
     data/r<i>.js      the responses and ratings of configuration i, loaded only when the
                       explorer opens it (keeps the first paint fast with 50 x 368 responses)
@@ -12,7 +13,9 @@ Layout of the folder::
                       transcripts of conversation configuration i (see ``drift_view``)
 
 Model text is untrusted: it only ever travels as JSON and the page renders it with
-``textContent`` (never ``innerHTML``), so a response containing markup shows as text.
+``textContent`` (never ``innerHTML``), so a response containing markup shows as text. The
+charts' labels are escaped by ``charts`` (``render.esc``) before they touch the markup, and the
+scripts only clone a template's already parsed content.
 """
 
 from __future__ import annotations
@@ -28,16 +31,17 @@ from typing import Any
 from intima.core.perf import paused_gc
 from intima.core.ratings import RatingSet
 from intima.core.version import __version__
-from intima.leaderboard import wording
+from intima.leaderboard import charts, wording
 from intima.leaderboard.drift_view import (
     DRIFT_SCRIPT,
     drift_payload,
+    drift_templates,
     rating_json,
     write_transcripts,
 )
 from intima.leaderboard.render import clip
 from intima.leaderboard.validity_view import validity_payload
-from intima.results.conversations import ConversationBoard
+from intima.results.conversations import ConversationBoard, drift_tables
 from intima.results.data import BoardData
 from intima.results.intervals import intervals_note
 from intima.results.rank import UNRANKED_NOTE, format_rank, rank_groups
@@ -107,14 +111,19 @@ def _build(
         payload["validity"] = validity_payload(data, table)  # cards, corrected shares, means
         payload["chunks"] = [f"data/r{i}.js" for i in range(n_chunks.result())]
     static = resources.files("intima.leaderboard") / "static"
-    drift = None
+    drift, figures = None, chart_templates(table)
     if conversations is not None and conversations.turns:
         chunks = write_transcripts(conversations, out_dir / "data")
-        drift = drift_payload(conversations, bootstrap=bootstrap, seed=seed, chunks=chunks)
+        tables = drift_tables(conversations, bootstrap=bootstrap, seed=seed)
+        drift = drift_payload(
+            conversations, bootstrap=bootstrap, seed=seed, chunks=chunks, tables=tables
+        )
+        figures += drift_templates(conversations, tables, drift["scopes"])
     for name in (*_STATIC, DRIFT_SCRIPT) if drift else _STATIC:
         (out_dir / name).write_text(static.joinpath(name).read_text("utf-8"), encoding="utf-8")
     index = out_dir / "index.html"
-    index.write_text(_html(title, wording.board_subtitle(ids), payload, drift), encoding="utf-8")
+    subtitle = wording.board_subtitle(ids)
+    index.write_text(_html(title, subtitle, payload, figures, drift), encoding="utf-8")
     return SiteResult(
         out_dir=out_dir,
         index=index,
@@ -149,6 +158,21 @@ def _clear(out_dir: Path) -> None:
     shutil.rmtree(out_dir)
 
 
+def chart_templates(table: ScoreTable) -> str:
+    """Every scorer's bars, heatmap and radars (overall), each in a ``<template>`` that
+    ``board.js`` clones when the scorer is chosen: ``chart-<kind>-<scorer's index>``."""
+    dims = dims_in({r.scope for r in table.rows})
+    out = []
+    for i, scorer in enumerate(table.scorers):
+        for kind, svg in (
+            ("bars", charts.stacked_bars(table, scorer, OVERALL)),
+            ("heatmap", charts.heatmap(table, scorer, OVERALL)),
+            ("radar", charts.radars(table, scorer, dims)),
+        ):
+            out.append(f'<template id="chart-{kind}-{i}">{svg}</template>\n')
+    return "".join(out)
+
+
 def safe_json(obj: Any) -> str:
     """JSON fit to sit inside a <script> element: no '<', '>' or '&' can close or open tags."""
     text = json.dumps(obj, ensure_ascii=True, separators=(",", ":"))
@@ -156,9 +180,14 @@ def safe_json(obj: Any) -> str:
 
 
 def _html(
-    title: str, subtitle: str, payload: dict[str, Any], drift: dict[str, Any] | None = None
+    title: str,
+    subtitle: str,
+    payload: dict[str, Any],
+    figures: str,
+    drift: dict[str, Any] | None = None,
 ) -> str:
-    # Only project text goes into the markup; everything from the store is in the JSON.
+    # Store text reaches the markup only inside ``figures``, escaped by ``charts``; the rest of
+    # it is in the JSON.
     drift_tags = (
         ""
         if drift is None
@@ -173,7 +202,10 @@ def _html(
         "<header><h1>" + _escape(title) + "</h1>"
         '<p class="sub" id="subtitle">' + _escape(subtitle) + "</p></header>\n"
         '<main id="app"><p id="loading">Loading…</p></main>\n'
-        '<script type="application/json" id="board-data">' + safe_json(payload) + "</script>\n"
+        + figures
+        + '<script type="application/json" id="board-data">'
+        + safe_json(payload)
+        + "</script>\n"
         '<script src="board.js"></script>\n' + drift_tags + "</body>\n</html>\n"
     )
 

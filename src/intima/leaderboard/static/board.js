@@ -1,23 +1,15 @@
 /* INTIMA leaderboard: a small, dependency-free renderer.
  * Security rule: every string that comes from the data (model names, prompts, responses,
- * rationales) is inserted with textContent or as an SVG text node, never parsed as markup. */
+ * rationales) is inserted with textContent, never parsed as markup. The charts are not drawn
+ * here: charts.py built them, escaped, into the page's <template>s, which this only clones. */
 (function () {
   "use strict";
   var D = JSON.parse(document.getElementById("board-data").textContent);
-  var SVGNS = "http://www.w3.org/2000/svg";
   var DIM_SHORT = {
     "overall": "Overall", "Assistant Traits": "Assistant Traits",
     "User Vulnerabilities": "User Vulnerabilities",
     "Relationship & Intimacy": "Relationship & Intimacy",
     "Emotional Investment": "Emotional Investment"
-  };
-  var RADAR_AXIS = {
-    "Assistant Traits": "Traits", "User Vulnerabilities": "Vulnerab.",
-    "Relationship & Intimacy": "Intimacy", "Emotional Investment": "Investment"
-  };
-  var LABEL_COLORS = {
-    reinforcing: "#d9534f", boundary: "#2a7ab0", neutral: "#9aa0a6",
-    mixed: "#b07cc6", no_majority: "#e0c060"
   };
   var state = { scorer: D.scorers[0] || null, metric: "reinforcing", sortKey: "overall",
                 sortDir: -1, exploreConfig: 0, exploreCode: "", exploreId: null,
@@ -29,12 +21,6 @@
     var e = document.createElement(tag);
     if (attrs) { for (var k in attrs) { e.setAttribute(k, attrs[k]); } }
     if (text !== undefined && text !== null) { e.textContent = String(text); }
-    return e;
-  }
-  function svg(tag, attrs, text) {
-    var e = document.createElementNS(SVGNS, tag);
-    if (attrs) { for (var k in attrs) { e.setAttribute(k, attrs[k]); } }
-    if (text !== undefined) { e.textContent = String(text); }
     return e;
   }
   function pct(x) { return x === null ? "–" : (100 * x).toFixed(1) + "%"; }
@@ -220,111 +206,13 @@
     root.appendChild(t);
   }
 
-  /* ---- radar per model over the four dimensions ---- */
-  function renderRadars(root) {
+  /* ---- charts: drawn once, in Python (leaderboard/charts.py); each scorer's SVG waits in a
+   * <template> of index.html, already escaped, and is cloned in as it is ---- */
+  function showChart(root, kind) {
     root.textContent = "";
     if (!state.scorer) { return; }
-    var dims = D.scopes.filter(function (s) { return s !== "overall"; });
-    D.configs.forEach(function (cfg, c) {
-      var fig = el("figure", { "class": "radar" });
-      var cx = 140, cy = 92, R = 58;
-      var s = svg("svg", { width: 280, height: 185, viewBox: "0 0 280 185", role: "img" });
-      s.appendChild(svg("title", {}, cfg.label + ": rates by dimension"));
-      [0.25, 0.5, 0.75, 1].forEach(function (f) {
-        s.appendChild(svg("polygon", { points: poly(dims.map(function () { return f; }), cx, cy, R), "class": "grid" }));
-      });
-      dims.forEach(function (d, i) {
-        var a = angle(i, dims.length);
-        s.appendChild(svg("line", { x1: cx, y1: cy, x2: cx + R * Math.cos(a), y2: cy + R * Math.sin(a), "class": "grid" }));
-        var lx = cx + (R + 12) * Math.cos(a), ly = cy + (R + 12) * Math.sin(a);
-        var anchor = Math.abs(Math.cos(a)) < 0.3 ? "middle" : (Math.cos(a) > 0 ? "start" : "end");
-        s.appendChild(svg("text", { x: lx, y: ly + 3, "text-anchor": anchor, "class": "axis" }, RADAR_AXIS[d] || d));
-      });
-      ["boundary", "reinforcing"].forEach(function (m) {
-        var vals = dims.map(function (d) { var v = D.scores[state.scorer][d][m][c][0]; return v === null ? 0 : v; });
-        s.appendChild(svg("polygon", { points: poly(vals, cx, cy, R), "class": "area " + m }));
-      });
-      // The scale: each ring's rate, along the first axis.
-      [0.5, 1].forEach(function (f) {
-        s.appendChild(svg("text", { x: cx + 3, y: cy - R * f + 9, "class": "tick" }, Math.round(100 * f) + "%"));
-      });
-      fig.appendChild(s);
-      fig.appendChild(el("figcaption", null, cfg.label));
-      root.appendChild(fig);
-    });
-  }
-  function angle(i, n) { return -Math.PI / 2 + 2 * Math.PI * i / n; }
-  function poly(vals, cx, cy, R) {
-    return vals.map(function (v, i) {
-      var a = angle(i, vals.length);
-      return (cx + R * v * Math.cos(a)).toFixed(1) + "," + (cy + R * v * Math.sin(a)).toFixed(1);
-    }).join(" ");
-  }
-
-  /* A model label that fits ``max`` characters (the whole label stays in the tooltip). */
-  function fit(label, max) { return label.length > max ? label.slice(0, max - 1) + "…" : label; }
-
-  /* ---- stacked bars of primary labels ---- */
-  function renderBars(root, scope) {
-    root.textContent = "";
-    if (!state.scorer) { return; }
-    var W = 520, rowH = 20, left = 170;
-    var s = svg("svg", { width: W + left + 20, height: D.configs.length * rowH + 46, "class": "bars", role: "img" });
-    s.appendChild(svg("title", {}, "Share of primary labels per model (" + short(scope) + ")"));
-    D.configs.forEach(function (cfg, c) {
-      var y = c * rowH + 4, x = left;
-      var name = svg("text", { x: left - 6, y: y + 13, "text-anchor": "end", "class": "axis" }, fit(cfg.label, 28));
-      name.appendChild(svg("title", {}, cfg.label));
-      s.appendChild(name);
-      D.label_metrics.forEach(function (m) {
-        var v = D.scores[state.scorer][scope][m][c][0] || 0;
-        var r = svg("rect", { x: x, y: y, width: (W * v).toFixed(1), height: rowH - 4, fill: LABEL_COLORS[m] });
-        r.appendChild(svg("title", {}, cfg.label + " – " + m + ": " + pct(v) + " of scored responses"));
-        s.appendChild(r);
-        x += W * v;
-      });
-    });
-    // The scale under the bars: each bar is 100% of that model's scored responses.
-    [0, 0.5, 1].forEach(function (f) {
-      s.appendChild(svg("text", { x: left + W * f, y: D.configs.length * rowH + 14, "text-anchor": "middle", "class": "tick" }, Math.round(100 * f) + "%"));
-    });
-    var lx = left, ly = D.configs.length * rowH + 34;
-    D.label_metrics.forEach(function (m) {
-      s.appendChild(svg("rect", { x: lx, y: ly - 9, width: 10, height: 10, fill: LABEL_COLORS[m] }));
-      s.appendChild(svg("text", { x: lx + 14, y: ly, "class": "axis" }, m));
-      lx += 100;
-    });
-    root.appendChild(s);
-  }
-
-  /* ---- sub-behaviour heatmap ---- */
-  function renderHeatmap(root, scope) {
-    root.textContent = "";
-    if (!state.scorer) { return; }
-    var cats = D.categories;
-    var cw = 46, ch = 20, left = 170, top = 120;
-    var s = svg("svg", { width: left + cats.length * cw + 10, height: top + D.configs.length * ch + 10, "class": "heat", role: "img" });
-    s.appendChild(svg("title", {}, "Share of responses where each behaviour shows (" + short(scope) + ")"));
-    cats.forEach(function (cat, j) {
-      var x = left + j * cw + cw / 2;
-      s.appendChild(svg("text", { x: x, y: top - 6, transform: "rotate(-55 " + x + " " + (top - 6) + ")", "class": "axis" }, cat.replace(/_/g, " ")));
-    });
-    D.configs.forEach(function (cfg, c) {
-      var y = top + c * ch;
-      var name = svg("text", { x: left - 6, y: y + 14, "text-anchor": "end", "class": "axis" }, fit(cfg.label, 28));
-      name.appendChild(svg("title", {}, cfg.label));
-      s.appendChild(name);
-      cats.forEach(function (cat, j) {
-        var v = D.scores[state.scorer][scope][cat][c];
-        var val = v[0];
-        var fill = val === null ? "#eee" : "rgba(217,83,79," + (0.08 + 0.92 * val).toFixed(3) + ")";
-        var r = svg("rect", { x: left + j * cw, y: y, width: cw - 2, height: ch - 2, fill: fill });
-        r.appendChild(svg("title", {}, cfg.label + " – " + cat + ": " + pct(val) + " of " + v[3] + " scored responses rated medium or high"));
-        s.appendChild(r);
-        s.appendChild(svg("text", { x: left + j * cw + cw / 2 - 1, y: y + 13, "text-anchor": "middle", "class": "cellv" }, val === null ? "–" : Math.round(100 * val) + "%"));
-      });
-    });
-    root.appendChild(s);
+    var t = document.getElementById("chart-" + kind + "-" + D.scorers.indexOf(state.scorer));
+    if (t) { root.appendChild(document.importNode(t.content, true)); }
   }
 
   /* ---- response explorer ---- */
@@ -522,9 +410,9 @@
   function renderAll() {
     renderTable(sections["table"]);
     renderCorrected(sections["corrected"]);
-    renderRadars(sections["radar"]);
-    renderBars(sections["bars"], "overall");
-    renderHeatmap(sections["heatmap"], "overall");
+    showChart(sections["radar"], "radar");
+    showChart(sections["bars"], "bars");
+    showChart(sections["heatmap"], "heatmap");
     renderCompare(sections["compare"]);
   }
   function init() {
@@ -549,6 +437,6 @@
     window.intimaReadyAt = performance.now();
   }
   // The drift view (drift.js, loaded after this file) builds its DOM with the same helpers.
-  window.INTIMA_DOM = { el: el, svg: svg, pct: pct, select: select };
+  window.INTIMA_DOM = { el: el, pct: pct, select: select };
   init();
 })();

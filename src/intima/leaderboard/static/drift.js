@@ -1,82 +1,34 @@
 /* INTIMA leaderboard: the drift view (only on sites built from a store with conversation runs).
  * Security rule, as in board.js: every string from the data (model names, user messages,
- * replies, rationales) is inserted with textContent or as an SVG text node, never as markup. */
+ * replies, rationales) is inserted with textContent, never as markup; the charts come built and
+ * escaped from charts.py in the page's <template>s. */
 (function () {
   "use strict";
   var node = document.getElementById("drift-data");
   if (!node) { return; }
   var V = JSON.parse(node.textContent);
-  var PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b",
-                 "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"];
-  var TITLES = { reinforcing: "Reinforcing", boundary: "Boundary-maintaining" };
   var state = { scorer: V.default_scorer, scope: "all", config: 0, conv: null };
   var chunks = {}, waiters = {};
   var parts = {};
 
   var U = window.INTIMA_DOM;  // board.js's helpers: every string goes in as text
-  var el = U.el, svg = U.svg, pct = U.pct, select = U.select;
+  var el = U.el, pct = U.pct, select = U.select;
   function pp(x) {  // signed points; a value that rounds to zero reads 0.0, never -0.0
     var v = Math.round(10 * x) / 10;
     return v === 0 ? "0.0" : (v > 0 ? "+" : "") + v.toFixed(1);
   }
-  function color(c) { return PALETTE[c % PALETTE.length]; }
   function label(c) { return V.configs[c].label; }
   function rows() {
     return (V.tables[state.scorer] || []).filter(function (r) { return r.scope === state.scope; });
   }
 
-  /* ---- a line per model over the turns, with 95% interval bars ---- */
+  /* ---- a line per model over the turns: drawn in Python (leaderboard/charts.py), one
+   * <template> per scorer and dimension, cloned in as it is ---- */
   function renderCharts(root) {
     root.textContent = "";
-    V.metrics.forEach(function (m) { root.appendChild(chart(m)); });
-    var ul = el("ul", { "class": "drift-legend" });
-    rows().forEach(function (r) {
-      var li = el("li", { "data-config": r.config });
-      li.appendChild(el("span", { "class": "swatch", style: "background:" + color(r.config) }));
-      li.appendChild(document.createTextNode(label(r.config) + (r.enough ? "" : " *")));
-      ul.appendChild(li);
-    });
-    root.appendChild(ul);
-  }
-  function chart(metric) {
-    var rs = rows();
-    var maxTurn = 1;
-    rs.forEach(function (r) { r.turns[metric].forEach(function (p) { maxTurn = Math.max(maxTurn, p[0]); }); });
-    var W = 420, H = 240, L = 44, R = 14, T = 26, B = 38;
-    var s = svg("svg", { viewBox: "0 0 " + W + " " + H, id: "drift-chart-" + metric, "class": "drift-chart", role: "img" });
-    s.appendChild(svg("title", {}, TITLES[metric] + " rate by assistant turn (" + state.scope + ")"));
-    s.appendChild(svg("text", { x: L, y: 14, "class": "ctitle" }, TITLES[metric] + " (% of conversations)"));
-    function Y(v) { return T + (1 - v) * (H - T - B); }
-    function X(turn, c) {
-      var span = W - L - R - 20;
-      var x = maxTurn === 1 ? L + 10 + span / 2 : L + 10 + (turn - 1) * span / (maxTurn - 1);
-      return x + (rs.length > 1 ? (c - (rs.length - 1) / 2) * 4 : 0);  // side by side bars
-    }
-    [0, 0.25, 0.5, 0.75, 1].forEach(function (v) {
-      s.appendChild(svg("line", { x1: L, x2: W - R, y1: Y(v), y2: Y(v), "class": "grid" }));
-      s.appendChild(svg("text", { x: L - 5, y: Y(v) + 3, "text-anchor": "end", "class": "axis" }, 100 * v));
-    });
-    for (var t = 1; t <= maxTurn; t++) {
-      s.appendChild(svg("text", { x: X(t, (rs.length - 1) / 2), y: H - B + 14, "text-anchor": "middle", "class": "axis" }, t));
-    }
-    s.appendChild(svg("text", { x: (L + W - R) / 2, y: H - 6, "text-anchor": "middle", "class": "axis" }, "assistant turn"));
-    rs.forEach(function (r, i) {
-      var g = svg("g", { "class": "drift-series", "data-config": r.config });
-      var pts = r.turns[metric].filter(function (p) { return p[2] !== null; });
-      g.appendChild(svg("polyline", {
-        "class": "drift-line", "data-config": r.config, stroke: color(r.config),
-        points: pts.map(function (p) { return X(p[0], i).toFixed(1) + "," + Y(p[2]).toFixed(1); }).join(" ")
-      }));
-      pts.forEach(function (p) {
-        var x = X(p[0], i).toFixed(1);
-        g.appendChild(svg("line", { x1: x, x2: x, y1: Y(p[3]).toFixed(1), y2: Y(p[4]).toFixed(1), "class": "drift-ci", stroke: color(r.config) }));
-        var dot = svg("circle", { cx: x, cy: Y(p[2]).toFixed(1), r: 3.5, fill: color(r.config), "class": "drift-point", "data-turn": p[0] });
-        dot.appendChild(svg("title", {}, label(r.config) + " – turn " + p[0] + ": " + pct(p[2]) + " [" + pct(p[3]) + ", " + pct(p[4]) + "] (n=" + p[1] + ")"));
-        g.appendChild(dot);
-      });
-      s.appendChild(g);
-    });
-    return s;
+    var id = "drift-charts-" + V.scorers.indexOf(state.scorer) + "-" + V.scopes.indexOf(state.scope);
+    var t = document.getElementById(id);
+    if (t) { root.appendChild(document.importNode(t.content, true)); }
   }
 
   /* ---- slope and dropped boundaries per model ---- */

@@ -1,0 +1,287 @@
+"""Every chart of the leaderboard, defined once: SVG built in Python from the numbers.
+
+The Gradio app puts these strings into its pages as they are; the static site embeds the same
+strings in ``<template>`` elements (one per scorer, and per scope for the drift view) and
+``board.js`` / ``drift.js`` only clone the chosen template into the page. No chart is drawn in
+JavaScript.
+
+Every text from the store (model labels, run ids) goes through
+:func:`~intima.leaderboard.render.esc`; numbers are formatted here, never a template filled
+with ``str.format``. Each SVG carries its own presentation attributes (sizes, colours, fonts),
+so it looks the same under the app's CSS and the site's.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from intima.leaderboard.render import esc, pct
+from intima.results.drift import DRIFT_METRICS, DriftRow, DriftTable
+from intima.results.table import CATEGORIES, LABEL_METRICS, OVERALL, ScoreTable
+
+LABEL_COLORS = {
+    "reinforcing": "#d9534f",
+    "boundary": "#2a7ab0",
+    "neutral": "#9aa0a6",
+    "mixed": "#b07cc6",
+    "no_majority": "#e0c060",
+}
+#: The drift lines' colours, by the configuration's position (stable across scorers and scopes).
+PALETTE = (
+    "#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#7f7f7f",
+    "#bcbd22", "#17becf",
+)  # fmt: skip
+RADAR_AXIS = {
+    "Assistant Traits": "Traits",
+    "User Vulnerabilities": "Vulnerab.",
+    "Relationship & Intimacy": "Intimacy",
+    "Emotional Investment": "Investment",
+}
+DRIFT_TITLES = {"reinforcing": "Reinforcing", "boundary": "Boundary-maintaining"}
+#: Bars: the width of 100%, a row's height, the margin for the model names.
+BAR_W, ROW_H, LEFT = 480, 20, 170
+#: Heatmap: a cell's width and height, the room for the rotated column names.
+CELL_W, CELL_H, TOP = 46, 20, 120
+
+
+def _open(w: int, h: int, cls: str, title: str, extra: str = "", fluid: bool = False) -> str:
+    """An SVG's start tag (its own font, so the app and the site draw it alike) and title.
+    ``fluid``: it shrinks with the page (up to 440 px wide) instead of keeping its size."""
+    size = (
+        'style="width:100%;max-width:440px;height:auto"' if fluid else f'width="{w}" height="{h}"'
+    )
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="{cls}" {size} viewBox="0 0 {w} {h}" '
+        f'font-family="system-ui, sans-serif" font-size="10" fill="#222" role="img"{extra}>'
+        f"<title>{esc(title)}</title>"
+    )
+
+
+def _scope_name(scope: str) -> str:
+    return "overall" if scope == OVERALL else scope
+
+
+def _label(x: int, y: int, label: str, limit: int = 28, anchor: str = "end") -> str:
+    """A model's name beside a chart, shortened to fit its margin (whole in the tooltip)."""
+    shown = label if len(label) <= limit else label[: limit - 1] + "…"
+    return (
+        f'<text class="axis" x="{x}" y="{y}" text-anchor="{anchor}" font-size="11" '
+        f'fill="#444">{esc(shown)}<title>{esc(label)}</title></text>'
+    )
+
+
+def _tick(x: float, y: float, text: str, anchor: str = "middle") -> str:
+    return (
+        f'<text class="tick" x="{x:.0f}" y="{y:.0f}" text-anchor="{anchor}" font-size="9" '
+        f'fill="#888">{text}</text>'
+    )
+
+
+def stacked_bars(table: ScoreTable, scorer: str, scope: str) -> str:
+    """A bar per configuration: the shares of its scored responses by primary label."""
+    if scorer not in table.scorers:
+        return ""
+    n = len(table.configs)
+    height = n * ROW_H + 46
+    title = f"Share of primary labels per model ({_scope_name(scope)})"
+    parts = [_open(LEFT + BAR_W + 20, height, "bars", title)]
+    for i, (run_id, label) in enumerate(table.configs):
+        # A row is a group moved into place: its marks need no y of their own (a smaller page).
+        parts.append(
+            f'<g class="bar" data-run-id="{esc(run_id)}" transform="translate(0 {i * ROW_H + 4})">'
+            f"{_label(LEFT - 6, 13, label)}"
+        )
+        x = float(LEFT)
+        for m in LABEL_METRICS:
+            v = table.get(scorer, run_id, scope, m).rate or 0.0
+            parts.append(
+                f'<rect x="{x:.1f}" width="{BAR_W * v:.1f}" height="{ROW_H - 4}" '
+                f'fill="{LABEL_COLORS[m]}"><title>{esc(label)} – {m}: {pct(v)}</title></rect>'
+            )
+            x += BAR_W * v
+        parts.append("</g>")
+    for f in (0.0, 0.5, 1.0):  # the scale: a bar is 100% of the model's scored responses
+        parts.append(_tick(LEFT + BAR_W * f, n * ROW_H + 14, f"{round(100 * f)}%"))
+    for k, m in enumerate(LABEL_METRICS):
+        lx = LEFT + 100 * k
+        parts.append(
+            f'<rect x="{lx}" y="{n * ROW_H + 25}" width="10" height="10" '
+            f'fill="{LABEL_COLORS[m]}"/><text x="{lx + 14}" y="{n * ROW_H + 34}" '
+            f'font-size="11">{m}</text>'
+        )
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def heatmap(table: ScoreTable, scorer: str, scope: str) -> str:
+    """Configurations x behaviours: the % of scored responses rated medium or high."""
+    if scorer not in table.scorers:
+        return ""
+    w = LEFT + len(CATEGORIES) * CELL_W + 10
+    h = TOP + len(table.configs) * CELL_H + 10
+    title = f"Share of responses where each behaviour shows ({_scope_name(scope)})"
+    parts = [_open(w, h, "heat", title)]
+    for j, cat in enumerate(CATEGORIES):
+        x, y = LEFT + j * CELL_W + CELL_W // 2, TOP - 6
+        parts.append(
+            f'<text class="axis" x="{x}" y="{y}" transform="rotate(-55 {x} {y})" '
+            f'fill="#444">{cat.replace("_", " ")}</text>'
+        )
+    for i, (run_id, label) in enumerate(table.configs):
+        # A row is a group moved into place; its values are drawn over the cells in a group
+        # the pointer passes through, so a cell's tooltip shows wherever it is hovered.
+        cells, values = [], []
+        for j, cat in enumerate(CATEGORIES):
+            row = table.get(scorer, run_id, scope, cat)
+            fill = "#eee" if row.rate is None else f"rgba(217,83,79,{0.08 + 0.92 * row.rate:.2f})"
+            x = LEFT + j * CELL_W
+            cells.append(
+                f'<rect x="{x}" width="{CELL_W - 2}" height="{CELL_H - 2}" fill="{fill}"><title>'
+                f"{esc(label)} – {cat}: {pct(row.rate)} of {row.n} scored</title></rect>"
+            )
+            val = "–" if row.rate is None else f"{round(100 * row.rate)}%"
+            values.append(f'<text x="{x + CELL_W // 2 - 1}" y="13">{val}</text>')
+        parts.append(
+            f'<g class="heat-row" data-run-id="{esc(run_id)}" transform="translate(0 '
+            f'{TOP + i * CELL_H})">{_label(LEFT - 6, 14, label)}{"".join(cells)}<g class="cellv" '
+            f'text-anchor="middle" pointer-events="none">{"".join(values)}</g></g>'
+        )
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def radars(table: ScoreTable, scorer: str, dims: Sequence[str]) -> str:
+    """A radar per configuration over the dimensions: reinforcing and boundary rates."""
+    if scorer not in table.scorers or not dims:
+        return ""
+    cx, cy, r = 140, 92, 58
+    out = []
+    for run_id, label in table.configs:
+        parts = [
+            _open(
+                280, 200, "radar", f"{label}: rates by dimension", f' data-run-id="{esc(run_id)}"'
+            )
+        ]
+        for f in (0.25, 0.5, 0.75, 1.0):
+            parts.append(
+                f'<polygon points="{_poly([f] * len(dims), cx, cy, r)}" fill="none" stroke="#ddd"/>'
+            )
+        for i, d in enumerate(dims):
+            a = _angle(i, len(dims))
+            ax, ay = cx + r * math.cos(a), cy + r * math.sin(a)
+            lx, ly = cx + (r + 12) * math.cos(a), cy + (r + 12) * math.sin(a) + 3
+            anchor = "middle" if abs(math.cos(a)) < 0.3 else "start" if math.cos(a) > 0 else "end"
+            parts.append(
+                f'<line x1="{cx}" y1="{cy}" x2="{ax:.1f}" y2="{ay:.1f}" stroke="#ddd"/>'
+                f'<text class="axis" x="{lx:.0f}" y="{ly:.0f}" text-anchor="{anchor}" '
+                f'fill="#444">{esc(RADAR_AXIS.get(d, d))}</text>'
+            )
+        for metric in ("boundary", "reinforcing"):
+            vals = [table.get(scorer, run_id, d, metric).rate or 0.0 for d in dims]
+            color = LABEL_COLORS[metric]
+            parts.append(
+                f'<polygon class="area" data-metric="{metric}" points="{_poly(vals, cx, cy, r)}" '
+                f'fill="{color}" fill-opacity="0.3" stroke="{color}" stroke-width="1.5"/>'
+            )
+        for f in (0.5, 1.0):  # the scale, along the first axis
+            parts.append(_tick(cx + 3, cy - r * f + 9, f"{round(100 * f)}%", "start"))
+        parts.append(_label(cx, 192, label, 40, "middle") + "</svg>")
+        out.append("".join(parts))
+    return '<div class="intima-radars">' + "".join(out) + "</div>"
+
+
+def _angle(i: int, n: int) -> float:
+    return -math.pi / 2 + 2 * math.pi * i / n
+
+
+def _poly(vals: Sequence[float], cx: float, cy: float, r: float) -> str:
+    pts = []
+    for i, v in enumerate(vals):
+        a = _angle(i, len(vals))
+        pts.append(f"{cx + r * v * math.cos(a):.1f},{cy + r * v * math.sin(a):.1f}")
+    return " ".join(pts)
+
+
+def drift_charts(table: DriftTable, scope: str, configs: Sequence[str]) -> str:
+    """Both drift charts of one scope (a line per configuration over the assistant turns, with
+    95% interval bars) and their legend. ``configs``: every run id in the board's order; a
+    configuration keeps its colour and ``data-config`` index whichever scorer or scope is shown.
+    """
+    index = {run_id: i for i, run_id in enumerate(configs)}
+    rows = [r for r in table.rows if r.scope == scope]
+    charts = "".join(_drift_chart(rows, m, scope, index) for m in DRIFT_METRICS)
+    legend = "".join(
+        f'<li data-config="{index[r.config]}" style="white-space:nowrap">'
+        f'<span style="display:inline-block;width:12px;height:12px;margin-right:5px;'
+        f'border-radius:2px;vertical-align:-1px;background:{_color(index[r.config])}"></span>'
+        f"{esc(r.label)}{'' if r.enough else ' *'}</li>"
+        for r in rows
+    )
+    return (
+        '<div class="drift-charts" style="display:flex;flex-wrap:wrap;gap:12px">'
+        f'{charts}</div><ul class="drift-legend" style="list-style:none;padding:0;margin:4px 0;'
+        f'display:flex;flex-wrap:wrap;gap:4px 14px">{legend}</ul>'
+    )
+
+
+def _color(config: int) -> str:
+    return PALETTE[config % len(PALETTE)]
+
+
+def _drift_chart(rows: Sequence[DriftRow], metric: str, scope: str, index: dict[str, int]) -> str:
+    w, h, left, right, top, bottom = 420, 240, 44, 14, 26, 38
+    span = w - left - right - 20
+    max_turn = max((t.turn for r in rows for t in r.turns), default=1)
+
+    def x(turn: int, i: float) -> float:
+        at = left + 10 + (span / 2 if max_turn == 1 else (turn - 1) * span / (max_turn - 1))
+        return at + ((i - (len(rows) - 1) / 2) * 4 if len(rows) > 1 else 0)  # bars side by side
+
+    def y(v: float | None) -> float:
+        return top + (1 - (v or 0.0)) * (h - top - bottom)
+
+    title = f"{DRIFT_TITLES[metric]} rate by assistant turn ({scope})"
+    out = [
+        _open(
+            w, h, "drift-chart", title, f' id="drift-chart-{metric}" data-metric="{metric}"', True
+        ),
+        f'<text x="{left}" y="14" font-size="12" font-weight="600">{DRIFT_TITLES[metric]} '
+        "(% of conversations)</text>",
+    ]
+    for v in (0.0, 0.25, 0.5, 0.75, 1.0):
+        out.append(
+            f'<line x1="{left}" x2="{w - right}" y1="{y(v):.1f}" y2="{y(v):.1f}" stroke="#ddd"/>'
+            f'<text class="axis" x="{left - 5}" y="{y(v) + 3:.1f}" text-anchor="end" '
+            f'fill="#444">{round(100 * v)}</text>'
+        )
+    mid = (len(rows) - 1) / 2
+    for k in range(1, max_turn + 1):
+        out.append(
+            f'<text class="axis" x="{x(k, mid):.1f}" y="{h - bottom + 14}" text-anchor="middle" '
+            f'fill="#444">{k}</text>'
+        )
+    out.append(
+        f'<text class="axis" x="{(left + w - right) / 2:.0f}" y="{h - 6}" text-anchor="middle" '
+        'fill="#444">assistant turn</text>'
+    )
+    for i, r in enumerate(rows):
+        c, color = index[r.config], _color(index[r.config])
+        pts = [(t.turn, e) for t in r.turns for e in [getattr(t, metric)] if e.value is not None]
+        line = " ".join(f"{x(k, i):.1f},{y(e.value):.1f}" for k, e in pts)
+        out.append(
+            f'<g class="drift-series" data-config="{c}"><polyline class="drift-line" '
+            f'data-config="{c}" points="{line}" fill="none" stroke="{color}" stroke-width="2">'
+            f"<title>{esc(r.label)}</title></polyline>"
+        )
+        for k, e in pts:
+            out.append(
+                f'<line class="drift-ci" x1="{x(k, i):.1f}" x2="{x(k, i):.1f}" '
+                f'y1="{y(e.lo):.1f}" y2="{y(e.hi):.1f}" stroke="{color}" stroke-width="1.5" '
+                f'opacity="0.55"/><circle class="drift-point" data-turn="{k}" cx="{x(k, i):.1f}" '
+                f'cy="{y(e.value):.1f}" r="3.5" fill="{color}"><title>{esc(r.label)} – turn {k}: '
+                f"{pct(e.value)} [{pct(e.lo)}, {pct(e.hi)}] (n={e.n})</title></circle>"
+            )
+        out.append("</g>")
+    out.append("</svg>")
+    return "".join(out)
