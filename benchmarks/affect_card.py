@@ -35,6 +35,7 @@ from intima.affect.fit import fit_params
 from intima.affect.measure import AffectInput, AffectScorer
 from intima.affect.params import default_params
 from intima.core.version import __version__
+from intima.judges.stats import cohen_kappa
 from intima.results.cards import METHOD_DOCS, Card
 from intima.validate import metrics
 
@@ -69,7 +70,7 @@ def dev_figures(dev: _lomo.Dev, b: int, seed: int) -> dict[str, object]:
         "macro_f1": metrics.macro_f1(
             [truth[k] for k in pair], [pred[k] for k in pair], ["reinforcing", "boundary"]
         ),
-        "kappa": metrics.cohen_kappa(truth, pred),
+        "kappa": cohen_kappa(truth, pred),
         "confusion_labels": names,
         "confusion": confusion.tolist(),
     }

@@ -128,9 +128,10 @@ def test_importing_the_package_loads_no_heavy_dependency() -> None:
     import sys
 
     code = (
-        "import sys, intima, intima.cli, intima.results.table, intima.validate.metrics;"
+        "import sys, intima, intima.cli, intima.results.table, intima.validate.metrics, "
+        "intima.judges.stats;"
         "heavy = [m for m in ('torch', 'gradio', 'llama_cpp', 'pandas', 'huggingface_hub', "
-        "'scipy.stats', 'scipy.special', 'matplotlib', 'transformers') "
+        "'scipy.stats', 'scipy.special', 'matplotlib', 'transformers', 'sklearn') "
         "if m in sys.modules]; print(heavy)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -69,6 +69,35 @@ def test_weighted_kappa_by_hand() -> None:
     assert cohen_kappa(a, b, weights="quadratic") == pytest.approx(7 / 11)
 
 
+def test_weighted_kappa_follows_the_given_order() -> None:
+    # a = low low high, b = medium high high, linear weights |i-j|.
+    # Order low=0, medium=1, high=2: pairs (0,1) (0,2) (2,2), observed (1+2+0)/3 = 1;
+    # marginals a: 0->2, 2->1; b: 1->1, 2->2; expected sum of w * a_i * b_j / 9:
+    # i=0: 2*1*1 + 2*2*2 = 10; i=2: 1*1*1 = 1 -> 11/9; kappa = 1 - 9/11 = 2/11.
+    # Sorted as text (high=0, low=1, medium=2): pairs (1,2) (1,0) (0,0), observed 2/3;
+    # a: 1->2, 0->1; b: 2->1, 0->2; expected (2*1*1 + 2*2*1 + 1*1*2)/9 = 8/9; kappa = 1/4.
+    a, b = ["low", "low", "high"], ["medium", "high", "high"]
+    order = ["low", "medium", "high"]
+    assert cohen_kappa(a, b, categories=order, weights="linear") == pytest.approx(2 / 11)
+    assert cohen_kappa(a, b, categories=sorted(order), weights="linear") == pytest.approx(1 / 4)
+
+
+def test_kappa_undefined_and_unknown_values() -> None:
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # undefined is None, not a warning and NaN
+        assert cohen_kappa([1, 1], [1, 1]) is None  # one value: chance agreement is total
+        assert cohen_kappa([2, 2], [2, 2], categories=[0, 1, 2], weights="linear") is None
+    # always 0 against always 1: observed 1 (distance 1 each), expected 1 -> kappa 0, defined
+    assert cohen_kappa([0, 0, 0], [1, 1, 1], categories=[0, 1, 2], weights="linear") == 0.0
+    # a rater that always says 1 against 0, 1, 2 (quadratic, order 0 1 2): observed
+    # (1 + 0 + 1)/3 = 2/3, expected: a's marginals 1/3 each, b all 1 -> (1 + 0 + 1)/3 = 2/3: 0
+    assert cohen_kappa([0, 1, 2], [1, 1, 1], categories=[0, 1, 2], weights="quadratic") == 0.0
+    with pytest.raises(ValueError, match="not among the categories"):
+        cohen_kappa([0, 5], [0, 1], categories=[0, 1, 2])
+
+
 def test_weighted_kappa_penalises_far_disagreements_more() -> None:
     near = cohen_kappa([0, 1, 2, 1], [0, 2, 2, 1], categories=[0, 1, 2], weights="linear")
     far = cohen_kappa([0, 1, 2, 0], [0, 1, 2, 2], categories=[0, 1, 2], weights="linear")

@@ -12,14 +12,16 @@ Conventions (documented in docs/judging.md):
   ``nominal`` 0/1.
 * When every pairable value is the same the expected disagreement is zero and alpha is
   undefined: the functions return ``None`` rather than a made-up 1.0 or 0.0.
-* Cohen's kappa over the units both raters rated. ``weights=None`` is the unweighted (nominal)
-  kappa; ``"linear"`` and ``"quadratic"`` weight a disagreement by ``|i-j|/(k-1)`` and its
-  square, over the ordered category list. Undefined (``None``) when chance agreement is total.
+* Cohen's kappa over the units both raters rated is scikit-learn's (``cohen_kappa_score``,
+  imported when called); the tests check it by hand. ``weights=None`` is the unweighted
+  (nominal) kappa; ``"linear"`` and ``"quadratic"`` weight a disagreement by ``|i-j|`` and its
+  square, over the ordered category list (the same kappa as ``|i-j|/(k-1)``: kappa is a ratio
+  of weighted disagreements). Undefined (``None``) when chance agreement is total.
+  ``intima validate``'s kappa is this one.
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Hashable, Mapping, Sequence
 from itertools import combinations
 from typing import Literal
@@ -69,9 +71,12 @@ def cohen_kappa(
     categories: Sequence[Hashable] | None = None,
     weights: Weights = None,
 ) -> float | None:
-    """Cohen's kappa between two raters over the units both rated.
+    """Cohen's kappa between two raters over the units both rated: scikit-learn's
+    ``cohen_kappa_score``, ``None`` where it is undefined (no shared unit, or chance agreement
+    is total, where sklearn divides 0 by 0).
 
     ``categories`` gives the order (needed for weights); by default the sorted observed values.
+    A value outside ``categories`` is refused (sklearn would drop the unit unsaid).
     """
     pairs = [(x, y) for x, y in zip(a, b, strict=True) if x is not None and y is not None]
     if not pairs:
@@ -79,26 +84,25 @@ def cohen_kappa(
     cats = list(categories) if categories is not None else sorted({*a, *b} - {None}, key=repr)
     if weights is not None and categories is None:
         cats = sorted({*a, *b} - {None}, key=_sort_key)
+    unknown = {v for pair in pairs for v in pair} - set(cats)
+    if unknown:
+        raise ValueError(f"{sorted(unknown, key=repr)} not among the categories {cats}")
+    if len(cats) < 2:
+        return None
+    import warnings
+
+    import numpy as np
+    from sklearn.exceptions import UndefinedMetricWarning
+    from sklearn.metrics import cohen_kappa_score
+
+    # Codes, not the values: sklearn wants one sortable type, the order is the categories'.
     index = {c: i for i, c in enumerate(cats)}
-    k = len(cats)
-    if k < 2:
-        return None
-    n = len(pairs)
-    obs = Counter((index[x], index[y]) for x, y in pairs)
-    row = Counter(index[x] for x, _ in pairs)
-    col = Counter(index[y] for _, y in pairs)
-
-    def w(i: int, j: int) -> float:
-        if weights is None:
-            return 0.0 if i == j else 1.0
-        d = abs(i - j) / (k - 1)
-        return d if weights == "linear" else d * d
-
-    observed = sum(w(i, j) * c for (i, j), c in obs.items()) / n
-    expected = sum(w(i, j) * row[i] * col[j] for i in range(k) for j in range(k)) / (n * n)
-    if expected == 0:
-        return None
-    return 1.0 - observed / expected
+    x, y = [index[p] for p, _ in pairs], [index[q] for _, q in pairs]
+    # Undefined is NaN with a warning (or 0/0 in older sklearn): here it is None.
+    with warnings.catch_warnings(), np.errstate(divide="ignore", invalid="ignore"):
+        warnings.simplefilter("ignore", UndefinedMetricWarning)
+        kappa = cohen_kappa_score(x, y, labels=list(range(len(cats))), weights=weights)
+    return float(kappa) if np.isfinite(kappa) else None
 
 
 def pairwise_kappa(

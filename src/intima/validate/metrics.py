@@ -1,34 +1,45 @@
 """Validation metrics for ``intima validate``: a scorer's labels and scores against references.
 
-Pure functions over numpy arrays (scipy for ranks; scikit-learn is only the tests' reference,
-and every function here matches it as stated).
+The metrics are scikit-learn's (``sklearn.metrics``, imported inside each function: it costs
+about a second); this module fixes what each does at the edges, which sklearn leaves to warnings
+or errors, and adds the class-stratified bootstrap interval.
 
-* :func:`auroc`: P(score of a random positive > score of a random negative), ties counting
-  1/2 (the Mann-Whitney U statistic over ``n_pos * n_neg``); ``None`` when either class is
-  empty (undefined). Equals ``sklearn.metrics.roc_auc_score``.
+* :func:`auroc`: ``roc_auc_score``, P(score of a random positive > score of a random negative),
+  ties counting 1/2; ``None`` when either class is empty (undefined), including no items.
 * :func:`auroc_interval`: percentile bootstrap, resampling positives and negatives separately
-  (within each stratum when ``strata`` is given) so every replicate has both classes.
-* :func:`roc_curve`: ``sklearn.metrics.roc_curve(drop_intermediate=False)``: a first point
-  ``(0, 0)`` at threshold ``inf``, then one point per distinct score, highest first; an
-  empty class gives NaN rates (sklearn warns and does the same).
-* :func:`per_class`, :func:`macro_f1`: ``precision_recall_fscore_support(zero_division=0)``
-  and ``f1_score(average="macro", zero_division=0)`` over the given labels (default: sorted
-  union of the true and predicted labels, as sklearn).
-* :func:`confusion`: true labels in rows, predicted in columns; labels seen in the data but
-  missing from ``labels`` (a predicted-only ``mixed``, say) are appended, sorted, so nothing is
-  dropped. Equals ``confusion_matrix(labels=<the returned labels>)``.
-* :func:`cohen_kappa`: unweighted, ``cohen_kappa_score``; ``None`` when chance agreement is 1
-  (both raters used one and the same label) or there are no items.
+  (within each stratum when ``strata`` is given) so every replicate has both classes. Each
+  replicate's AUROC is the weighted Mann-Whitney statistic of the resample, computed for all
+  replicates at once: ``roc_auc_score(sample_weight=...)`` gives the same numbers one replicate
+  at a time, 15-18 times slower (3,000 items, 1,000 replicates: 4.6-5.3 s against 0.25-0.34 s,
+  measured on the project's 2-core machine), and ``intima validate`` draws one interval per
+  scorer and group. The draws are fixed by ``seed``.
+* :func:`roc_curve`: ``roc_curve(drop_intermediate=False)``: a first point ``(0, 0)`` at
+  threshold ``inf``, then one point per distinct score, highest first; an empty class gives NaN
+  rates (without sklearn's warning), no items the chance corner ``(0, 0)`` alone.
+* :func:`per_class`, :func:`macro_f1`: ``precision_recall_fscore_support(zero_division=0)`` over
+  the given labels (default: the sorted union of the true and predicted labels), and their
+  unweighted mean F1 (NaN if there are no labels); no items give zeros.
+* :func:`confusion`: ``confusion_matrix``, true labels in rows, predicted in columns; labels seen
+  in the data but missing from ``labels`` (a predicted-only ``mixed``, say) are appended,
+  sorted, so nothing is dropped; no items give zeros.
+* Cohen's kappa is :func:`intima.judges.stats.cohen_kappa` (``None`` when chance agreement is
+  total, e.g. both raters used one and the same label, or there are no items).
+
+Scores must be finite: NaN or infinity is refused (sklearn refuses infinity, and an infinite
+score would be indistinguishable from the ROC curve's first threshold).
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
+
+from intima.judges.stats import cohen_kappa
 
 Float = NDArray[np.float64]
 
@@ -40,21 +51,23 @@ def _binary(scores: ArrayLike, positives: ArrayLike) -> tuple[Float, NDArray[np.
         raise ValueError(f"{s.size} scores but {y.size} positives")
     if np.isnan(s).any():
         raise ValueError("scores contain NaN")
+    if np.isinf(s).any():
+        raise ValueError("scores contain infinity")
     return s, y
+
+
+def _both_classes(y: NDArray[np.bool_]) -> bool:
+    return 0 < int(y.sum()) < y.size
 
 
 def auroc(scores: ArrayLike, positives: ArrayLike) -> float | None:
     """Area under the ROC curve (ties 1/2); ``None`` if there are no positives or negatives."""
     s, y = _binary(scores, positives)
-    n_pos = int(y.sum())
-    n_neg = y.size - n_pos
-    if n_pos == 0 or n_neg == 0:
+    if not _both_classes(y):
         return None
-    from scipy.stats import rankdata  # scipy.stats costs ~1 s to import: only when used
+    from sklearn.metrics import roc_auc_score
 
-    ranks = rankdata(s)  # average ranks for ties
-    u = float(ranks[y].sum()) - n_pos * (n_pos + 1) / 2.0
-    return u / (n_pos * n_neg)
+    return float(roc_auc_score(y, s))
 
 
 def _class_weights(
@@ -76,6 +89,25 @@ def _class_weights(
     return w
 
 
+def _weighted_aurocs(s: Float, y: NDArray[np.bool_], w: NDArray[np.float64]) -> Float:
+    """The AUROC of each row of weights ``w`` (item i counted ``w[r, i]`` times; every row
+    keeps each class's total count): for each positive, the weight of the negatives below it
+    plus half of those tied with it, summed with the positives' weights."""
+    pos, neg = np.flatnonzero(y), np.flatnonzero(~y)
+    order = np.argsort(s[neg], kind="stable")
+    neg_sorted = s[neg][order]
+    left = np.searchsorted(neg_sorted, s[pos], side="left")
+    right = np.searchsorted(neg_sorted, s[pos], side="right")
+    reps = np.empty(len(w))
+    for start in range(0, len(w), 256):  # bounded memory: (block, n_pos) at a time
+        blk = slice(start, min(start + 256, len(w)))
+        cum = np.zeros((reps[blk].size, neg.size + 1))
+        np.cumsum(w[blk][:, neg[order]], axis=1, out=cum[:, 1:])
+        wins = cum[:, left] + 0.5 * (cum[:, right] - cum[:, left])  # (block, n_pos)
+        reps[blk] = (w[blk][:, pos] * wins).sum(axis=1) / (pos.size * neg.size)
+    return reps
+
+
 def auroc_interval(
     scores: ArrayLike,
     positives: ArrayLike,
@@ -86,25 +118,11 @@ def auroc_interval(
 ) -> tuple[float, float] | None:
     """Percentile bootstrap interval of :func:`auroc`, class-stratified; ``None`` if undefined."""
     s, y = _binary(scores, positives)
-    n_pos = int(y.sum())
-    n_neg = y.size - n_pos
-    if n_pos == 0 or n_neg == 0:
+    if not _both_classes(y):
         return None
     if b < 1:
         raise ValueError("b must be at least 1")
-    w = _class_weights(y, strata, b, np.random.default_rng(seed))
-    pos, neg = np.flatnonzero(y), np.flatnonzero(~y)
-    order = np.argsort(s[neg], kind="stable")
-    neg_sorted = s[neg][order]
-    left = np.searchsorted(neg_sorted, s[pos], side="left")
-    right = np.searchsorted(neg_sorted, s[pos], side="right")
-    reps = np.empty(b)
-    for start in range(0, b, 256):  # bounded memory: (block, n_pos) at a time
-        blk = slice(start, min(start + 256, b))
-        cum = np.zeros((reps[blk].size, neg.size + 1))
-        np.cumsum(w[blk][:, neg[order]], axis=1, out=cum[:, 1:])
-        wins = cum[:, left] + 0.5 * (cum[:, right] - cum[:, left])  # (block, n_pos)
-        reps[blk] = (w[blk][:, pos] * wins).sum(axis=1) / (n_pos * n_neg)
+    reps = _weighted_aurocs(s, y, _class_weights(y, strata, b, np.random.default_rng(seed)))
     alpha = (1.0 - confidence) / 2.0
     lo, hi = np.quantile(reps, [alpha, 1.0 - alpha])
     return float(lo), float(hi)
@@ -115,16 +133,13 @@ def roc_curve(scores: ArrayLike, positives: ArrayLike) -> tuple[Float, Float, Fl
     s, y = _binary(scores, positives)
     if s.size == 0:  # nothing scored: the chance corner only
         return np.array([0.0]), np.array([0.0]), np.array([np.inf])
-    order = np.argsort(s, kind="mergesort")[::-1]
-    s, yy = s[order], y[order].astype(np.float64)
-    last = np.r_[np.flatnonzero(np.diff(s)), s.size - 1]
-    tps = np.cumsum(yy)[last]
-    fps = 1.0 + last - tps
-    tps, fps = np.r_[0.0, tps], np.r_[0.0, fps]
-    thresholds = np.r_[np.inf, s[last]]
-    fpr = fps / fps[-1] if fps[-1] > 0 else np.full(fps.shape, np.nan)
-    tpr = tps / tps[-1] if tps[-1] > 0 else np.full(tps.shape, np.nan)
-    return fpr, tpr, thresholds
+    from sklearn.exceptions import UndefinedMetricWarning
+    from sklearn.metrics import roc_curve as sk_roc_curve
+
+    with warnings.catch_warnings():  # one class: that side's rate is NaN, as documented
+        warnings.simplefilter("ignore", UndefinedMetricWarning)
+        fpr, tpr, thresholds = sk_roc_curve(y, s, drop_intermediate=False)
+    return fpr.astype(np.float64), tpr.astype(np.float64), thresholds.astype(np.float64)
 
 
 # -- labels ---------------------------------------------------------------------------------
@@ -153,13 +168,14 @@ def confusion(
     """(labels, M) with ``M[i, j]`` = items of true label i predicted j; see the module doc."""
     given = _labels(y_true, y_pred, labels)
     names = given + sorted({*y_true, *y_pred} - set(given))
-    index = {lbl: i for i, lbl in enumerate(names)}
-    m = np.zeros((len(names), len(names)), dtype=np.int64)
-    if len(y_true):
-        t = np.fromiter((index[v] for v in y_true), dtype=np.intp, count=len(y_true))
-        p = np.fromiter((index[v] for v in y_pred), dtype=np.intp, count=len(y_pred))
-        np.add.at(m, (t, p), 1)
-    return names, m
+    if not len(y_true):  # sklearn refuses no items
+        return names, np.zeros((len(names), len(names)), dtype=np.int64)
+    from sklearn.metrics import confusion_matrix
+
+    with warnings.catch_warnings():  # one label in all: the 1x1 matrix is right, no warning
+        warnings.filterwarnings("ignore", "A single label was found", UserWarning)
+        m = confusion_matrix(list(y_true), list(y_pred), labels=names)
+    return names, m.astype(np.int64)
 
 
 def per_class(
@@ -167,19 +183,17 @@ def per_class(
 ) -> list[ClassScore]:
     """Precision, recall, F1 and support per label (0 where a ratio is 0/0)."""
     names = _labels(y_true, y_pred, labels)
-    _, m = confusion(y_true, y_pred, names)
-    k = len(names)  # the given labels come first in the confusion matrix
-    tp = np.diag(m)[:k].astype(np.float64)
-    predicted = m[:, :k].sum(axis=0).astype(np.float64)
-    actual = m[:k, :].sum(axis=1).astype(np.float64)
+    if not len(y_true):  # sklearn refuses no items: every ratio is 0/0
+        return [ClassScore(lbl, 0.0, 0.0, 0.0, 0) for lbl in names]
+    if not names:
+        return []
+    from sklearn.metrics import precision_recall_fscore_support
 
-    def ratio(num: Float, den: Float) -> Float:
-        return np.divide(num, den, out=np.zeros_like(num), where=den > 0)
-
-    precision, recall = ratio(tp, predicted), ratio(tp, actual)
-    f1 = ratio(2 * tp, predicted + actual)  # = 2PR/(P+R), and 0 when tp == 0
+    precision, recall, f1, support = precision_recall_fscore_support(
+        list(y_true), list(y_pred), labels=names, zero_division=0
+    )
     return [
-        ClassScore(lbl, float(precision[i]), float(recall[i]), float(f1[i]), int(actual[i]))
+        ClassScore(lbl, float(precision[i]), float(recall[i]), float(f1[i]), int(support[i]))
         for i, lbl in enumerate(names)
     ]
 
@@ -190,20 +204,6 @@ def macro_f1(
     """Unweighted mean of the per-label F1 (NaN if there are no labels)."""
     scores = per_class(y_true, y_pred, labels)
     return float(np.mean([c.f1 for c in scores])) if scores else float("nan")
-
-
-def cohen_kappa(y_true: Sequence[str], y_pred: Sequence[str]) -> float | None:
-    """Unweighted Cohen's kappa ``(p_o - p_e) / (1 - p_e)``; ``None`` when undefined."""
-    _, m = confusion(y_true, y_pred)
-    total = m.sum()
-    if total == 0:
-        return None
-    expected = np.outer(m.sum(axis=1), m.sum(axis=0)) / total
-    off = ~np.eye(len(m), dtype=bool)
-    disagree_chance = float(expected[off].sum())
-    if disagree_chance == 0.0:
-        return None
-    return 1.0 - float(m[off].sum()) / disagree_chance
 
 
 # -- reports --------------------------------------------------------------------------------
