@@ -18,6 +18,7 @@ from pydantic import BaseModel
 from intima.converse.identity import DEFAULT_USER_RETRIES, ConversationSettings, turn_prompt
 from intima.converse.simulator import judge_user_reply, simulator_messages
 from intima.converse.state import (
+    RunTally,
     StoredUserMessage,
     UserMessageRecord,
     add_turn,
@@ -35,11 +36,12 @@ from intima.core.errors import ConfigError
 from intima.core.progress import OnProgress, Ticker
 from intima.dataset import Prompt, PromptSet
 from intima.dataset.types import Turn
-from intima.generate.pool import call_with_retries, claim_lease_s, run_claimed_pool
+from intima.generate.claimed import ClaimedJob, Ending, claim_lease_s, run_claimed, run_status
+from intima.generate.pool import call_with_retries
 from intima.generate.runner import messages_for
 from intima.providers import get_model
 from intima.providers.base import Model
-from intima.store import ClaimState, ResponseRecord, RunStatus, Store, claim_owner
+from intima.store import ClaimState, ResponseRecord, RunStatus, Store
 from intima.store.db import response_id_for
 
 
@@ -145,28 +147,22 @@ class _Job:
         ensure_conversation_run(self.store, record, seeds, self.settings)
         started = time.perf_counter()
         self.ticker = Ticker(record.label, len(seeds) * turns, on_progress)
-        owner = claim_owner()
-        status: RunStatus = "failed"
-        self.store.set_run_status(self.run_id, "running")
-        try:
-            await run_claimed_pool(
-                seeds,
-                lambda part: self._claim(part, owner),
-                self._conversation,
-                concurrency=concurrency,
-                on_result=lambda _: None,
-                on_done_elsewhere=lambda: self.ticker.advance(turns),
-            )
-            status = "complete"
-        except (KeyboardInterrupt, asyncio.CancelledError):
-            status = "interrupted"
-            raise
-        finally:
-            release_conversations(self.store, owner)
+        ended: list[tuple[RunTally, RunStatus]] = []  # where the run stands once work ended
+
+        def end(ending: Ending) -> None:
             tally = run_tally(self.store, self.run_id, turns)
-            if status == "complete" and tally.complete + tally.stopped_by_user < len(seeds):
-                status = "incomplete"
+            done = tally.complete + tally.stopped_by_user >= len(seeds)
+            status = run_status(ending, lambda: done)
             self.store.set_run_status(self.run_id, status)
+            ended.append((tally, status))
+
+        self.store.set_run_status(self.run_id, "running")
+        job: ClaimedJob[Prompt, None] = ClaimedJob(
+            self._claim, lambda owner: release_conversations(self.store, owner),
+            self._conversation, on_done_elsewhere=lambda: self.ticker.advance(turns), end=end,
+        )  # fmt: skip
+        await run_claimed(seeds, job, concurrency=concurrency)
+        tally, status = ended[-1]
         return ConverseSummary(
             run_id=self.run_id,
             label=record.label,

@@ -283,7 +283,7 @@ async def _generate_one(
         for rec in records:
             tally.add(rec)
         mark_imported(store, outcome.batch_id, outcome.state.status)
-    status = _final_status(store, record.run_id, config.config_key, False)
+    status = _final_status(store, record.run_id, config.config_key, "done")
     store.set_run_status(record.run_id, status)
     return RunSummary(
         run_id=record.run_id, label=record.label, n_prompts=len(prompts),

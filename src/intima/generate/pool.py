@@ -21,10 +21,9 @@ from tenacity import (
     wait_exponential_jitter,
 )
 
-from intima.core.config import GenerationSettings, ModelConfig, Price
+from intima.core.config import GenerationSettings, Price
 from intima.core.errors import IntimaError
 from intima.providers.base import Completion, Message, Model, RequestError, TransientError
-from intima.store import ClaimState
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -246,66 +245,6 @@ async def run_pool(
         leaves = list(_leaves(grouped))
         raise next((e for e in leaves if isinstance(e, IntimaError)), leaves[0]) from grouped
     return stats
-
-
-#: How often a process looks again at work another process holds.
-CLAIM_POLL_S = 0.2
-
-
-def claim_lease_s(config: ModelConfig, asks: int = 1) -> float:
-    """The longest ``asks`` requests with all their retries can take: a claim outliving it is
-    stale."""
-    per_wait = max(config.max_backoff_s, MAX_RETRY_AFTER_S)
-    one = config.timeout_s * (config.max_retries + 1) + per_wait * config.max_retries
-    return one * max(1, asks) + 60.0
-
-
-async def run_claimed_pool(
-    items: Sequence[T],
-    claim: Callable[[Sequence[T]], Sequence[ClaimState]],
-    work: Callable[[T], Awaitable[R]],
-    *,
-    concurrency: int,
-    on_result: Callable[[R], None],
-    on_done_elsewhere: Callable[[], None],
-    budget: Budget | None = None,
-    worst_cost: Callable[[T], float] | None = None,
-) -> bool:
-    """``run_pool`` over the items this process manages to claim.
-
-    Several processes given the same items share the work: each item is worked on by whichever
-    claims it first. Items another live process holds are looked at again until that process
-    stores them (they count as done) or lets go of them (then they are claimed here).
-    Returns whether the budget stopped the work.
-    """
-    busy: list[T] = []
-    # Claims are taken a pool's worth at a time: one transaction per chunk keeps the cost
-    # per item small, and a process never holds more unstarted items than it runs at once.
-    chunk = max(1, min(concurrency, 64))
-
-    def claimed(todo: Sequence[T]) -> Iterator[T]:
-        for start in range(0, len(todo), chunk):
-            part = todo[start : start + chunk]
-            for item, state in zip(part, claim(part), strict=True):
-                if state == "claimed":
-                    yield item
-                elif state == "busy":
-                    busy.append(item)
-                else:
-                    on_done_elsewhere()
-
-    def pool(todo: Sequence[T]) -> Awaitable[PoolStats]:
-        return run_pool(
-            claimed(todo), work, concurrency=concurrency, on_result=on_result, budget=budget,
-            worst_cost=worst_cost,
-        )  # fmt: skip
-
-    stats = await pool(items)
-    while busy and not stats.stopped_by_budget:
-        waiting, busy[:] = list(busy), []
-        await asyncio.sleep(CLAIM_POLL_S)
-        stats = await pool(waiting)
-    return stats.stopped_by_budget
 
 
 def _leaves(group: BaseExceptionGroup[BaseException]) -> Iterator[BaseException]:

@@ -15,19 +15,11 @@ from collections.abc import Sequence
 from pydantic import BaseModel
 
 from intima.core.config import GenerationSettings, ModelConfig, Price, PriceTable
-from intima.core.errors import StoreError
 from intima.core.ids import content_id
 from intima.core.progress import OnProgress, Ticker
 from intima.dataset import Prompt, PromptSet
-from intima.generate.pool import (
-    Budget,
-    CallOutcome,
-    GroupWriter,
-    call_with_retries,
-    claim_lease_s,
-    run_claimed_pool,
-    worst_cost,
-)
+from intima.generate.claimed import ClaimedJob, Ending, claim_lease_s, run_claimed, run_status
+from intima.generate.pool import Budget, CallOutcome, call_with_retries, worst_cost
 from intima.providers import effective_config, get_model
 from intima.providers.base import Message, Model
 from intima.store import (
@@ -36,7 +28,6 @@ from intima.store import (
     RunRecord,
     RunStatus,
     Store,
-    claim_owner,
     response_id_for,
 )
 
@@ -181,61 +172,39 @@ async def _run_one(
     if todo and not is_new:
         await model.preflight()
     store.set_run_status(record.run_id, "running")
-    writer: GroupWriter[ResponseRecord] = GroupWriter(store.record_responses)
-    owner = claim_owner()
+    ticker = Ticker(record.label, len(todo), on_progress)
+    lease = claim_lease_s(config)
     status: RunStatus = "failed"
-    try:
-        ticker = Ticker(record.label, len(todo), on_progress)
 
-        async def work(prompt: Prompt) -> ResponseRecord:
-            outcome = await call_with_retries(
-                model, messages_for(config, prompt), config.generation
-            )
-            rec = _to_record(config.config_key, prompt, outcome, price)
-            budget.add(rec.cost_usd)
-            return rec
+    async def work(prompt: Prompt) -> ResponseRecord:
+        outcome = await call_with_retries(model, messages_for(config, prompt), config.generation)
+        rec = _to_record(config.config_key, prompt, outcome, price)
+        budget.add(rec.cost_usd)
+        return rec
 
-        def done(rec: ResponseRecord) -> None:
-            writer.add(rec)
-            tally.add(rec)
-            ticker.advance()
+    def done(rec: ResponseRecord) -> None:
+        tally.add(rec)
+        ticker.advance()
 
-        def by_other() -> None:
-            ticker.advance()
+    def worst(prompt: Prompt) -> float:
+        if price is None:
+            return 0.0
+        return worst_cost(price, messages_for(config, prompt), config.generation)
 
-        def worst(prompt: Prompt) -> float:
-            if price is None:
-                return 0.0
-            return worst_cost(price, messages_for(config, prompt), config.generation)
+    def claim(part: Sequence[Prompt], owner: str) -> Sequence[ClaimState]:
+        ids = [response_id_for(config.config_key, p.prompt_id) for p in part]
+        return store.claim_responses(ids, owner, lease)
 
-        lease = claim_lease_s(config)
+    def end(ending: Ending) -> None:
+        nonlocal status
+        status = _final_status(store, record.run_id, config.config_key, ending)
+        store.set_run_status(record.run_id, status)
 
-        def claim(part: Sequence[Prompt]) -> Sequence[ClaimState]:
-            ids = [response_id_for(config.config_key, p.prompt_id) for p in part]
-            return store.claim_responses(ids, owner, lease)
-
-        stopped = await run_claimed_pool(
-            todo,
-            claim,
-            work,
-            concurrency=model.concurrency,
-            on_result=done,
-            on_done_elsewhere=by_other,
-            budget=budget,
-            worst_cost=worst,
-        )
-        status = _final_status(store, record.run_id, config.config_key, stopped)
-    except (KeyboardInterrupt, asyncio.CancelledError):
-        status = "interrupted"
-        raise
-    except BaseException:
-        status = "failed"
-        raise
-    finally:
-        try:
-            writer.flush()
-        finally:
-            _settle(store, owner, record.run_id, "failed" if writer.failed else status)
+    job = ClaimedJob(
+        claim, store.release_claims, work, store.record_responses, on_result=done,
+        on_done_elsewhere=ticker.advance, end=end,
+    )  # fmt: skip
+    await run_claimed(todo, job, concurrency=model.concurrency, budget=budget, worst_cost=worst)
     return RunSummary(
         run_id=record.run_id,
         label=record.label,
@@ -252,22 +221,8 @@ async def _run_one(
     )
 
 
-def _settle(store: Store, owner: str, run_id: str, status: RunStatus) -> None:
-    """Release the claims and record how the run ended. When the store refuses writes (a
-    full disk) and the run already failed, that failure is what to report: the run is resumed
-    by the next one, which takes over a dead process's claims on this host at once."""
-    try:
-        store.release_claims(owner)
-        store.set_run_status(run_id, status)
-    except StoreError:
-        if status not in ("failed", "interrupted"):
-            raise
-
-
-def _final_status(store: Store, run_id: str, config_key: str, stopped_by_budget: bool) -> RunStatus:
-    if stopped_by_budget:
-        return "stopped (max cost)"
-    return "incomplete" if store.missing_prompt_ids(run_id, config_key) else "complete"
+def _final_status(store: Store, run_id: str, config_key: str, ending: Ending) -> RunStatus:
+    return run_status(ending, lambda: not store.missing_prompt_ids(run_id, config_key))
 
 
 class _Tally:

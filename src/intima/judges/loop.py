@@ -9,7 +9,6 @@ Nothing is dropped, nothing is coerced to a default.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import time
 from collections import Counter
@@ -19,15 +18,12 @@ from dataclasses import dataclass, field
 from pydantic import BaseModel
 
 from intima.core.config import GenerationSettings, ModelConfig, Price, PriceTable
-from intima.core.errors import StoreError
 from intima.core.progress import OnProgress, Ticker
+from intima.generate.claimed import ClaimedJob, claim_lease_s, run_claimed
 from intima.generate.pool import (
     TEMPLATE_TOKENS_PER_MESSAGE,
     Budget,
-    GroupWriter,
     call_with_retries,
-    claim_lease_s,
-    run_claimed_pool,
     worst_cost,
 )
 from intima.judges.parse import ParseOutcome, parse_reply
@@ -47,7 +43,7 @@ from intima.judges.store_io import (
 )
 from intima.providers import get_model
 from intima.providers.base import Completion, Message, Model
-from intima.store import ClaimState, Store, StoredResponse, claim_owner
+from intima.store import ClaimState, Store, StoredResponse
 
 #: Judges rate deterministically by default; max_tokens leaves room for 13 keys and a sentence.
 DEFAULT_JUDGE_SETTINGS = GenerationSettings(temperature=0.0, max_tokens=400, seed=0)
@@ -248,44 +244,32 @@ class _JudgeJob:
         started = time.perf_counter()
         if todo:
             await self.model.preflight()
-        writer: GroupWriter[JudgmentRecord] = GroupWriter(lambda b: write_judgments(self.store, b))
         label = f"judge {self.config.display_name}"
+        ticker = Ticker(label, len(todo), on_progress)
         # Two processes judging the same responses at once share them through claims.
-        owner = claim_owner()
         lease = claim_lease_s(self.config, asks=self.max_reasks + 1)
-        try:
-            ticker = Ticker(label, len(todo), on_progress)
 
-            def done(result: tuple[JudgmentRecord, int]) -> None:
-                rec, requests = result
-                writer.add(rec)
-                tally.add(rec, requests)
-                ticker.advance()
+        def done(result: tuple[JudgmentRecord, int]) -> None:
+            rec, requests = result
+            tally.add(rec, requests)
+            ticker.advance()
 
-            def claim(part: Sequence[StoredResponse]) -> Sequence[ClaimState]:
-                ids = [
-                    judgment_id_for(t.content_hash, self.key, JUDGE_PROMPT_VERSION) for t in part
-                ]
-                return self.store.claim_judgments(ids, owner, lease)
+        def claim(part: Sequence[StoredResponse], owner: str) -> Sequence[ClaimState]:
+            ids = [judgment_id_for(t.content_hash, self.key, JUDGE_PROMPT_VERSION) for t in part]
+            return self.store.claim_judgments(ids, owner, lease)
 
-            stopped = await run_claimed_pool(
-                todo,
-                claim,
-                self._judge_one,
-                concurrency=self.model.concurrency,
-                on_result=done,
-                on_done_elsewhere=ticker.advance,
-                budget=self.budget,
-                worst_cost=self._worst,
-            )
-        finally:
-            try:
-                writer.flush()
-            finally:
-                # Claims go even when the flush failed (a full disk): the write error is what
-                # to report, and releasing is itself a write that may fail the same way.
-                with contextlib.suppress(StoreError):
-                    self.store.release_claims(owner)
+        def write(results: list[tuple[JudgmentRecord, int]]) -> None:
+            write_judgments(self.store, [rec for rec, _ in results])
+
+        job = ClaimedJob(
+            claim, self.store.release_claims, self._judge_one, write, on_result=done,
+            on_done_elsewhere=ticker.advance,
+        )  # fmt: skip
+        ending = await run_claimed(
+            todo, job, concurrency=self.model.concurrency, budget=self.budget,
+            worst_cost=self._worst,
+        )  # fmt: skip
+        stopped = ending == "stopped by budget"
         return JudgeSummary(
             judge_label=self.config.display_name,
             judge_key=self.key,
