@@ -172,8 +172,12 @@ def test_single_class_and_bad_input() -> None:
     assert report(["a", "b"], ["b", "a"]).kappa == pytest.approx(-1.0)  # (0 - 1/2) / (1 - 1/2)
     with pytest.raises(ValueError, match="NaN"):
         auroc([np.nan, 0.1], [1, 0])
-    with pytest.raises(ValueError, match="infinity"):
-        roc_curve([np.inf, 0.1], [1, 0])
+    # refused before anything is computed, even where sklearn is never called (one class)
+    for scores, positives in [([np.inf, 0.1], [1, 0]), ([-np.inf, 0.1], [1, 1])]:
+        with pytest.raises(ValueError, match="scores contain infinity"):
+            roc_curve(scores, positives)
+        with pytest.raises(ValueError, match="scores contain infinity"):
+            auroc(scores, positives)
     with pytest.raises(ValueError, match="2 positives"):
         auroc([0.1], [1, 0])
     with pytest.raises(ValueError, match="1 true labels but 2 predictions"):
