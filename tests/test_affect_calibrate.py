@@ -121,3 +121,27 @@ def test_fitted_thresholds_are_ordered_and_at_least_as_good_as_defaults(
     default = agreement(pairs, Thresholds(medium=0.33, high=0.57)).kappa_quadratic
     if fitted is not None and default is not None:
         assert fitted >= default - 1e-9
+
+
+def test_the_threshold_grid_is_the_one_kappa_at_every_pair_of_cuts() -> None:
+    """The threshold search computes kappa for all cut pairs at once; each cell must equal the
+    weighted kappa (scikit-learn's, through the judges) of the levels those cuts give."""
+    import numpy as np
+
+    from intima.affect.calibrate import _kappa_grid, _weight_matrix
+
+    rng = np.random.default_rng(7)
+    classes = rng.integers(0, 3, size=40)
+    prefix = np.zeros((41, 3))
+    prefix[1:] = np.cumsum(np.eye(3)[classes], axis=0)
+    cuts = np.array([0, 5, 13, 20, 27, 40])
+    for weights in ("quadratic", "linear"):
+        grid = _kappa_grid(prefix, cuts, _weight_matrix(weights, 3))
+        for i, lo in enumerate(cuts):
+            for j, hi in enumerate(cuts):
+                if hi < lo:
+                    assert np.isnan(grid[i, j])
+                    continue
+                predicted = [0 if p < lo else 1 if p < hi else 2 for p in range(40)]
+                want = weighted_kappa(classes.tolist(), predicted, weights)
+                assert (want is None and np.isnan(grid[i, j])) or grid[i, j] == pytest.approx(want)

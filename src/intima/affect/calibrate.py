@@ -72,45 +72,32 @@ class CalibrationReport(BaseModel):
 def weighted_kappa(
     reference: Sequence[int], predicted: Sequence[int], weights: Weights = "quadratic", k: int = 3
 ) -> float | None:
-    """Cohen's weighted kappa over k ordinal classes; None when it is undefined."""
+    """Cohen's weighted kappa over k ordinal classes; None when it is undefined. The judges'
+    kappa (scikit-learn's) with the k levels as its categories, so one definition serves both."""
+    from intima.judges.stats import cohen_kappa
+
     if len(reference) != len(predicted):
         raise ValueError("reference and predicted differ in length")
-    if not reference:
-        return None
-    observed = np.zeros((k, k))
-    for r, p in zip(reference, predicted, strict=True):
-        observed[r, p] += 1
-    return _kappa_from_confusion(observed, _weight_matrix(weights, k))
+    return cohen_kappa(reference, predicted, categories=range(k), weights=weights)
 
 
 def _weight_matrix(weights: Weights, k: int) -> NDArray[np.float64]:
+    # Only for the threshold search, which needs kappa for every pair of cut points at once
+    # (a vectorised grid; scikit-learn per pair would be one call per cell).
     i, j = np.indices((k, k))
     dist = np.abs(i - j) / (k - 1)
     return dist**2 if weights == "quadratic" else dist
 
 
-def _kappa_from_confusion(observed: NDArray[np.float64], w: NDArray[np.float64]) -> float | None:
-    n = observed.sum()
-    expected = np.outer(observed.sum(axis=1), observed.sum(axis=0)) / n
-    denominator = float((w * expected).sum())
-    if denominator == 0.0:
-        return None
-    return 1.0 - float((w * observed).sum()) / denominator
-
-
 def auroc(scores: Sequence[float], positive: Sequence[bool]) -> float | None:
-    """P(score of a random positive > score of a random negative), ties 1/2; None if one class."""
-    from scipy.stats import rankdata
+    """P(score of a random positive > score of a random negative), ties 1/2; None if one class
+    (scikit-learn's ``roc_auc_score``)."""
+    from sklearn.metrics import roc_auc_score
 
     pos = [bool(p) for p in positive]
-    n_pos = sum(pos)
-    n_neg = len(pos) - n_pos
-    if n_pos == 0 or n_neg == 0:
+    if all(pos) or not any(pos):
         return None
-    ranks = rankdata(np.asarray(scores, dtype=float))  # average ranks for ties
-    rank_sum = float(sum(r for r, p in zip(ranks, pos, strict=True) if p))
-    u = rank_sum - n_pos * (n_pos + 1) / 2.0
-    return u / (n_pos * n_neg)
+    return float(roc_auc_score(pos, np.asarray(scores, dtype=float)))
 
 
 def spearman(x: Sequence[float], y: Sequence[float]) -> float | None:
