@@ -335,3 +335,16 @@ def test_the_apps_title_says_a_demo_board_is_the_demo_set() -> None:
     app = build_app(data, table)
     assert app.title == "INTIMA leaderboard: demo prompts (not the INTIMA benchmark)"
     assert build_app(data, table, title="Mine").title == "Mine"  # a given title is kept
+
+
+def test_board_serve_refuses_uploads_as_the_space_does(app_url: str) -> None:
+    """`intima board serve --host 0.0.0.0` is a public page too: Gradio's upload routes (open
+    to anyone, no token) and multipart bodies are refused before Gradio stores a byte."""
+    import httpx
+
+    for path in ("gradio_api/upload", "gradio_api/process_recording"):
+        res = httpx.post(app_url + path, files={"files": ("big.txt", b"x" * 100_000)}, timeout=30)
+        assert res.status_code == 403, (path, res.status_code, res.text[:200])
+    res = httpx.post(app_url + "gradio_api/queue/join", files={"f": ("a.txt", b"a")}, timeout=30)
+    assert res.status_code == 403
+    assert httpx.get(app_url, timeout=30).status_code == 200

@@ -429,6 +429,14 @@ def serve(
     with paused_gc():
         table = score_table(data.infos(), data.rating_sets, bootstrap=bootstrap, seed=seed)
     demo = build_app(data, table, store_path, conversations)
+    from intima.leaderboard.no_uploads import launch_kwargs
+
+    # `--host 0.0.0.0` makes this a public page like the Space: it takes no files either.
     demo.launch(
-        server_name=host, server_port=port, show_error=False, quiet=True, theme=render.theme()
+        server_name=host,
+        server_port=port,
+        show_error=False,
+        quiet=True,
+        theme=render.theme(),
+        **launch_kwargs(),
     )
