@@ -256,3 +256,23 @@ def test_a_setting_the_provider_cannot_send_is_no_part_of_the_request(store: Sto
     assert first.config.generation.seed is None
     sent = effective_config(ModelConfig(spec="anthropic:claude-sonnet-4-5"))
     assert first.config_key == sent.config_key
+
+
+def test_cli_cancels_a_request_in_the_store_s_own_queue(tmp_path: Path) -> None:
+    """`requests cancel` works on the local queue too (it took only a Hub queue): the row and
+    its history say cancelled, a second cancel and an unknown id are one line each."""
+    db = tmp_path / "cli.db"
+    assert run_cli("request", "openai:gpt-4o-mini", "--store", str(db)).returncode == 0
+    [rid] = [r[0] for r in sqlite3.connect(db).execute("SELECT request_id FROM requests")]
+    res = run_cli("requests", "cancel", rid, "--store", str(db), "--by", "maintainer")
+    assert res.returncode == 0, res.stderr
+    assert f"{rid} openai:gpt-4o-mini: cancelled" in res.stderr
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT status FROM requests").fetchone() == ("cancelled",)
+        events = [r[0] for r in conn.execute("SELECT detail FROM request_events")]
+    assert any("cancelled by maintainer" in (e or "") for e in events), events
+    for again in (rid, "0" * 16):
+        refused = run_cli("requests", "cancel", again, "--store", str(db))
+        assert refused.returncode != 0 and "Traceback" not in refused.stderr
+        assert len([ln for ln in refused.stderr.splitlines() if ln.strip()]) == 1, refused.stderr
+    assert sqlite3.connect(db).execute("SELECT status FROM requests").fetchone() == ("cancelled",)

@@ -410,12 +410,26 @@ def approve_cmd(request_id: RequestIdArg, queue: ReviewQueueOpt, by: ByOpt = Non
 
 
 @requests_app.command("cancel")
-def cancel_cmd(request_id: RequestIdArg, queue: ReviewQueueOpt, by: ByOpt = None) -> None:
-    """Cancel a request that is waiting for review, pending or running.
+def cancel_cmd(
+    request_id: RequestIdArg,
+    queue: QueueOpt = None,
+    store: StoreOpt = DEFAULT_STORE,
+    by: ByOpt = None,
+) -> None:
+    """Cancel a request that is waiting for review, pending or running (its worker loses the
+    lease and stops).
 
-    Example: intima requests cancel 3f2a9c0d1e4b5a6c --queue hf://datasets/OWNER/requests
+    Examples: intima requests cancel 3f2a9c0d1e4b5a6c --store intima.db;
+    intima requests cancel 3f2a9c0d1e4b5a6c --queue hf://datasets/OWNER/requests
     """
-    _review("cancel", request_id, queue, by)
+    if queue is not None:
+        _review("cancel", request_id, queue, by)
+        return
+    from intima.service.queue import cancel
+
+    with Store.open(store, create=False) as db:
+        rec = cancel(db, request_id, by)
+    _say(f"{rec.request_id} {rec.spec}: {rec.status}")
 
 
 def _review(
