@@ -416,8 +416,8 @@ def cancel_cmd(
     store: StoreOpt = DEFAULT_STORE,
     by: ByOpt = None,
 ) -> None:
-    """Cancel a request that is waiting for review, pending or running (its worker loses the
-    lease and stops).
+    """Cancel a request that is waiting for review, pending or running (a worker already on it
+    keeps what it stored, but cannot mark it finished: it stays cancelled).
 
     Examples: intima requests cancel 3f2a9c0d1e4b5a6c --store intima.db;
     intima requests cancel 3f2a9c0d1e4b5a6c --queue hf://datasets/OWNER/requests

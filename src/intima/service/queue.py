@@ -267,7 +267,8 @@ def release(store: Store, request_id: str, worker_id: str, detail: str = "releas
 
 
 def cancel(store: Store, request_id: str, by: str | None = None) -> RequestRecord:
-    """Cancel a pending or running request (its worker loses the lease and stops)."""
+    """Cancel a pending or running request; a worker already on it keeps what it stored, but
+    its finish is refused, so the request stays cancelled."""
     with store.transaction() as conn:
         rec = _fetch(conn, request_id)
         if rec is None:
