@@ -33,7 +33,7 @@ from intima.cli.judge import (
     report_failures,
 )
 from intima.core.config import ModelConfig
-from intima.service.queue import RequestQueue
+from intima.service.queue import RequestQueue, cancel
 from intima.service.worker import DEFAULT_GIVE_UP_S
 from intima.store import Store
 
@@ -410,36 +410,29 @@ def approve_cmd(request_id: RequestIdArg, queue: ReviewQueueOpt, by: ByOpt = Non
 
 
 @requests_app.command("cancel")
-def cancel_cmd(
-    request_id: RequestIdArg,
-    queue: QueueOpt = None,
-    store: StoreOpt = DEFAULT_STORE,
-    by: ByOpt = None,
-) -> None:
-    """Cancel a request that is waiting for review, pending or running (a worker already on it
-    keeps what it stored, but cannot mark it finished: it stays cancelled).
+def cancel_cmd(request_id: RequestIdArg, queue: QueueOpt = None, store: StoreOpt = DEFAULT_STORE,
+               by: ByOpt = None) -> None:  # fmt: skip
+    """Cancel a request that is waiting for review, pending or running.
 
+    A worker already on it keeps what it stored but cannot mark it finished.
     Examples: intima requests cancel 3f2a9c0d1e4b5a6c --store intima.db;
     intima requests cancel 3f2a9c0d1e4b5a6c --queue hf://datasets/OWNER/requests
     """
-    if queue is not None:
-        _review("cancel", request_id, queue, by)
-        return
-    from intima.service.queue import cancel
-
-    with Store.open(store, create=False) as db:
-        rec = cancel(db, request_id, by)
-    _say(f"{rec.request_id} {rec.spec}: {rec.status}")
+    _review("cancel", request_id, queue, by, store)
 
 
 def _review(
-    action: Literal["approve", "cancel"], request_id: str, url: str, by: str | None
-) -> None:
-    from intima.service.hub_queue import HubQueue
+    action: Literal["approve", "cancel"], request_id: str, url: str | None, by: str | None,
+    store: Path = DEFAULT_STORE,
+) -> None:  # fmt: skip
+    if url is None:  # the store's own queue (approving is the Hub's: its form is public)
+        with Store.open(store, create=False) as db:
+            rec = cancel(db, request_id, by)
+    else:
+        from intima.service.hub_queue import HubQueue
 
-    queue = HubQueue(url)
-    decide = queue.approve if action == "approve" else queue.cancel
-    rec = decide(request_id, by=by)
+        hub = HubQueue(url)
+        rec = (hub.approve if action == "approve" else hub.cancel)(request_id, by=by)
     _say(f"{rec.request_id} {rec.spec}: {rec.status}")
 
 
