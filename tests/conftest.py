@@ -113,12 +113,20 @@ def board_server(store: Path, bootstrap: int, log: Path) -> Iterator[str]:
     answers, and stops it afterwards."""
     port = free_port()
     env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", "NO_COLOR": "1"}
+    cmd = [sys.executable, "-m", "intima", "board", "serve", "--store", str(store),
+           "--port", str(port), "--bootstrap", str(bootstrap)]  # fmt: skip
+    with serving(cmd, port=port, log=log, env=env) as url:
+        yield url
+
+
+@contextmanager
+def serving(
+    cmd: list[str], *, port: int, log: Path, env: dict[str, str], cwd: Path | None = None
+) -> Iterator[str]:
+    """A web server started as ``cmd`` (its output in ``log``); yields its URL once it
+    answers, and stops it afterwards."""
     with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "intima", "board", "serve", "--store", str(store),
-             "--port", str(port), "--bootstrap", str(bootstrap)],
-            stdout=out, stderr=subprocess.STDOUT, env=env,
-        )  # fmt: skip
+        proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}/"
     try:
         wait_http(url, proc, timeout=90, log=log)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,7 +13,7 @@ from typing import Any
 import pytest
 
 from browser import launch, watched_page
-from conftest import free_port, run_cli, stop, wait_http
+from conftest import free_port, run_cli, serving
 from fake_hub import FakeHub, hf_env, running_hub
 from fake_openai import FakeOpenAI, FaultPlan
 from intima.core.version import __version__
@@ -183,15 +182,10 @@ def space_url(hub: FakeHub, world: dict[str, Any]) -> Iterator[str]:
            "GRADIO_ANALYTICS_ENABLED": "False", "NO_COLOR": "1",
            "GRADIO_TEMP_DIR": str(tmp / "gradio-tmp")}  # fmt: skip
     log = tmp / "space.log"
-    with log.open("wb") as out:
-        proc = subprocess.Popen([sys.executable, "app.py"], cwd=folder, env=env,
-                                stdout=out, stderr=subprocess.STDOUT)  # fmt: skip
-    url = f"http://127.0.0.1:{port}/"
     try:
-        wait_http(url, proc, timeout=90, log=log)
-        yield url
+        with serving([sys.executable, "app.py"], port=port, log=log, env=env, cwd=folder) as url:
+            yield url
     finally:
-        stop(proc)
         assert TOKEN not in log.read_text(errors="replace")
 
 
