@@ -611,7 +611,9 @@ def test_publish_to_an_unreachable_hub_raises_a_bundle_error_from_the_api(
     source: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The notebook API, not only the CLI: a transport error used to escape as httpx's own
-    exception instead of one BundleError saying what to check."""
+    exception instead of one BundleError saying what to check, and only after huggingface_hub
+    had retried for about 24 s. A Hub out of reach is now refused before any upload; an upload
+    the Hub refuses is one BundleError too."""
     from fake_hub import point_hf_at, running_hub
     from intima.service.bundle import BundleError, publish
 
@@ -620,4 +622,13 @@ def test_publish_to_an_unreachable_hub_raises_a_bundle_error_from_the_api(
         hub.stop()  # nothing answers at its address any more
         with Store.open(source) as store, pytest.raises(BundleError) as err:
             publish(store, "hf://datasets/org/results")
-        assert "could not upload to dataset org/results on the Hub" in str(err.value)
+        assert "cannot reach the Hugging Face Hub at http://127.0.0.1:" in str(err.value)
+        assert "for hf://datasets/org/results (ConnectError)" in str(err.value)
+    for hub in running_hub():  # a new Hub: the stopped one's kept-alive connections still answer
+        point_hf_at(hub, tmp_path / "c", tmp_path, monkeypatch, token="hf_x_0123456789")
+        with Store.open(source) as store, pytest.raises(BundleError) as err:
+            publish(store, "hf://datasets/org/missing")  # reachable; no such repo
+        assert "could not upload to dataset org/missing on the Hub" in str(err.value)
+        monkeypatch.setattr("huggingface_hub.constants.HF_HUB_OFFLINE", True)
+        with Store.open(source) as store, pytest.raises(BundleError, match="HF_HUB_OFFLINE"):
+            publish(store, "hf://datasets/org/results")

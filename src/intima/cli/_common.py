@@ -35,7 +35,6 @@ __all__ = [
     "output_folder",
     "progress_display",
     "publish_errors",
-    "refuse_unreachable_hub",
     "write_output",
     "writing_to",
 ]
@@ -157,15 +156,14 @@ def writing_to(folder: Path) -> Iterator[None]:
 
 @contextmanager
 def publish_errors(dest: str) -> Iterator[None]:
-    """Around a publish to ``dest``: a folder as :func:`writing_to`; on the Hub, a Hub out of
-    reach is refused in one line before any work, and an upload that breaks off is one line."""
+    """Around a publish to ``dest``: a folder as :func:`writing_to`; on the Hub, an upload that
+    breaks off is one line (``publish`` itself refuses a Hub out of reach before any work)."""
     from intima.service.bundle import HF_PREFIX
 
     if not dest.startswith(HF_PREFIX):
         with writing_to(Path(dest)):
             yield
         return
-    refuse_unreachable_hub(dest)
     try:
         yield
     except (IntimaError, sqlite3.Error):  # already one line (the store's own, in main)
@@ -174,28 +172,6 @@ def publish_errors(dest: str) -> Iterator[None]:
         raise OutputError(
             f"could not upload to {dest} on the Hugging Face Hub ({type(exc).__name__}); "
             "check the network, that the repo exists, and that you are logged in (HF_TOKEN)"
-        ) from exc
-
-
-def refuse_unreachable_hub(target: str) -> None:
-    """Say in one line, at once, that the Hugging Face Hub cannot be reached (offline mode, no
-    network, nothing at HF_ENDPOINT): huggingface_hub's uploads retry a refused connection for
-    about 24 s and then raise a transport error of their own. One request, no retries, through
-    huggingface_hub's own session (so its proxies and endpoint apply)."""
-    from huggingface_hub import constants
-    from huggingface_hub.utils import get_session
-
-    if constants.is_offline_mode():
-        raise OutputError(
-            f"cannot reach the Hugging Face Hub for {target}: HF_HUB_OFFLINE is set; unset it "
-            "to upload, or give a folder instead"
-        )
-    try:
-        get_session().head(constants.ENDPOINT, timeout=10)
-    except Exception as exc:  # any transport failure: refused, reset, DNS, TLS, timeout
-        raise OutputError(
-            f"cannot reach the Hugging Face Hub at {constants.ENDPOINT} for {target} "
-            f"({type(exc).__name__}); check the network (and HF_ENDPOINT), or give a folder"
         ) from exc
 
 

@@ -124,6 +124,8 @@ def publish(
     """Write a bundle of the given runs (all if none) to a folder or a Hub repo."""
     if dest.startswith(HF_PREFIX):
         repo_id, kind = hub_repo(dest, repo_type)
+        if uploader is None:
+            check_hub_reachable(dest)
         with tempfile.TemporaryDirectory(prefix="intima-bundle-") as tmp:
             manifest = write_bundle(store, Path(tmp), run_ids)
             (uploader or _hf_upload)(
@@ -132,6 +134,28 @@ def publish(
             )  # fmt: skip
         return manifest
     return write_bundle(store, Path(dest), run_ids)
+
+
+def check_hub_reachable(target: str) -> None:
+    """Say in one line, at once, that the Hugging Face Hub cannot be reached (offline mode, no
+    network, nothing at HF_ENDPOINT): huggingface_hub's uploads retry a refused connection for
+    about 24 s and then raise a transport error of their own. One request, no retries, through
+    huggingface_hub's own session (so its proxies and endpoint apply)."""
+    from huggingface_hub import constants
+    from huggingface_hub.utils import get_session
+
+    if constants.is_offline_mode():
+        raise BundleError(
+            f"cannot reach the Hugging Face Hub for {target}: HF_HUB_OFFLINE is set; unset it "
+            "to upload, or give a folder instead"
+        )
+    try:
+        get_session().head(constants.ENDPOINT, timeout=10)
+    except Exception as exc:  # any transport failure: refused, reset, DNS, TLS, timeout
+        raise BundleError(
+            f"cannot reach the Hugging Face Hub at {constants.ENDPOINT} for {target} "
+            f"({type(exc).__name__}); check the network (and HF_ENDPOINT), or give a folder"
+        ) from exc
 
 
 def write_bundle(
