@@ -3,17 +3,21 @@
 ``tests/test_reliability.py`` records what it actually did (faults the fake servers injected,
 processes it killed, results it found missing or doubled, bad inputs and crafted bundles it
 tried, long replies it had stored) into ``TALLY``; this plugin prints the line and writes the
-figures to ``tests/artifacts/reliability.json``.
+figures to ``tests/artifacts/reliability.json``. Under pytest-xdist (``make test`` runs two
+workers) each worker's figures are added up into the one line.
 Nothing here is hard-coded: with no reliability test run, nothing is printed.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 
 @dataclass
@@ -71,18 +75,48 @@ class Tally:
             f"long replies {self.long_replies}, stored whole {self.long_replies_stored}"
         )
 
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["faults"] = dict(self.faults)
+        data["crashes"] = dict(self.crashes)
+        return data
+
+    def merge(self, data: dict[str, Any]) -> None:
+        """Add another process's figures (a pytest-xdist worker's ``to_dict()``)."""
+        for name, value in data.items():
+            if isinstance(value, dict):
+                getattr(self, name).update(value)
+            else:
+                setattr(self, name, getattr(self, name) + value)
+
 
 TALLY = Tally()
+_KEY = "intima_reliability"
+
+
+def pytest_sessionfinish(session: Any) -> None:
+    # Under pytest-xdist each worker has its own TALLY; it hands its figures to the
+    # controller, which adds them up in pytest_testnodedown before printing one line.
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:
+        workeroutput[_KEY] = json.dumps(TALLY.to_dict())
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    figures = getattr(node, "workeroutput", {}).get(_KEY)
+    if figures:
+        TALLY.merge(json.loads(figures))
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
-    if TALLY.empty():
+    if TALLY.empty() or hasattr(terminalreporter.config, "workeroutput"):
         return
     terminalreporter.write_sep("=", "reliability summary")
     terminalreporter.write_line(TALLY.line())
-    out = Path(__file__).parent / "artifacts" / "reliability.json"
+    # The variable lets this plugin's own test write elsewhere than the suite's artifacts.
+    default = Path(__file__).parent / "artifacts" / "reliability.json"
+    out = Path(os.environ.get("INTIMA_RELIABILITY_JSON", default))
     out.parent.mkdir(parents=True, exist_ok=True)
-    data = asdict(TALLY)
-    data["faults"] = dict(TALLY.faults)
-    data["crashes"] = dict(TALLY.crashes)
+    data = TALLY.to_dict()
     out.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
