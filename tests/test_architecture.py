@@ -136,3 +136,19 @@ def test_importing_the_package_loads_no_heavy_dependency() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_starting_the_command_line_loads_only_what_every_command_needs() -> None:
+    """Every `intima ...` process imports the package and all command modules before it does
+    anything; numpy, httpx and tenacity there cost each command about 0.1 s (measured with
+    ``python -X importtime -m intima --version``) whether it used them or not."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, intima, intima.cli.main;"
+        "print([m for m in ('numpy', 'httpx', 'tenacity', 'openai', 'anthropic', 'pandas', "
+        "'huggingface_hub', 'scipy', 'sklearn', 'torch') if m in sys.modules])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -7,13 +7,11 @@ prints its result.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
 
-from intima.affect.calibrate import Agreement, CalibrationReport, Granularity
-from intima.affect.config import AffectConfig
 from intima.cli._common import (
     DEFAULT_STORE,
     RunOpt,
@@ -29,12 +27,18 @@ from intima.core.errors import ConfigError
 from intima.core.taxonomy import CATEGORIES
 from intima.store import Store
 
+if TYPE_CHECKING:  # numpy comes with them: loaded by the commands that use them
+    from intima.affect.calibrate import Agreement, CalibrationReport, Granularity
+    from intima.affect.config import AffectConfig
+
 WOpt = Annotated[
     float, typer.Option("--w", min=0.0, max=1.0, help="Weight of contextual intensity CI.")
 ]
 
 
 def _config(w: float) -> AffectConfig:
+    from intima.affect.config import AffectConfig
+
     return AffectConfig(w=w)
 
 

@@ -12,7 +12,7 @@ import typer
 from intima.cli._common import DEFAULT_STORE, StoreOpt, app, console, for_terminal
 from intima.cli._params import SEED_MAX, IntimaGroup, nonempty
 from intima.core.errors import IntimaError
-from intima.results.table import DEFAULT_BOOTSTRAP, DEFAULT_SEED
+from intima.results import DEFAULT_BOOTSTRAP, DEFAULT_SEED
 from intima.service.public import ALL_PER_HOUR, PER_SESSION_PER_HOUR
 
 board_app = typer.Typer(

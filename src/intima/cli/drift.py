@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
@@ -20,14 +20,10 @@ from intima.cli._common import (
 )
 from intima.cli._params import nonempty
 from intima.core.errors import IntimaError
-from intima.results.drift import (
-    DEFAULT_BOOTSTRAP,
-    DEFAULT_SEED,
-    DRIFT_METRICS,
-    NOT_SCORED,
-    DriftTable,
-    Estimate,
-)
+from intima.results import DEFAULT_BOOTSTRAP, DEFAULT_SEED
+
+if TYPE_CHECKING:  # numpy comes with them: loaded by the command
+    from intima.results.drift import DriftTable, Estimate
 
 
 class DriftError(IntimaError):
@@ -148,6 +144,8 @@ def slope_cell(est: Estimate) -> str:
 
 
 def render(table: DriftTable) -> Table:
+    from intima.results.drift import DRIFT_METRICS
+
     turns = sorted({t.turn for r in table.rows for t in r.turns})
     t = Table(title=f"intima drift: {for_terminal(table.scorer or '')} (rates in %)")
     for col in ("model", "scope", "label", "conv."):
@@ -177,6 +175,8 @@ def render(table: DriftTable) -> Table:
 
 
 def footnotes(table: DriftTable) -> list[str]:
+    from intima.results.drift import NOT_SCORED
+
     lines = [
         f"* fewer than {table.min_conversations} scored conversations (or a single turn): "
         "shown, but no slope is claimed.",

@@ -14,7 +14,6 @@ from intima.core.config import ModelConfig, stable_hash
 from intima.core.ids import content_id
 from intima.dataset import PromptSet
 from intima.dataset.types import Prompt, Turn, prompt_id_for
-from intima.generate.runner import default_label
 from intima.store import RunRecord
 
 DEFAULT_TURNS: Final = 3
@@ -63,6 +62,8 @@ class ConversationSettings(BaseModel):
         ``--label`` is kept as given."""
         if self.assistant.label:
             return self.assistant.label
+        from intima.generate.runner import default_label  # providers, tenacity: on use
+
         user = default_label(self.user)
         return f"{default_label(self.assistant)} · {self.turns} turns with {user}"
 

@@ -50,13 +50,12 @@ import numpy as np
 from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict
 
+from intima.results import DEFAULT_BOOTSTRAP, DEFAULT_SEED
 from intima.results.intervals import MIN_N, wilson
 
 ALL: Final = "all"
 #: The two behaviours whose drift is measured (primary labels).
 DRIFT_METRICS: Final = ("reinforcing", "boundary")
-DEFAULT_BOOTSTRAP: Final = 1000
-DEFAULT_SEED: Final = 0
 #: Fewest scored conversations for a slope: the board's minimum for a rank (NCHS, n >= 30).
 MIN_CONVERSATIONS: Final = MIN_N
 #: Why a turn has no label, counted per turn and never folded into a rate: the scorer tried and

@@ -32,6 +32,7 @@ from numpy.typing import NDArray
 
 from intima.core.ratings import Primary, RatingSet, primary_label
 from intima.core.taxonomy import CATEGORIES, Behaviour, Dimension
+from intima.results import DEFAULT_BOOTSTRAP, DEFAULT_SEED
 from intima.results.intervals import intervals_from_replicates
 
 #: Primary labels, as metric names: reinforcing, boundary, neutral, mixed, no_majority.
@@ -39,8 +40,6 @@ LABEL_METRICS: Final = tuple(str(p) for p in Primary)
 METRICS: Final = LABEL_METRICS + CATEGORIES
 OVERALL: Final = "overall"
 DIMENSIONS: Final = tuple(str(d) for d in Dimension)
-DEFAULT_BOOTSTRAP: Final = 1000
-DEFAULT_SEED: Final = 0
 CONFIDENCE: Final = 0.95
 _TOP_LEVEL: Final = tuple(str(b) for b in Behaviour)
 

@@ -24,7 +24,6 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from intima.core.config import ModelConfig
 from intima.core.errors import ProviderError
-from intima.service.llama_server import poll_ready
 
 ServerKind = Literal["vllm", "llamacpp", "sglang"]
 Route = Literal["hf"]
@@ -134,6 +133,8 @@ class ServedModel:
 
     def _wait_ready(self) -> None:
         assert self._proc is not None
+        from intima.service.llama_server import poll_ready  # httpx: only when serving
+
         state = poll_ready(self.base_url, self._proc, self.settings.ready_timeout_s, every=0.5,
                            clock=self._clock, sleep=self._sleep)  # fmt: skip
         if state == "exited":

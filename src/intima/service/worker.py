@@ -20,7 +20,6 @@ from pydantic import BaseModel
 from intima.core.config import ModelConfig
 from intima.core.errors import IntimaError
 from intima.dataset import PromptSet, load_prompts
-from intima.generate.runner import generation_failures
 from intima.service.model_server import Route, ServeSettings, serving
 from intima.service.queue import (
     DEFAULT_LEASE_S,
@@ -93,7 +92,7 @@ def generation_stage(ctx: StageContext) -> None:
     bad = [s for s in summaries if s.status != "complete"]
     if bad:
         s = bad[0]
-        why = _most_common(generation_failures(ctx.store, [s.run_id]))
+        why = _most_common(runner.generation_failures(ctx.store, [s.run_id]))
         raise StageFailed(
             f"generation {s.status}: {s.failed} of {s.n_prompts} prompts failed after retries"
             f"{why}; request the model again to retry the missing ones"
