@@ -58,8 +58,12 @@ screenshot: demo-venv chromium
 chromium:
 	test -x $(CHROMIUM) || (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium)
 
+# Two pytest-xdist workers, one per core here; worksteal evens out the few long real-model tests.
+# The reliability line at the end adds up both workers' figures.
+TEST_WORKERS ?= 2
+
 test: venv chromium lint
-	$(BIN)/pytest -q -p no:cacheprovider --durations=15
+	$(BIN)/pytest -q -p no:cacheprovider -n $(TEST_WORKERS) --dist worksteal --durations=15
 
 bench: venv
 	$(BIN)/python benchmarks/bench_harness.py
