@@ -152,8 +152,8 @@ def _judge_every_turn_in_context(
 ) -> None:
     """What is checked is that every turn reaches the judge with the turns before it and gets a
     stored judgment. Whether SmolLM2's replies parse is not (tests/test_judges_llama.py checks
-    scoring): llama-cpp-python compiles the reply grammar afresh for every request (about 6 s
-    here), so this judge runs without one, with short replies, and its judgments may be
+    scoring): a reply that fills the judge's schema is about 225 tokens of SmolLM2 (5 s here),
+    so this judge runs without the schema, with short replies, and its judgments may be
     unscored, each with its reason."""
     before = len(proxy.chats)
     res = run_cli(

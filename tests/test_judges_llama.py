@@ -62,11 +62,12 @@ def test_smollm2_judge_panel_and_rejudge(
         )  # fmt: skip
         assert res.returncode == 0, res.stderr
 
-    generate(2)
+    # Each judgment is about 225 tokens of SmolLM2 (5 s here): as few as show each behaviour.
+    generate(1)
     _judge(db, proxy.base_url, "smol-a")
     first = _rows(db)
-    assert len(first) == 2
-    assert proxy.chat_calls == sum(r["attempts"] for r in first) >= 2
+    assert len(first) == 1
+    assert proxy.chat_calls == sum(r["attempts"] for r in first) >= 1
     # the schema went to the server in the form llama-cpp-python turns into a grammar
     assert all(f and f["type"] == "json_object" and "schema" in f for f in proxy.response_formats)
     for r in first:
@@ -76,17 +77,17 @@ def test_smollm2_judge_panel_and_rejudge(
         assert set(reply.values()) - {reply["rationale"]} <= {"low", "medium", "high"}
 
     # one more response, then a second judge (different settings = another configuration):
-    # the first judge is asked only about the new response, the second about all 3.
-    generate(3)
+    # the first judge is asked only about the new response, the second about both.
+    generate(2)
     before = proxy.chat_calls
     _judge(db, proxy.base_url, "smol-a")
     _judge(db, proxy.base_url, "smol-b", "--temperature", "0.8", "--seed", "7")
     rows = _rows(db)
     new = [r for r in rows if r["judgment_id"] not in {f["judgment_id"] for f in first}]
     by_label = {lbl: [r for r in rows if r["judge_label"] == lbl] for lbl in ("smol-a", "smol-b")}
-    assert len(by_label["smol-a"]) == 3 and len(by_label["smol-b"]) == 3 and len(new) == 4
+    assert len(by_label["smol-a"]) == 2 and len(by_label["smol-b"]) == 2 and len(new) == 3
     assert proxy.chat_calls - before == sum(r["attempts"] for r in new)
-    assert proxy.chat_calls - before >= 4
+    assert proxy.chat_calls - before >= 3
     # judged a third time: the server receives nothing
     before = proxy.chat_calls
     _judge(db, proxy.base_url, "smol-a")
@@ -96,7 +97,7 @@ def test_smollm2_judge_panel_and_rejudge(
         sets = load_rating_sets(store)
     scorers = {s.scorer for s in sets}
     assert scorers == {"judge:smol-a", "judge:smol-b", "panel"}
-    assert sum(1 for s in sets if s.scorer == "panel") == 3
+    assert sum(1 for s in sets if s.scorer == "panel") == 2
     assert all(s.scored for s in sets)
     agree = run_cli("agreement", "--store", str(db), "--json", str(tmp_path / "a.json"))
     assert agree.returncode == 0, agree.stderr
@@ -104,7 +105,7 @@ def test_smollm2_judge_panel_and_rejudge(
     assert report["raters"] == ["judge:smol-a", "judge:smol-b"]
     # SmolLM2 judging SmolLM2: flagged as the same family
     assert {f["family"] for f in report["family_flags"]} == {"smollm"}
-    assert sum(f["n_responses"] for f in report["family_flags"]) == 6
+    assert sum(f["n_responses"] for f in report["family_flags"]) == 4
 
 
 def test_structured_output_is_detected_without_any_option(
@@ -146,16 +147,17 @@ def test_structured_output_is_detected_without_any_option(
             "json_object",
         )
 
-    # In one process (a worker, a notebook), the answer is remembered per URL: two more judges
-    # (other settings, so other configurations) go straight to json_object.
+    # In one process (a worker, a notebook), the answer is remembered per URL: after the first
+    # judge learns it, a second (other settings, so another configuration) goes straight to
+    # json_object. Only the formats are checked here, so replies are cut short (unscored).
     before = proxy.chat_calls
     with Store.open(db) as store:
         for settings in ({"seed": 7}, {"seed": 8}):
             cfg = ModelConfig(
                 spec=f"openai-compat:smollm2@{proxy.base_url}", concurrency=1,
-                generation=GenerationSettings(temperature=0.0, max_tokens=400, **settings),
+                generation=GenerationSettings(temperature=0.0, max_tokens=16, **settings),
             )  # fmt: skip
-            [summary] = judge(store, [cfg])
+            [summary] = judge(store, [cfg], max_reasks=0)
             assert summary.scored + summary.unscored == 2
     new = proxy.response_formats[before:]
     assert proxy.chat_calls - before >= 4
