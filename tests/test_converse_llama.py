@@ -1,5 +1,5 @@
 """The bundled SmolLM2 behind llama-cpp-python's server as both the assistant and the simulated
-user: a 3-turn conversation on 3 prompts, killed with SIGKILL after a second turn is stored,
+user: a 3-turn conversation on 2 prompts, killed with SIGKILL after a second turn is stored,
 resumed, then judged in context and scored. This proves the mechanics, not the quality.
 
 Every request goes through a recording proxy, so "each turn asked once" and "the judge saw the
@@ -33,6 +33,7 @@ from intima.store import Store
 pytestmark = pytest.mark.slow
 
 TURNS = 3
+CONVERSATIONS = 2  # each turn and judgment of SmolLM2 costs seconds: as few as show it
 SIMULATOR_OPENING = SIMULATOR_PROMPT[:40]
 
 
@@ -90,7 +91,7 @@ def test_smollm2_conversation_killed_resumed_judged_in_context(
     spec = f"openai-compat:smollm2@{proxy.base_url}"
     args = [
         "converse", "-m", spec, "-u", spec, "--turns", str(TURNS), "--dataset", "demo",
-        "--limit", "3", "--max-tokens", "16", "--user-max-tokens", "16", "--user-seed", "1",
+        "--limit", str(CONVERSATIONS), "--max-tokens", "16", "--user-max-tokens", "16", "--user-seed", "1",
         "--user-retries", "4", "--concurrency", "1", "--store", str(db), "--no-progress",
     ]  # fmt: skip
     proxy.hold.set()
@@ -112,22 +113,26 @@ def test_smollm2_conversation_killed_resumed_judged_in_context(
     res = run_cli(*args)
     assert res.returncode == 0, res.stderr
     assert (
-        f"{3 * TURNS} turns stored" in res.stdout and "3 of 3 conversations complete" in res.stdout
+        f"{CONVERSATIONS * TURNS} turns stored" in res.stdout
+        and f"{CONVERSATIONS} of {CONVERSATIONS} conversations complete" in res.stdout
     )
 
     with Store.open(db) as store:
         turns = load_turns(store)
         [run_id] = {t.run_id for t in turns}
         users = store.query("SELECT status FROM simulated_user_messages")
-    assert [(t.turn, t.response_status) for t in turns] == [(k, "ok") for k in (1, 2, 3)] * 3
-    assert [u["status"] for u in users] == ["ok"] * 3 * (TURNS - 1)
+    assert [(t.turn, t.response_status) for t in turns] == [
+        (k, "ok") for k in (1, 2, 3)
+    ] * CONVERSATIONS
+    assert [u["status"] for u in users] == ["ok"] * CONVERSATIONS * (TURNS - 1)
     with sqlite3.connect(db) as conn:
         stored = conn.execute(
             "SELECT COUNT(*), COUNT(DISTINCT r.prompt_id) FROM responses r "
             "JOIN run_prompts rp ON rp.prompt_id = r.prompt_id WHERE rp.run_id = ?",
             (run_id,),
         ).fetchone()
-    assert stored == (9, 9)  # every turn stored exactly once
+    n = CONVERSATIONS * TURNS
+    assert stored == (n, n)  # every turn stored exactly once
 
     # every assistant turn was asked exactly once across both processes, the third included
     asked = Counter(
@@ -168,9 +173,10 @@ def _judge_every_turn_in_context(
             "SELECT COUNT(*), COUNT(CASE WHEN status = 'scored' OR reason IS NOT NULL THEN 1 END) "
             "FROM judgments"
         ).fetchone()
-    assert judged == (9, 9) and len(turns) == 9
+    n = CONVERSATIONS * TURNS
+    assert judged == (n, n) and len(turns) == n
     requests = [json.dumps(c["messages"]) for c in proxy.chats[before:]]
-    assert len(requests) == 9
+    assert len(requests) == n
     by_conversation: dict[str, list[Any]] = {}
     for t in turns:
         by_conversation.setdefault(t.conversation_id, []).append(t)
