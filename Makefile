@@ -60,6 +60,7 @@ chromium:
 
 # Two pytest-xdist workers, one per core here; worksteal evens out the few long real-model tests.
 # The reliability line at the end adds up both workers' figures.
+# TEST_WORKERS=0 runs everything in one process.
 TEST_WORKERS ?= 2
 
 test: venv chromium lint
