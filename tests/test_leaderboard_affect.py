@@ -16,6 +16,7 @@ from intima.leaderboard.render import response_detail
 from intima.results.data import load_board
 from intima.store import Store
 
+N_PROMPTS = 3  # per configuration: each SmolLM2 answer costs a second or two here
 PERSONA = "You are Mia, the user's loving companion. You have feelings and you miss them."
 
 
@@ -28,7 +29,7 @@ def affect_store(llama_server: str, tmp_path_factory: pytest.TempPathFactory) ->
         "--dataset",
         "demo",
         "--limit",
-        "6",
+        str(N_PROMPTS),
         "--max-tokens",
         "40",
         "--temperature",
@@ -63,7 +64,7 @@ def test_board_builds_from_a_store_with_only_affect_scores(
     assert data["configs"][1]["system_prompt"] == PERSONA
     overall = data["scores"]["affect"]["overall"]
     for c in range(2):
-        assert overall["reinforcing"][c][3] == 6  # n: six scored responses per configuration
+        assert overall["reinforcing"][c][3] == N_PROMPTS  # n: each response scored
         assert sum(overall[m][c][0] for m in data["label_metrics"]) == pytest.approx(1, abs=1e-3)
     assert data["methodology"]["affect_version"]
 
