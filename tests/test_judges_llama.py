@@ -62,7 +62,7 @@ def test_smollm2_judge_panel_and_rejudge(
         )  # fmt: skip
         assert res.returncode == 0, res.stderr
 
-    # Each judgment is about 225 tokens of SmolLM2 (5 s here): as few as show each behaviour.
+    # Each judgment is about 225 tokens of SmolLM2 (5-10 s here): as few as show each behaviour.
     generate(1)
     _judge(db, proxy.base_url, "smol-a")
     first = _rows(db)
