@@ -26,14 +26,13 @@ from intima.core.perf import paused_gc
 from intima.core.ratings import RatingSet
 from intima.leaderboard import charts, render, validity_view, wording
 from intima.leaderboard.render import esc
+from intima.results import DEFAULT_BOOTSTRAP, DEFAULT_SEED
 from intima.results.conversations import ConversationBoard, load_conversations
 from intima.results.corrected import Corrections
 from intima.results.data import BoardData, load_board
 from intima.results.intervals import intervals_note
 from intima.results.rank import UNRANKED_NOTE
 from intima.results.table import (
-    DEFAULT_BOOTSTRAP,
-    DEFAULT_SEED,
     LABEL_METRICS,
     OVERALL,
     ScoreTable,

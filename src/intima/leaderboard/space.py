@@ -39,8 +39,9 @@ from intima.leaderboard.hub_results import (
     remove_store,
 )
 from intima.leaderboard.render import esc
+from intima.results import DEFAULT_BOOTSTRAP, DEFAULT_SEED
 from intima.results.conversations import ConversationBoard
-from intima.results.table import DEFAULT_BOOTSTRAP, DEFAULT_SEED, OVERALL
+from intima.results.table import OVERALL
 from intima.service.public import ALL_PER_HOUR, PER_SESSION_PER_HOUR, RateLimit
 from intima.store import Store
 

@@ -15,9 +15,8 @@ from typing import TYPE_CHECKING
 
 from intima.core.ratings import Primary, RatingSet, primary_label
 from intima.core.taxonomy import Behaviour
+from intima.results import DEFAULT_BOOTSTRAP, DEFAULT_SEED
 from intima.results.drift import (
-    DEFAULT_BOOTSTRAP,
-    DEFAULT_SEED,
     MIN_CONVERSATIONS,
     DriftTable,
     ObsStatus,

@@ -50,10 +50,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from intima.core.ratings import RatingSet
+from intima.results import DEFAULT_BOOTSTRAP, DEFAULT_SEED
 from intima.results.intervals import CONFIDENCE, bootstrap_variance, design_effect
 from intima.results.table import (
-    DEFAULT_BOOTSTRAP,
-    DEFAULT_SEED,
     OVERALL,
     Placed,
     _label_of,

@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from intima.results import DEFAULT_BOOTSTRAP, DEFAULT_SEED
 from intima.results.data import load_board
-from intima.results.table import DEFAULT_BOOTSTRAP, DEFAULT_SEED, score_table
+from intima.results.table import score_table
 from intima.store import Store
 
 if TYPE_CHECKING:
