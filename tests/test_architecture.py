@@ -123,32 +123,30 @@ def test_no_module_is_over_the_line_limit() -> None:
     assert not long, f"modules over {MAX_LINES} lines: {long}"
 
 
-def test_importing_the_package_loads_no_heavy_dependency() -> None:
+def _loaded_after(imports: str, candidates: tuple[str, ...]) -> list[str]:
+    """Which of ``candidates`` are in sys.modules after ``import <imports>`` in a fresh
+    interpreter (this process has imported far more)."""
     import subprocess
     import sys
 
-    code = (
-        "import sys, intima, intima.cli, intima.results.table, intima.validate.metrics, "
-        "intima.judges.stats;"
-        "heavy = [m for m in ('torch', 'gradio', 'llama_cpp', 'pandas', 'huggingface_hub', "
-        "'scipy.stats', 'scipy.special', 'matplotlib', 'transformers', 'sklearn') "
-        "if m in sys.modules]; print(heavy)"
-    )
+    code = f"import sys, {imports}; print([m for m in {candidates!r} if m in sys.modules])"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"
+    return list(ast.literal_eval(out.stdout.strip()))
+
+
+def test_importing_the_package_loads_no_heavy_dependency() -> None:
+    heavy = ("torch", "gradio", "llama_cpp", "pandas", "huggingface_hub", "scipy.stats",
+             "scipy.special", "matplotlib", "transformers", "sklearn")  # fmt: skip
+    imports = (
+        "intima, intima.cli, intima.results.table, intima.validate.metrics, intima.judges.stats"
+    )
+    assert _loaded_after(imports, heavy) == []
 
 
 def test_starting_the_command_line_loads_only_what_every_command_needs() -> None:
     """Every `intima ...` process imports the package and all command modules before it does
     anything; numpy, httpx and tenacity there cost each command about 0.1 s (measured with
     ``python -X importtime -m intima --version``) whether it used them or not."""
-    import subprocess
-    import sys
-
-    code = (
-        "import sys, intima, intima.cli.main;"
-        "print([m for m in ('numpy', 'httpx', 'tenacity', 'openai', 'anthropic', 'pandas', "
-        "'huggingface_hub', 'scipy', 'sklearn', 'torch') if m in sys.modules])"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"
+    not_at_start = ("numpy", "httpx", "tenacity", "openai", "anthropic", "pandas",
+                    "huggingface_hub", "scipy", "sklearn", "torch")  # fmt: skip
+    assert _loaded_after("intima, intima.cli.main", not_at_start) == []
