@@ -371,21 +371,29 @@ class _DroppingHub:
         self.sock = socket.create_server(("127.0.0.1", 0))
         self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
         self.connections = 0
+        self.stopping = False
         self.thread = threading.Thread(target=self._serve, daemon=True)
         self.thread.start()
 
     def _serve(self) -> None:
         while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:  # closed by stop()
+            conn, _ = self.sock.accept()
+            if self.stopping:
+                conn.close()
                 return
             self.connections += 1
             conn.close()
 
     def stop(self) -> None:
-        self.sock.close()
+        import socket
+
+        # Closing a listening socket does not wake a thread blocked in accept() (the join
+        # used to wait out its 10 s timeout): one last connection does.
+        self.stopping = True
+        socket.create_connection(self.sock.getsockname()).close()
         self.thread.join(timeout=10)
+        assert not self.thread.is_alive()
+        self.sock.close()
 
 
 def test_publish_to_an_unreachable_hub_is_one_line_at_once(seeded_store) -> None:
