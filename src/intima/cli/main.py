@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import sqlite3
 import sys
+from functools import cache
 
 from pydantic import ValidationError
+from typer.main import get_command
 
 # Importing a group registers its commands; `--help` lists them in this order: the pipeline
 # first (run, judge, score, validate, board), then the service commands.
@@ -34,10 +36,15 @@ from intima.core.escape import for_terminal
 
 __all__ = ["app", "main"]
 
+# The click command typer builds from the app, built once per process: typer rebuilds it (every
+# command's signature read again, about 0.05 s) on each call, which a notebook or a test calling
+# main() many times pays each time. Pretty exceptions are off, so typer's own call adds nothing.
+_command = cache(get_command)
+
 
 def main() -> None:
     try:
-        code = app(standalone_mode=False)
+        code = _command(app)(standalone_mode=False)
         # Typer turns Ctrl-C into a *returned* 130 when not standalone; say so and exit with it.
         if code == 130:
             raise KeyboardInterrupt
