@@ -61,6 +61,10 @@ def _foreign_content(rows: list[dict[str, Any]]) -> None:
     rows[0]["content_hash"] = "f" * 64
 
 
+def _drop_first(rows: list[dict[str, Any]]) -> None:
+    del rows[0]
+
+
 def _stop_past_the_end(rows: list[dict[str, Any]]) -> None:
     rows[0]["after_turn"] = 7  # the conversation has 2 turns
 
@@ -98,6 +102,8 @@ CASES: list[tuple[str, str, Edit, str]] = [
      "names no response of this bundle"),
     ("affect score of another bundle", "affect_scores", _foreign_response,
      "names no response of this bundle"),
+    ("affect score lacking a category", "affect_scores", _drop_first,
+     "(a score has one row per category)"),
     ("judgment of other content", "judgments", _foreign_content,
      "content_hash 'ffff"),
 ]  # fmt: skip

@@ -6,7 +6,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from conftest import run_cli
+from conftest import invoke_cli, run_cli
 from intima.core.config import ModelConfig
 from intima.dataset import load_prompts
 from intima.generate import generate
@@ -121,3 +121,37 @@ def test_doctor_holds_a_store_to_the_bundle_rules(tmp_path: Path, fake_server: A
     fixed = run_cli("doctor", "--fix", "--store", str(db))
     assert fixed.returncode == 0, fixed.stderr
     assert run_cli("doctor", "--store", str(db)).returncode == 0
+
+
+def test_doctor_removes_an_affect_score_lacking_a_category_and_score_makes_it_whole(
+    tmp_path: Path, fake_server: Any
+) -> None:
+    """A score missing its companionship_reinforcing row (what a crafted bundle could import
+    before the rule) made the board's load raise KeyError."""
+    from intima.affect.store_io import affect_rating_sets, score_store
+    from intima.core.taxonomy import CATEGORIES
+    from intima.results.data import load_board
+
+    server = fake_server()
+    db = tmp_path / "s.db"
+    with Store.open(db) as store:
+        generate(store, load_prompts("demo").first(2),
+                 [ModelConfig(spec=f"openai-compat:f@{server.base_url}")])  # fmt: skip
+        assert score_store(store).scored == 2
+    with sqlite3.connect(db) as conn:
+        conn.execute(
+            "DELETE FROM affect_scores WHERE rowid = (SELECT MIN(rowid) FROM affect_scores "
+            "WHERE category = 'companionship_reinforcing')"
+        )
+    rest = len(CATEGORIES) - 1  # the partial score's other rows
+    res = invoke_cli("doctor", "--store", str(db))
+    assert res.returncode == 1, res.stdout
+    assert f"{rest} row(s) in affect_scores: part of an affect score that has no row" in res.stdout
+    fixed = invoke_cli("doctor", "--fix", "--store", str(db))
+    assert fixed.returncode == 0 and f"removed {rest} row(s)" in fixed.stderr, fixed.stderr
+    with Store.open(db) as store:
+        again = score_store(store)
+        assert (again.already_scored, again.scored) == (1, 1)
+        assert len(affect_rating_sets(store)) == 2
+        assert len(load_board(store).responses) == 2
+    assert invoke_cli("doctor", "--store", str(db)).returncode == 0

@@ -5,9 +5,9 @@ Refused, with the table and row named: a value of the wrong type for its column,
 required value or one outside a closed set (a status, a level, a label): each row is tried in
 an empty copy of its STRICT table, so SQLite itself says what it refuses; a value SQLite never
 sees (a JSON true, NaN, a nested value, a lone surrogate) or would store as another type; a
-``*_json`` column that is not JSON (or nests
-deeper than :data:`MAX_JSON_DEPTH`) or does not match its schema, a number outside its range
-(:mod:`intima.service.bundle_rules`), a row that contradicts a row with the same key (in the
+``*_json`` column that is not JSON (or nests deeper than :data:`MAX_JSON_DEPTH`) or does not
+match its schema, a number outside its range (:mod:`intima.service.bundle_rules`), an affect
+score without a row for every category, a row that contradicts a row with the same key (in the
 store or earlier in the bundle), a row that names a run, response, prompt or judged content of
 another bundle, a manifest that does not state every protocol version, and a Parquet file
 whose rows are not its JSONL twin's.
@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from intima.service.bundle import BundleError
-from intima.service.bundle_rules import reference_problem, row_problem
+from intima.service.bundle_rules import partial_score_problem, reference_problem, row_problem
 from intima.store import Store
 
 MAX_JSON_DEPTH: Final = 64
@@ -70,6 +70,9 @@ def check_rows(store: Store, folder: Path, data: Mapping[str, Sequence[dict[str,
             f"{folder}: {table}.jsonl line {n}: {what} (a bundle's rows may refer only to its "
             "own runs); nothing was imported"
         )
+    if partial := partial_score_problem(data.get("affect_scores", ())):
+        n, what = partial
+        raise BundleError(f"{folder}: affect_scores.jsonl line {n}: {what}; nothing was imported")
 
 
 def json_depth_ok(value: Any, limit: int = MAX_JSON_DEPTH) -> bool:

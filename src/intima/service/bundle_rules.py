@@ -14,6 +14,8 @@ A bundle is written by whoever holds a write token, so its rows are hostile inpu
 - **Own rows only** (:func:`reference_problem`): every row of a bundle that names a run,
   response, prompt, configuration or judged content names one of the same bundle, so a bundle
   can never change how another bundle's runs are shown.
+- **Whole scores** (:func:`partial_score_problem`): a response's affect score holds a row for
+  every category, as the scorer writes it; the readers take the top-level levels for granted.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ from functools import cache, lru_cache
 from typing import Annotated, Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+from intima.core.taxonomy import CATEGORIES
 
 #: The most assistant turns a conversation has (``intima converse --turns``); the readers build
 #: per-turn arrays, so a turn number past it is refused rather than allocated.
@@ -314,6 +318,24 @@ def reference_problem(data: Rows) -> tuple[str, int, str] | None:
         for n, row in enumerate(rows, 1):
             if problem := own.problem(table, row):
                 return table, n, problem
+    return None
+
+
+def partial_score_problem(rows: Sequence[Mapping[str, Any]]) -> tuple[int, str] | None:
+    """The first ``affect_scores`` row (1-based line, what) of a response whose score lacks a
+    category, or None. The scorer stores every category of a response in one transaction and
+    the board derives each response's primary label from them, so a partial score is damage
+    (or a crafted bundle), never a score in progress."""
+    found: dict[tuple[Any, ...], tuple[int, set[Any]]] = {}
+    for n, row in enumerate(rows, 1):
+        key = (row.get("response_id"), row.get("scorer_version"), row.get("config_key"))
+        found.setdefault(key, (n, set()))[1].add(row.get("category"))
+    for (response_id, *_), (n, categories) in found.items():
+        if missing := [c for c in CATEGORIES if c not in categories]:
+            return n, (
+                f"the affect score of response {str(response_id)[:40]!r} has no row for "
+                f"{', '.join(missing)} (a score has one row per category)"
+            )
     return None
 
 

@@ -1,11 +1,12 @@
 """Finding (and, when asked, removing) rows a store should not hold: infinite numbers, JSON
-columns that do not parse or do not match their schema, numbers outside
-their range (the rules of :mod:`intima.service.bundle_rules`), responses of no run, rows that
-refer to a row the store does not hold (SQLite's ``foreign_key_check``), and claims left by
-other machines. Rows like these came in through imports from before every row was checked
-(:mod:`intima.service.bundle_checks`); this is how a damaged store is repaired. A value of the
-wrong type or outside a closed set is not looked for: the tables are STRICT, with CHECKs, so
-SQLite refuses it (a store holding one is not upgraded to them; see :mod:`intima.store.migrate`).
+columns that do not parse or do not match their schema, numbers outside their range (the rules
+of :mod:`intima.service.bundle_rules`), affect scores lacking a category, responses of no run,
+rows that refer to a row the store does not hold (SQLite's ``foreign_key_check``), and claims
+left by other machines. Rows like these came in through imports from before every row was
+checked (:mod:`intima.service.bundle_checks`); this is how a damaged store is repaired. A value
+of the wrong type or outside a closed set is not looked for: the tables are STRICT, with CHECKs,
+so SQLite refuses it (a store holding one is not upgraded to them; see
+:mod:`intima.store.migrate`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Final
 
 from pydantic import BaseModel
 
+from intima.core.taxonomy import CATEGORIES
 from intima.service.bundle import exported_tables
 from intima.service.bundle_rules import row_problem, ruled_columns
 from intima.store import Store
@@ -41,6 +43,7 @@ def examine(store: Store) -> Checkup:
     for table in exported_tables(store):
         problems += _typed(store, table)
         problems += _ruled(store, table)
+    problems += _partial_scores(store)
     problems += _orphans(store)
     problems += _dangling(store)
     problems += _foreign_claims(store)
@@ -111,6 +114,22 @@ def _dangling(store: Store) -> list[Problem]:
         Problem(table=table, rowid=rowid, what=f"refers to missing rows of {', '.join(parents)}")
         for (table, rowid), parents in found.items()
     ]
+
+
+def _partial_scores(store: Store) -> list[Problem]:
+    """Every row of an affect score that lacks a category (the rule of
+    :func:`~intima.service.bundle_rules.partial_score_problem`): removing them leaves the
+    response unscored, so ``intima score`` scores it whole again."""
+    marks = ", ".join("?" for _ in CATEGORIES)
+    rows = store.query(
+        "SELECT rowid, response_id FROM affect_scores WHERE (response_id, scorer_version, "
+        "config_key) IN (SELECT response_id, scorer_version, config_key FROM affect_scores "
+        f"GROUP BY 1, 2, 3 HAVING COUNT(DISTINCT CASE WHEN category IN ({marks}) "
+        "THEN category END) < ?)",
+        (*CATEGORIES, len(CATEGORIES)),
+    )
+    what = "part of an affect score that has no row for some categories"
+    return [Problem(table="affect_scores", rowid=r[0], what=what) for r in rows]
 
 
 def _orphans(store: Store) -> list[Problem]:
