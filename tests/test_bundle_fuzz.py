@@ -21,9 +21,7 @@ from __future__ import annotations
 import json
 import shutil
 import sqlite3
-import sys
 import tempfile
-import traceback
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -31,17 +29,14 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
-from typer.testing import CliRunner
 
+from conftest import invoke_cli
 from fake_openai import FakeOpenAI, FaultPlan
 from full_bundle import TABLES, full_store
-from intima.cli.main import main
 from intima.service.bundle import publish
 from intima.service.doctor import examine
 from intima.service.export import sha256_file, write_table
 from intima.store import Store
-
-ENV = {"NO_COLOR": "1", "COLUMNS": "200"}
 
 
 # -- the valid starting point ------------------------------------------------------------------
@@ -288,23 +283,9 @@ def _rows_only(lines: list[Any]) -> list[dict[str, Any]]:
     return lines
 
 
-# -- running the real command in-process --------------------------------------------------------
-def _invoke(*args: str) -> tuple[int, str]:
-    """``intima ARGS`` through the installed entry point (its error policy included)."""
-    with CliRunner().isolation(env=ENV) as (_, err, _):
-        argv, sys.argv = sys.argv, ["intima", *args]
-        try:
-            main()
-            code = 0
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
-        except BaseException:
-            sys.stderr.write(traceback.format_exc())
-            code = -1
-        finally:
-            sys.argv = argv
-            sys.stderr.flush()
-        return code, err.getvalue().decode("utf-8", "replace")
+def invoke(*args: str) -> tuple[int, str]:
+    res = invoke_cli(*args)
+    return res.returncode, res.stderr
 
 
 def _dump(db: Path) -> dict[str, list[tuple[Any, ...]]]:
@@ -342,6 +323,8 @@ _PLAIN: dict[str, Any] = {"parquet": True, "dup_key": "none", "twice": False}
 @example(mutations=[("row", "conversation_turns", 0, "set", "turn", 10**12)], **_PLAIN)
 @example(mutations=[("row", "validation_labels", 0, "set", "groups_json", '{"a": 1}')], **_PLAIN)
 @example(mutations=[("row", "runs", 2, "inside", "config_json", 10**12)], **_PLAIN)
+# A score missing a category (found by this test): the board's load raised KeyError.
+@example(mutations=[("row", "affect_scores", 0, "drop", "text", "")], **_PLAIN)
 @given(
     mutations=_MUTATIONS,
     parquet=st.booleans(),
@@ -362,9 +345,9 @@ def test_no_crafted_bundle_breaks_import_or_what_follows(
         db = work / "s.db"
         shutil.copy(empty, db)
         if twice:  # a store that already holds the valid bundle's rows
-            assert _invoke("import", str(bundle), "--store", str(db))[0] == 0
+            assert invoke("import", str(bundle), "--store", str(db))[0] == 0
         before = _dump(db)
-        code, err = _invoke("import", str(work / "bundle"), "--store", str(db))
+        code, err = invoke("import", str(work / "bundle"), "--store", str(db))
         lines = [line for line in err.splitlines() if line.strip()]
         assert code in (0, 2) and "Traceback" not in err, err[-2000:]
         event("refused" if code == 2 else "imported")  # --hypothesis-show-statistics
@@ -380,11 +363,11 @@ def test_no_crafted_bundle_breaks_import_or_what_follows(
             ("export", str(work / "export")),
             ("publish", str(work / "again")),
         ):
-            code, err = _invoke(*args, "--store", str(db))
+            code, err = invoke(*args, "--store", str(db))
             assert code == 0, (args, err[-2000:])
         _load_the_app(db)
         # A judge that answers: every stored response judged (or already judged), no crash.
-        code, err = _invoke("judge", "-j", f"openai-compat:judge@{judge_url}", "--store", str(db))
+        code, err = invoke("judge", "-j", f"openai-compat:judge@{judge_url}", "--store", str(db))
         assert code in (0, 1) and "Traceback" not in err, err[-2000:]
 
 

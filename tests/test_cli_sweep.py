@@ -11,23 +11,16 @@ tree walked here is the one ``main`` runs: ``main`` builds it once per process.
 
 from __future__ import annotations
 
-import signal
-import sys
-import traceback
 from collections.abc import Iterator
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
-from conftest import free_port
-from intima.cli.main import app, main
+from conftest import free_port, invoke_cli
+from intima.cli.main import _command, app
 
-MAIN = sys.modules[main.__module__]  # the module (the package's `main` is the function)
-
-ROOT = MAIN._command(app)
+ROOT = _command(app)
 SPEC = f"openai-compat:m@http://127.0.0.1:{free_port()}/v1"  # nothing listens there
 ENV = {"NO_COLOR": "1", "COLUMNS": "200", "INTIMA_STORE": None, "HF_HUB_OFFLINE": "1"}
 PER_CALL_S = 20  # a refusal takes milliseconds; this only stops a call that started real work
@@ -141,41 +134,6 @@ def _cases(path: tuple[str, ...], cmd: Any, tmp: Path) -> Iterator[tuple[list[st
             yield [*path, *tokens, *others], _names(p) + ([value] if value.strip() else [])
 
 
-class _Hung(BaseException):
-    """Raised by the alarm: the call did not refuse the value and started real work."""
-
-
-def _alarm(signum: int, frame: FrameType | None) -> None:
-    raise _Hung
-
-
-def _invoke(args: list[str]) -> tuple[int, str]:
-    """Run ``intima ARGS`` in-process as the installed command does; (exit code, all output)."""
-    runner = CliRunner()
-    with runner.isolation(env=ENV) as (_, _, both):
-        argv, sys.argv = sys.argv, ["intima", *args]
-        previous = signal.signal(signal.SIGALRM, _alarm)
-        signal.alarm(PER_CALL_S)
-        try:
-            main()
-            code = 0
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
-        except _Hung:
-            sys.stderr.write(f"Traceback: still running after {PER_CALL_S} s\n")
-            code = -1
-        except BaseException:
-            sys.stderr.write(traceback.format_exc())
-            code = -1
-        finally:
-            signal.alarm(0)
-            signal.signal(signal.SIGALRM, previous)
-            sys.argv = argv
-            sys.stdout.flush()
-            sys.stderr.flush()
-        return code, both.getvalue().decode("utf-8", "replace")
-
-
 def _files(folder: Path) -> set[Path]:
     return set(folder.rglob("*"))
 
@@ -191,7 +149,8 @@ def test_every_invalid_value_is_one_line_naming_the_option_and_creates_nothing(
     failures = []
     for args, names in cases:
         before = _files(tmp_path)
-        code, output = _invoke(args)
+        res = invoke_cli(*args, env=ENV, timeout=PER_CALL_S)
+        code, output = res.returncode, res.stdout + res.stderr
         lines = [line for line in output.splitlines() if line.strip()]
         last = lines[-1] if lines else ""
         problems = [
