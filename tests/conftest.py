@@ -206,14 +206,15 @@ def _hung(signum: int, frame: object) -> None:
 
 
 def invoke_cli(
-    *args: str, env: dict[str, str | None] | None = None, timeout: int = 60
+    *args: str, env: dict[str, str | None] | None = None, timeout: int = 600
 ) -> subprocess.CompletedProcess[str]:
     """``intima ARGS`` in this process, through the installed entry point (``main``, with its
-    error policy): what :func:`run_cli` checks, without a new interpreter and its 0.3-0.6 s of
-    imports per call. For calls whose behaviour does not depend on what a process reads once at
-    start (huggingface_hub's environment, a signal, a kill). A traceback escaping ``main`` is
-    written to stderr with exit code -1, as a crash; a call still running after ``timeout``
-    seconds is one too."""
+    error policy): what :func:`run_cli` checks, without a new interpreter and its imports on
+    every call (0.3 s for most commands, 2.5 s for ``validate``'s scikit-learn and matplotlib).
+    For calls whose behaviour does not depend on the process: not for what a process reads once
+    at start (huggingface_hub's environment), signals or kills, or calls from another thread. A
+    traceback escaping ``main`` is written to stderr with exit code -1, as a crash; a call still
+    running after ``timeout`` seconds is one too."""
     from typer.testing import CliRunner
 
     from intima.cli.main import main
@@ -225,6 +226,7 @@ def invoke_cli(
     ):
         argv, sys.argv = sys.argv, ["intima", *args]
         previous = signal.signal(signal.SIGALRM, _hung)
+        sigterm = signal.getsignal(signal.SIGTERM)  # `worker` and `serve` set their own
         signal.alarm(timeout)
         try:
             main()
@@ -240,6 +242,7 @@ def invoke_cli(
         finally:
             signal.alarm(0)
             signal.signal(signal.SIGALRM, previous)
+            signal.signal(signal.SIGTERM, sigterm)
             sys.argv = argv
             sys.stdout.flush()
             sys.stderr.flush()

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from conftest import run_cli
+from conftest import invoke_cli
 from intima.store import Store
 from intima.store.schema import migrations, statements
 
@@ -42,7 +42,7 @@ def _write_set(path: Path, n: int = 12) -> Path:
 
 
 def _validate(labels: Path, store: Path, out: Path, *extra: str) -> dict[str, Any]:
-    res = run_cli("validate", "--labels", str(labels), "--scorer", "keyword", "--bootstrap",
+    res = invoke_cli("validate", "--labels", str(labels), "--scorer", "keyword", "--bootstrap",
                   "50", "--out", str(out), "--store", str(store), *extra)  # fmt: skip
     assert res.returncode == 0, res.stderr
     report: dict[str, Any] = json.loads((out / "report.json").read_text())
@@ -141,7 +141,7 @@ def test_a_deeply_nested_line_is_one_error_and_no_store_is_created(tmp_path: Pat
     labels = tmp_path / "deep.jsonl"
     labels.write_text(f"{good}\n{deep}\n")
     store = tmp_path / "v.db"
-    line = _one_error_line(run_cli("validate", "--labels", str(labels), "--scorer", "keyword",
+    line = _one_error_line(invoke_cli("validate", "--labels", str(labels), "--scorer", "keyword",
                                    "--store", str(store)))  # fmt: skip
     assert "deep.jsonl" in line and "line 2" in line
     assert not store.exists() and not (tmp_path / "validation").exists()
@@ -151,7 +151,7 @@ def test_a_nested_conversation_cell_in_a_csv_is_a_bad_row(tmp_path: Path) -> Non
     labels = tmp_path / "deep.csv"
     cell = ("[" * 40_000 + "]" * 40_000).replace('"', '""')
     labels.write_text(f'messages,response,label\n"{cell}",hello,neutral\n')
-    line = _one_error_line(run_cli("validate", "--labels", str(labels), "--scorer", "keyword",
+    line = _one_error_line(invoke_cli("validate", "--labels", str(labels), "--scorer", "keyword",
                                    "--store", str(tmp_path / "v.db")))  # fmt: skip
     assert "deep.csv" in line and "row 1" in line and "nested too deeply" in line
     assert not (tmp_path / "v.db").exists()
@@ -163,11 +163,11 @@ def test_a_bad_labelled_file_leaves_an_existing_store_as_it_was(tmp_path: Path) 
     before = {p.name: p.read_bytes() for p in tmp_path.glob("v.db*")}
     bad = tmp_path / "bad.jsonl"
     bad.write_text(json.dumps({"prompt": "p", "response": "r", "label": "sycophantic"}) + "\n")
-    line = _one_error_line(run_cli("validate", "--labels", str(bad), "--store", str(store)))
+    line = _one_error_line(invoke_cli("validate", "--labels", str(bad), "--store", str(store)))
     assert "bad.jsonl" in line and "row 1" in line
     assert {p.name: p.read_bytes() for p in tmp_path.glob("v.db*")} == before
     # A --by column the set lacks is refused before the store is opened, too.
-    line = _one_error_line(run_cli("validate", "--labels", str(labels), "--by", "colour",
+    line = _one_error_line(invoke_cli("validate", "--labels", str(labels), "--by", "colour",
                                    "--store", str(tmp_path / "new.db")))  # fmt: skip
     assert "colour" in line and not (tmp_path / "new.db").exists()
 
@@ -180,12 +180,12 @@ def test_out_refuses_a_folder_it_did_not_write_and_symlinks(tmp_path: Path) -> N
     other = tmp_path / "other"
     other.mkdir()
     (other / "notes.txt").write_text("mine")
-    line = _one_error_line(run_cli(*args, "--out", str(other)))
+    line = _one_error_line(invoke_cli(*args, "--out", str(other)))
     assert "other" in line and "not empty" in line
     foreign = tmp_path / "foreign"
     foreign.mkdir()
     (foreign / "report.json").write_text('{"mine": true}')
-    _one_error_line(run_cli(*args, "--out", str(foreign)))
+    _one_error_line(invoke_cli(*args, "--out", str(foreign)))
     assert (foreign / "report.json").read_text() == '{"mine": true}'
     assert sorted(p.name for p in other.iterdir()) == ["notes.txt"]
     assert not store.exists()  # refused before any work
@@ -195,12 +195,12 @@ def test_out_refuses_a_folder_it_did_not_write_and_symlinks(tmp_path: Path) -> N
     linked = tmp_path / "linked"
     linked.mkdir()
     os.symlink(target, linked / "report.json")
-    line = _one_error_line(run_cli(*args, "--out", str(linked)))
+    line = _one_error_line(invoke_cli(*args, "--out", str(linked)))
     assert "symlink" in line and target.read_text() == "keep"
     real = tmp_path / "real"
     real.mkdir()
     os.symlink(real, tmp_path / "alias", target_is_directory=True)
-    line = _one_error_line(run_cli(*args, "--out", str(tmp_path / "alias")))
+    line = _one_error_line(invoke_cli(*args, "--out", str(tmp_path / "alias")))
     assert "symlink" in line and list(real.iterdir()) == []
     # Its own earlier report is replaced: re-running the same command works.
     out = tmp_path / "mine"
@@ -243,7 +243,7 @@ def test_the_affect_figures_on_its_own_dev_set_are_flagged_in_sample(
     tmp_path: Path, dev_set: Path
 ) -> None:
     store, out = tmp_path / "v.db", tmp_path / "out"
-    res = run_cli("validate", "--labels", str(dev_set), "--limit", "8", "--bootstrap", "50",
+    res = invoke_cli("validate", "--labels", str(dev_set), "--limit", "8", "--bootstrap", "50",
                   "--out", str(out), "--store", str(store))  # fmt: skip
     assert res.returncode == 0, res.stderr
     assert "in-sample" in res.stdout and "docs/affect.md" in res.stdout
@@ -257,6 +257,6 @@ def test_the_affect_figures_on_its_own_dev_set_are_flagged_in_sample(
     assert json.loads(stored)["in_sample"] is True
     # Any other set: no such line.
     other = _write_set(tmp_path / "s.jsonl")
-    res = run_cli("validate", "--labels", str(other), "--bootstrap", "50", "--out",
+    res = invoke_cli("validate", "--labels", str(other), "--bootstrap", "50", "--out",
                   str(tmp_path / "o2"), "--store", str(store))  # fmt: skip
     assert res.returncode == 0 and "in-sample" not in res.stdout
