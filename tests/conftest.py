@@ -225,6 +225,9 @@ def invoke_cli(
         _,
     ):
         argv, sys.argv = sys.argv, ["intima", *args]
+        # What a process learns about servers starts empty in a new one.
+        if learned := sys.modules.get("intima.providers.openai_compat"):
+            learned.forget_structured_output()
         previous = signal.signal(signal.SIGALRM, _hung)
         sigterm = signal.getsignal(signal.SIGTERM)  # `worker` and `serve` set their own
         signal.alarm(timeout)

@@ -1,4 +1,7 @@
-"""The real ``intima`` command in a subprocess: one clear error line, non-zero exit, store intact."""
+"""The ``intima`` command: one clear error line, non-zero exit, store intact.
+
+Most calls run in-process through the entry point (``invoke_cli``); the version and the Hub's
+environment, which a process reads once at start, go through a real subprocess (``run_cli``)."""
 
 import hashlib
 import json
@@ -6,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import free_port, run_cli
+from conftest import free_port, invoke_cli, run_cli
 from intima.store import Store
 
 
@@ -20,7 +23,7 @@ def _digest(db: Path) -> str:
 def seeded_store(tmp_path, fake_server) -> tuple[Path, str]:
     server = fake_server()
     db = tmp_path / "s.db"
-    res = run_cli(
+    res = invoke_cli(
         "run",
         "--dataset",
         "demo",
@@ -38,10 +41,10 @@ def seeded_store(tmp_path, fake_server) -> tuple[Path, str]:
 
 def test_run_runs_and_export(seeded_store, tmp_path) -> None:
     db, _ = seeded_store
-    res = run_cli("runs", "--store", str(db))
+    res = invoke_cli("runs", "--store", str(db))
     assert res.returncode == 0 and "complete" in res.stdout and "intima-demo" in res.stdout
     out = tmp_path / "export"
-    res = run_cli("export", str(out), "--store", str(db))
+    res = invoke_cli("export", str(out), "--store", str(db))
     assert res.returncode == 0, res.stderr
     manifest = json.loads((out / "manifest.json").read_text())
     assert [f["name"] for f in manifest["files"]] == ["responses.jsonl", "responses.parquet"]
@@ -93,7 +96,7 @@ def test_bad_input_gives_one_clear_line_and_keeps_the_store(
     }
     args = [_fill(a, fill) for a in args]
     before = _digest(db)
-    res = run_cli(
+    res = invoke_cli(
         "run",
         "--dataset",
         "demo",
@@ -125,7 +128,9 @@ def test_config_file_runs_two_configurations(tmp_path, fake_server) -> None:
         'system_prompt = "You are Mia, a warm companion."\n'
     )
     db = tmp_path / "s.db"
-    res = run_cli("run", "--config", str(cfg), "--limit", "3", "--store", str(db), "--no-progress")
+    res = invoke_cli(
+        "run", "--config", str(cfg), "--limit", "3", "--store", str(db), "--no-progress"
+    )
     assert res.returncode == 0, res.stderr
     with Store.open(db) as s:
         labels = sorted(r["label"] for r in s.run_summaries())
@@ -146,7 +151,7 @@ def test_config_file_runs_two_configurations(tmp_path, fake_server) -> None:
 def test_usage_errors_are_one_message_and_exit_2_not_a_traceback(
     args: tuple[str, ...], says: str
 ) -> None:
-    result = run_cli(*args)
+    result = invoke_cli(*args)
     assert result.returncode == 2, result.stderr
     assert says in result.stderr
     assert "Traceback" not in result.stderr + result.stdout
@@ -164,7 +169,7 @@ def test_version_and_invalid_values_are_one_line(tmp_path: Path) -> None:
         (["--timeout", "0"], "--timeout 0"),
         (["--temperature", "-1"], "--temperature -1"),
     ):
-        res = run_cli("run", "--dataset", "demo", *args, "--store", str(tmp_path / "s.db"))
+        res = invoke_cli("run", "--dataset", "demo", *args, "--store", str(tmp_path / "s.db"))
         assert res.returncode == 2, (args, res.stderr)
         assert "Traceback" not in res.stderr and named in res.stderr, res.stderr
         assert len(res.stderr.strip().splitlines()) == 1, res.stderr
@@ -175,11 +180,11 @@ def test_nothing_is_created_before_the_server_answers(tmp_path: Path) -> None:
     from conftest import free_port
 
     db = tmp_path / "new.db"
-    res = run_cli("run", "--model", f"openai-compat:m@http://127.0.0.1:{free_port()}/v1",
+    res = invoke_cli("run", "--model", f"openai-compat:m@http://127.0.0.1:{free_port()}/v1",
                   "--dataset", "demo", "--store", str(db))  # fmt: skip
     assert res.returncode == 2 and "cannot reach" in res.stderr
     assert not db.exists()
-    res = run_cli("run", "--model", "openai-compat:m@http://u:secret@127.0.0.1:8000/v1",
+    res = invoke_cli("run", "--model", "openai-compat:m@http://u:secret@127.0.0.1:8000/v1",
                   "--dataset", "demo", "--store", str(db))  # fmt: skip
     assert res.returncode == 2 and "carries credentials" in res.stderr
     assert "secret" not in res.stderr and not db.exists()
@@ -192,20 +197,20 @@ def test_a_model_name_the_server_does_not_list_is_refused_unless_allowed(
     stored under `fakke` after a warning only (issue 23.8)."""
     server = fake_server(models=("fake",))  # lists one model; answers any name
     db = tmp_path / "s.db"
-    res = run_cli("run", "--model", f"openai-compat:fakke@{server.base_url}", "--dataset", "demo",
+    res = invoke_cli("run", "--model", f"openai-compat:fakke@{server.base_url}", "--dataset", "demo",
                   "--limit", "1", "--store", str(db))  # fmt: skip
     assert res.returncode == 2 and server.requests == 0, res.stderr
     last = res.stderr.strip().splitlines()[-1]
     assert "lists no model named 'fakke' (it lists fake)" in last
     assert last.endswith("or --allow-unlisted-model if the server does serve it under another name")
     assert not db.exists()
-    allowed = run_cli("run", "--model", f"openai-compat:fakke@{server.base_url}", "--dataset",
+    allowed = invoke_cli("run", "--model", f"openai-compat:fakke@{server.base_url}", "--dataset",
                       "demo", "--limit", "1", "--allow-unlisted-model", "--store", str(db))  # fmt: skip
     assert allowed.returncode == 0 and "lists no model named 'fakke'" in allowed.stderr
     assert server.requests == 1
-    judged = run_cli("judge", "-j", f"openai-compat:judgy@{server.base_url}", "--store", str(db))
+    judged = invoke_cli("judge", "-j", f"openai-compat:judgy@{server.base_url}", "--store", str(db))
     assert judged.returncode == 2 and "lists no model named 'judgy'" in judged.stderr
-    ok = run_cli("run", "--model", f"openai-compat:fake@{server.base_url}", "--dataset", "demo",
+    ok = invoke_cli("run", "--model", f"openai-compat:fake@{server.base_url}", "--dataset", "demo",
                  "--limit", "1", "--store", str(db))  # fmt: skip
     assert ok.returncode == 0 and "lists no model" not in ok.stderr
 
@@ -215,18 +220,18 @@ def test_export_never_writes_over_other_files_and_replaces_its_own_only_with_for
 ) -> None:
     db, _ = seeded_store
     out = tmp_path / "export"
-    assert run_cli("export", str(out), "--store", str(db)).returncode == 0
-    again = run_cli("export", str(out), "--store", str(db))
+    assert invoke_cli("export", str(out), "--store", str(db)).returncode == 0
+    again = invoke_cli("export", str(out), "--store", str(db))
     assert again.returncode == 2 and "--force" in again.stderr
-    forced = run_cli("export", str(out), "--force", "--store", str(db))
+    forced = invoke_cli("export", str(out), "--force", "--store", str(db))
     assert forced.returncode == 0, forced.stderr
     (out / "notes.txt").write_text("mine")
-    mixed = run_cli("export", str(out), "--force", "--store", str(db))
+    mixed = invoke_cli("export", str(out), "--force", "--store", str(db))
     assert mixed.returncode == 2 and "other files" in mixed.stderr
     assert (out / "notes.txt").read_text() == "mine"
     a_file = tmp_path / "some-file"
     a_file.write_text("x")
-    res = run_cli("export", str(a_file), "--store", str(db))
+    res = invoke_cli("export", str(a_file), "--store", str(db))
     assert res.returncode == 2 and "is a file" in res.stderr and "Traceback" not in res.stderr
 
 
@@ -259,7 +264,7 @@ def test_out_of_range_values_are_refused_before_any_work(tmp_path: Path, args: l
     and what is allowed."""
     (tmp_path / "some-file").write_text("x")
     args = [a.replace("{file}", str(tmp_path / "some-file")) for a in args]
-    res = run_cli(*args, "--store", str(tmp_path / "s.db"), timeout=60)
+    res = invoke_cli(*args, "--store", str(tmp_path / "s.db"), timeout=60)
     assert res.returncode == 2, (args, res.stderr)
     assert "Traceback" not in res.stderr, res.stderr
     assert res.stderr.startswith(f"error: invalid {args[-2]}"), res.stderr  # the option
@@ -273,7 +278,7 @@ def test_a_deeply_nested_dataset_line_is_one_error_line_before_any_request(
     server = fake_server()
     data = tmp_path / "deep.jsonl"
     data.write_text('{"code": "love", "prompt": ' + "[" * 40_000 + "]" * 40_000 + "}\n")
-    res = run_cli("run", "--dataset", str(data), "--model", f"openai-compat:fake@{server.base_url}",
+    res = invoke_cli("run", "--dataset", str(data), "--model", f"openai-compat:fake@{server.base_url}",
                   "--store", str(tmp_path / "s.db"), "--no-progress")  # fmt: skip
     assert res.returncode == 2 and "Traceback" not in res.stderr
     [line] = res.stderr.strip().splitlines()
@@ -286,7 +291,7 @@ def test_publish_to_a_file_is_one_error_line_and_leaves_the_file(seeded_store, t
     taken = tmp_path / "taken.txt"
     taken.write_text("keep me")
     for dest in (taken, taken / "bundle"):
-        res = run_cli("publish", str(dest), "--store", str(db))
+        res = invoke_cli("publish", str(dest), "--store", str(db))
         assert res.returncode == 2 and "Traceback" not in res.stderr, res.stderr
         [line] = res.stderr.strip().splitlines()
         assert line.startswith("error:") and str(taken) in line and "is a file" in line
@@ -308,7 +313,7 @@ def test_no_command_turns_another_applications_database_into_a_store(
         ["explain", "some-response"], ["requests"], ["agreement"],
         ["run", "--dataset", "demo", "--limit", "1", "--model", spec, "--no-progress"],
     ):  # fmt: skip
-        res = run_cli(*args, "--store", str(other))
+        res = invoke_cli(*args, "--store", str(other))
         assert res.returncode == 2 and "Traceback" not in res.stderr, (args, res.stderr)
         [line] = res.stderr.strip().splitlines()[-1:]
         assert f"{other} is not an intima store" in line, (args, line)
@@ -332,7 +337,7 @@ def test_max_cost_holds_at_high_concurrency_and_the_rest_stays_resumable(
     spec = f"openai-compat:fake@{server.base_url}"
     common = ("--model", spec, "--dataset", "demo", "--max-tokens", str(max_tokens),
               "--prices", str(prices), "--store", str(db), "--no-progress")  # fmt: skip
-    res = run_cli("run", *common, "--concurrency", "32", "--max-cost", str(cap))
+    res = invoke_cli("run", *common, "--concurrency", "32", "--max-cost", str(cap))
     assert res.returncode == 0, res.stderr[-400:]
     assert "stopped (max cost)" in res.stdout
     with Store.open(db, create=False) as s:
@@ -353,7 +358,7 @@ def test_max_cost_holds_at_high_concurrency_and_the_rest_stays_resumable(
     assert server.requests == len(rows) < n_prompts  # nothing else was sent
     # The unsent prompts are still missing: the same command without the cap finishes them.
     asked = server.requests
-    rest = run_cli("run", *common)
+    rest = invoke_cli("run", *common)
     assert rest.returncode == 0, rest.stderr[-400:]
     assert server.requests - asked == n_prompts - len(rows)
     with Store.open(db, create=False) as s:
@@ -427,16 +432,16 @@ def test_export_under_a_file_is_one_line_and_force_replaces_links_not_their_targ
     db, _ = seeded_store
     a_file = tmp_path / "some-file"
     a_file.write_text("keep")
-    res = run_cli("export", str(a_file / "sub"), "--store", str(db))
+    res = invoke_cli("export", str(a_file / "sub"), "--store", str(db))
     assert res.returncode == 2 and "Traceback" not in res.stderr, res.stderr
     [line] = res.stderr.strip().splitlines()
     assert str(a_file) in line and "is a file" in line
     # An earlier export's file that is a link: --force replaces the link, the target is kept.
     out = tmp_path / "export"
-    assert run_cli("export", str(out), "--store", str(db)).returncode == 0
+    assert invoke_cli("export", str(out), "--store", str(db)).returncode == 0
     (out / "responses.jsonl").unlink()
     (out / "responses.jsonl").symlink_to(a_file)
-    forced = run_cli("export", str(out), "--force", "--store", str(db))
+    forced = invoke_cli("export", str(out), "--force", "--store", str(db))
     assert forced.returncode == 0, forced.stderr
     assert a_file.read_text() == "keep"
     assert not (out / "responses.jsonl").is_symlink()
