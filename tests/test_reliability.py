@@ -28,7 +28,7 @@ from typing import Any
 
 import pytest
 
-from conftest import run_cli, wait_for
+from conftest import invoke_cli, run_cli, wait_for
 from fake_openai import FAULTS, FakeOpenAI
 from intima.core.config import ModelConfig
 from intima.dataset import PromptSet, load_prompts
@@ -592,7 +592,7 @@ def test_bad_inputs_are_refused_with_one_clear_line_and_no_change(
     failures = []
     for what, args, needle in _bad_inputs(tmp_path, fake_server):
         TALLY.bad_inputs_tried += 1
-        res = run_cli(*args, "--store", str(db), env={**_ENV}, timeout=60)
+        res = invoke_cli(*args, "--store", str(db), env={**_ENV}, timeout=60)
         lines = [line for line in res.stderr.splitlines() if line.strip()]
         ok = (
             res.returncode == 2
@@ -617,7 +617,7 @@ def test_bad_bundles_and_requests_are_refused_and_change_nothing(
     db = tmp_path / "s.db"
     shutil.copy(reference, db)
     bundle = tmp_path / "bundle"
-    assert run_cli("publish", str(bundle), "--store", str(reference)).returncode == 0
+    assert invoke_cli("publish", str(bundle), "--store", str(reference)).returncode == 0
     manifest = json.loads((bundle / "manifest.json").read_text())
     cases: list[tuple[str, Path, str]] = []
     tampered = tmp_path / "tampered"
@@ -637,7 +637,7 @@ def test_bad_bundles_and_requests_are_refused_and_change_nothing(
     failures = []
     for what, folder, needle in cases:
         TALLY.bundles_crafted += 1
-        res = run_cli("import", str(folder), "--store", str(db), timeout=60)
+        res = invoke_cli("import", str(folder), "--store", str(db), timeout=60)
         lines = res.stderr.strip().splitlines()
         ok = (
             res.returncode == 2
