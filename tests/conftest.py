@@ -219,17 +219,8 @@ def invoke_cli(
 
     from intima.cli.main import main
 
-    with CliRunner().isolation(env={"NO_COLOR": "1", "COLUMNS": "200", **(env or {})}) as (
-        out,
-        err,
-        _,
-    ):
-        argv, sys.argv = sys.argv, ["intima", *args]
-        # What a process learns about servers starts empty in a new one.
-        if learned := sys.modules.get("intima.providers.openai_compat"):
-            learned.forget_structured_output()
-        previous = signal.signal(signal.SIGALRM, _hung)
-        sigterm = signal.getsignal(signal.SIGTERM)  # `worker` and `serve` set their own
+    full_env = {"NO_COLOR": "1", "COLUMNS": "200", **(env or {})}
+    with CliRunner().isolation(env=full_env) as (out, err, _), _as_a_new_process(args, full_env):
         signal.alarm(timeout)
         try:
             main()
@@ -244,9 +235,6 @@ def invoke_cli(
             code = -1
         finally:
             signal.alarm(0)
-            signal.signal(signal.SIGALRM, previous)
-            signal.signal(signal.SIGTERM, sigterm)
-            sys.argv = argv
             sys.stdout.flush()
             sys.stderr.flush()
         return subprocess.CompletedProcess(
@@ -255,3 +243,29 @@ def invoke_cli(
             out.getvalue().decode("utf-8", "replace"),
             err.getvalue().decode("utf-8", "replace"),
         )
+
+
+@contextmanager
+def _as_a_new_process(args: tuple[str, ...], env: dict[str, str | None]) -> Iterator[None]:
+    """What a new ``intima`` process would start with, for one in-process call: its argv, the
+    terminal width COLUMNS says (the consoles fixed theirs when this process imported them),
+    nothing learned about servers, and the signal handlers put back afterwards (``worker`` and
+    ``serve`` set SIGTERM's)."""
+    from intima.cli import _common
+
+    consoles = [(c, c._width) for c in (_common.console, _common.out)]
+    for console, _ in consoles:
+        console.width = int(env.get("COLUMNS") or 80)
+    if learned := sys.modules.get("intima.providers.openai_compat"):
+        learned.forget_structured_output()
+    argv, sys.argv = sys.argv, ["intima", *args]
+    handlers = {s: signal.getsignal(s) for s in (signal.SIGALRM, signal.SIGTERM)}
+    signal.signal(signal.SIGALRM, _hung)
+    try:
+        yield
+    finally:
+        for signum, handler in handlers.items():
+            signal.signal(signum, handler)
+        sys.argv = argv
+        for console, width in consoles:
+            console._width = width

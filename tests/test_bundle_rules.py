@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from conftest import run_cli
+from conftest import invoke_cli
 from fake_openai import FakeOpenAI, FaultPlan
 from full_bundle import full_store, rewrite
 from intima.service.bundle import publish
@@ -114,7 +114,7 @@ def _refused_by_cli(bundle: Path, db: Path, needle: str) -> None:
     was. Counted in the reliability tally (crafted bundles tried and refused)."""
     before = _dump(db)
     TALLY.bundles_crafted += 1
-    res = run_cli("import", str(bundle), "--store", str(db), timeout=120)
+    res = invoke_cli("import", str(bundle), "--store", str(db), timeout=120)
     lines = res.stderr.strip().splitlines()
     ok = res.returncode == 2 and len(lines) == 1 and needle in lines[0] and _dump(db) == before
     TALLY.bundles_refused += ok
@@ -141,11 +141,11 @@ def test_the_full_bundle_imports_and_the_doctor_finds_it_sound(
 ) -> None:
     """The rules refuse nothing intima itself writes."""
     db = tmp_path / "s.db"
-    res = run_cli("import", str(full[0]), "--store", str(db))
+    res = invoke_cli("import", str(full[0]), "--store", str(db))
     assert res.returncode == 0, res.stderr
-    doctor = run_cli("doctor", "--store", str(db))
+    doctor = invoke_cli("doctor", "--store", str(db))
     assert doctor.returncode == 0 and "no problems found" in doctor.stdout, doctor.stdout
-    source = run_cli("doctor", "--store", str(full[1]))
+    source = invoke_cli("doctor", "--store", str(full[1]))
     assert source.returncode == 0, source.stdout
 
 
@@ -185,7 +185,7 @@ def test_a_bundle_cannot_mark_another_bundles_run_as_a_conversation(
         rewrite(b, "runs", lambda rows: rows.append(a_run))
         needle = "is not a conversation of these turns"
     db = tmp_path / "s.db"
-    assert run_cli("import", str(a), "--store", str(db)).returncode == 0
+    assert invoke_cli("import", str(a), "--store", str(db)).returncode == 0
     _refused_by_cli(b, db, needle)
     with Store.open(db) as store:
         assert [r.run_id for r in load_board(store).runs] == [plain]

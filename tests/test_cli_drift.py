@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_cli
+from conftest import invoke_cli
 from conversation_store import mixed_run, synthetic_runs, write_run
 from intima.cli.drift import rate_cell, signed, slope_cell
 from intima.results.conversations import drift_tables, load_conversations
@@ -37,7 +37,7 @@ def cells(stdout: str, *first: str) -> list[str]:
 
 
 def test_the_table_shows_hand_checked_rates_and_the_unlabelled_turns(store: Path) -> None:
-    res = run_cli("drift", "--store", str(store), "--scorer", "judge-a", "--run", "talker")
+    res = invoke_cli("drift", "--store", str(store), "--scorer", "judge-a", "--run", "talker")
     assert res.returncode == 0, res.stderr
     # judge-a on the mixed run: A1 boundary, A2 reinforcing, A3 failed; B1 unscored, then the
     # user stopped. One conversation (A) has a scored turn. 1 of 1 reads 100% [2.5%, 100%]
@@ -60,7 +60,7 @@ def test_the_table_matches_the_library_and_the_json_has_every_number(
     store: Path, tmp_path: Path
 ) -> None:
     out = tmp_path / "drift.json"
-    res = run_cli(
+    res = invoke_cli(
         "drift", "--store", str(store), "--bootstrap", "300", "--seed", "5", "--json", str(out)
     )
     assert res.returncode == 0, res.stderr
@@ -95,23 +95,23 @@ def test_signed_points_never_read_minus_zero() -> None:
 
 
 def test_refusals_are_one_line_before_any_work(store: Path, tmp_path: Path) -> None:
-    bad = run_cli("drift", "--store", str(store), "--scorer", "nobody")
+    bad = invoke_cli("drift", "--store", str(store), "--scorer", "nobody")
     assert bad.returncode == 2
     assert "judge:nobody" in bad.stderr and "available: judge:judge-a" in bad.stderr
     plain = tmp_path / "plain.db"
     with Store.open(plain) as db:
         write_store(db, synthetic_board(1, 5, 2))
-    none = run_cli("drift", "--store", str(plain))
+    none = invoke_cli("drift", "--store", str(plain))
     assert none.returncode == 2 and "no conversation runs" in none.stderr
-    missing = run_cli("drift", "--store", str(tmp_path / "absent.db"))
+    missing = invoke_cli("drift", "--store", str(tmp_path / "absent.db"))
     assert missing.returncode == 2 and "no store at" in missing.stderr
     assert not (tmp_path / "absent.db").exists()
-    zero = run_cli("drift", "--store", str(store), "--bootstrap", "0")
+    zero = invoke_cli("drift", "--store", str(store), "--bootstrap", "0")
     assert zero.returncode == 2 and "--bootstrap" in zero.stderr
 
 
 def test_help_states_purpose_example_and_ranges() -> None:
-    res = run_cli("drift", "--help")
+    res = invoke_cli("drift", "--help")
     assert res.returncode == 0
     assert "Example: intima drift" in res.stdout
     assert "1<=x<=100000" in res.stdout and "x>=0" in res.stdout
@@ -122,7 +122,7 @@ def test_json_to_a_folder_is_one_line_and_a_link_is_replaced_not_followed(
 ) -> None:
     folder = tmp_path / "out"
     folder.mkdir()
-    res = run_cli("drift", "--store", str(store), "--json", str(folder))
+    res = invoke_cli("drift", "--store", str(store), "--json", str(folder))
     assert res.returncode == 2 and "Traceback" not in res.stderr, res.stderr
     [line] = res.stderr.strip().splitlines()
     assert "--json" in line and "directory" in line and not any(folder.iterdir())
@@ -131,7 +131,7 @@ def test_json_to_a_folder_is_one_line_and_a_link_is_replaced_not_followed(
     target.write_text("not drift")
     link = tmp_path / "drift.json"
     link.symlink_to(target)
-    res = run_cli("drift", "--store", str(store), "--bootstrap", "10", "--json", str(link))
+    res = invoke_cli("drift", "--store", str(store), "--bootstrap", "10", "--json", str(link))
     assert res.returncode == 0, res.stderr
     assert target.read_text() == "not drift"
     assert not link.is_symlink() and json.loads(link.read_text())["rows"]

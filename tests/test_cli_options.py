@@ -1,6 +1,6 @@
 """``intima run`` and ``intima converse`` share their prompt, generation and request options
 (``intima.cli._options``), and ``converse`` takes the generation and key options a second time
-for the simulated user (``--user-``). Through the real command, in a subprocess: both list them
+for the simulated user (``--user-``). Through the real command (its entry point): both list them
 with the same ranges, refuse a bad value in the same one line, and send what they are given.
 """
 
@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from conftest import free_port, run_cli
+from conftest import free_port, invoke_cli
 from fake_openai import FaultPlan, RecordingFake
 
 #: Each shared option and a value it refuses (``MISSING`` stands for a file that is not there).
@@ -52,7 +52,7 @@ IN_CHARACTER = "Honestly you are the only one I talk to these days. Will you sta
 
 def _help_rows(command: str) -> dict[str, str]:
     """``intima COMMAND --help`` as {option: its row}, the row's wrapped lines joined."""
-    res = run_cli(command, "--help")
+    res = invoke_cli(command, "--help")
     assert res.returncode == 0, res.stderr
     rows: dict[str, str] = {}
     current = ""
@@ -96,7 +96,7 @@ def _refusal(command: str, option: str, value: str, tmp_path: Path) -> str:
     others = ["-m", CLOSED, "--store", str(store)]
     if option != "--dataset":  # the demo prompts: never the Hub
         others += ["--dataset", "demo"]
-    res = run_cli(command, option, value, *others, timeout=60)
+    res = invoke_cli(command, option, value, *others, timeout=60)
     lines = [line for line in (res.stdout + res.stderr).splitlines() if line.strip()]
     assert res.returncode == 2, (command, option, res.stdout, res.stderr)
     assert len(lines) == 1 and lines[0].startswith("error:"), (command, option, lines)
@@ -120,7 +120,7 @@ def test_a_bad_value_is_the_same_one_line_in_both_commands(option: str, tmp_path
 def test_a_flag_takes_no_value_in_either_command(tmp_path: Path) -> None:
     for command in ("run", "converse"):
         store = tmp_path / "s.db"
-        res = run_cli(command, "--cleaned=yes", "-m", CLOSED, "--store", str(store), timeout=60)
+        res = invoke_cli(command, "--cleaned=yes", "-m", CLOSED, "--store", str(store), timeout=60)
         assert res.returncode == 2
         assert res.stderr.strip().splitlines() == [
             "error: Option '--cleaned' does not take a value"
@@ -147,14 +147,14 @@ def test_both_commands_send_the_settings_they_are_given(
     assistant, user = servers
     settings = ["--temperature", "0.25", "--top-p", "0.5", "--max-tokens", "40", "--seed", "11"]
     common = ["--dataset", "demo", "--limit", "2", "--no-progress", "--max-retries", "0"]
-    res = run_cli(
+    res = invoke_cli(
         "run", "-m", f"openai-compat:fake@{assistant.base_url}", *settings, *common,
         "--store", str(tmp_path / "run.db"),
     )  # fmt: skip
     assert res.returncode == 0, res.stderr
     assert _sent(assistant) == {(0.25, 0.5, 40, 11)}
     assistant.payloads.clear()
-    res = run_cli(
+    res = invoke_cli(
         "converse", "-m", f"openai-compat:fake@{assistant.base_url}",
         "-u", f"openai-compat:fake@{user.base_url}", "--turns", "2", *settings,
         "--user-temperature", "0.75", "--user-top-p", "0.25", "--user-max-tokens", "30",

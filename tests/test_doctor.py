@@ -6,7 +6,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from conftest import invoke_cli, run_cli
+from conftest import invoke_cli
 from intima.core.config import ModelConfig
 from intima.dataset import load_prompts
 from intima.generate import generate
@@ -40,7 +40,7 @@ def _damaged(tmp_path: Path, fake_server: Any) -> Path:
 
 def test_doctor_lists_then_fixes_and_the_board_builds(tmp_path: Path, fake_server: Any) -> None:
     db = _damaged(tmp_path, fake_server)
-    res = run_cli("doctor", "--store", str(db))
+    res = invoke_cli("doctor", "--store", str(db))
     assert res.returncode == 1, res.stderr
     for expected in ("latency_s is infinite", "config_json is not JSON", "belongs to no run",
                      "a claim of another host"):  # fmt: skip
@@ -48,11 +48,11 @@ def test_doctor_lists_then_fixes_and_the_board_builds(tmp_path: Path, fake_serve
     assert "--fix" in res.stderr
     with sqlite3.connect(db) as conn:  # listing changed nothing
         assert conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0] == 5
-    fixed = run_cli("doctor", "--fix", "--store", str(db))
+    fixed = invoke_cli("doctor", "--fix", "--store", str(db))
     assert fixed.returncode == 0, fixed.stderr
     # The 4 rows listed, the bad run's 4 prompt-list rows, then its 3 responses left with no run.
     assert "removed 11 row(s)" in fixed.stderr
-    again = run_cli("doctor", "--store", str(db))
+    again = invoke_cli("doctor", "--store", str(db))
     assert again.returncode == 0 and "no problems found" in again.stdout
     with sqlite3.connect(db) as conn:
         assert conn.execute("SELECT COUNT(*) FROM judgment_claims").fetchone()[0] == 0
@@ -63,7 +63,7 @@ def test_doctor_lists_then_fixes_and_the_board_builds(tmp_path: Path, fake_serve
 
 
 def test_doctor_refuses_a_missing_store(tmp_path: Path) -> None:
-    res = run_cli("doctor", "--store", str(tmp_path / "typo.db"))
+    res = invoke_cli("doctor", "--store", str(tmp_path / "typo.db"))
     assert res.returncode == 2 and "no store at" in res.stderr
     assert not (tmp_path / "typo.db").exists()
 
@@ -86,14 +86,14 @@ def test_doctor_finds_and_removes_rows_that_refer_to_missing_rows(
             "INSERT INTO validation_labels (response_id, set_sha256, row_id, label, groups_json) "
             "VALUES ('no-such-response', 's', 'r1', 'neutral', '{}')"
         )
-    res = run_cli("doctor", "--store", str(db))
+    res = invoke_cli("doctor", "--store", str(db))
     assert res.returncode == 1, res.stdout
     for table, parents in (("conversation_runs", "runs"), ("validation_labels", "responses"),
                            ("conversation_turns", "prompts, conversation_runs")):  # fmt: skip
         assert f"1 row(s) in {table}: refers to missing rows of {parents}\n" in res.stdout
-    fixed = run_cli("doctor", "--fix", "--store", str(db))
+    fixed = invoke_cli("doctor", "--fix", "--store", str(db))
     assert fixed.returncode == 0 and "removed 3 row(s)" in fixed.stderr, fixed.stderr
-    again = run_cli("doctor", "--store", str(db))
+    again = invoke_cli("doctor", "--store", str(db))
     assert again.returncode == 0 and "no problems found" in again.stdout, again.stdout
     with sqlite3.connect(db) as conn:
         assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
@@ -114,13 +114,13 @@ def test_doctor_holds_a_store_to_the_bundle_rules(tmp_path: Path, fake_server: A
             "VALUES ('s', 'set', 'keyword', 'k1', '', 3, '[]', '0', '2026')"
         )
         conn.execute("UPDATE responses SET completion_tokens = -1 WHERE rowid = 1")
-    res = run_cli("doctor", "--store", str(db))
+    res = invoke_cli("doctor", "--store", str(db))
     assert res.returncode == 1, res.stdout
     assert "1 row(s) in validation_reports: report_json does not match its schema" in res.stdout
     assert "completion_tokens -1 is outside 0..1,000,000,000" in res.stdout, res.stdout
-    fixed = run_cli("doctor", "--fix", "--store", str(db))
+    fixed = invoke_cli("doctor", "--fix", "--store", str(db))
     assert fixed.returncode == 0, fixed.stderr
-    assert run_cli("doctor", "--store", str(db)).returncode == 0
+    assert invoke_cli("doctor", "--store", str(db)).returncode == 0
 
 
 def test_doctor_removes_an_affect_score_lacking_a_category_and_score_makes_it_whole(

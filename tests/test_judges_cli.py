@@ -1,4 +1,4 @@
-"""The real ``intima judge`` / ``intima agreement`` commands in a subprocess, checked in SQLite."""
+"""The real ``intima judge`` / ``intima agreement`` commands (their entry point), checked in SQLite."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from conftest import run_cli
+from conftest import invoke_cli
 
 
 def test_unscored_judgments_are_kept_then_retried(
@@ -19,13 +19,13 @@ def test_unscored_judgments_are_kept_then_retried(
     server = fake_server()
     db = tmp_path / "s.db"
     url = server.base_url
-    gen = run_cli(
+    gen = invoke_cli(
         "run", "-m", f"openai-compat:fake@{url}", "--dataset", "demo", "--limit", "3",
         "--store", str(db), "--no-progress",
     )  # fmt: skip
     assert gen.returncode == 0, gen.stderr
     judge = ("judge", "-j", f"openai-compat:prose-judge@{url}", "--store", str(db), "--no-progress")
-    res = run_cli(*judge, "--max-reasks", "1", "--structured-output", "off")
+    res = invoke_cli(*judge, "--max-reasks", "1", "--structured-output", "off")
     # unscored work is a failure: the count, the most common reason, exit 1, no traceback
     assert res.returncode == 1, res.stderr
     assert "3 judgment(s) unscored; most common reason (3 of 3): invalid reply after 2 ask(s)" in (
@@ -49,7 +49,7 @@ def test_unscored_judgments_are_kept_then_retried(
     # 3 generations, then 3 prompts x 2 asks
     assert server.completed == 3 + 6
     # same judge configuration, now with structured output: only the unscored are asked again
-    res = run_cli(*judge)
+    res = invoke_cli(*judge)
     assert res.returncode == 0, res.stderr
     assert server.completed == 3 + 6 + 3
     with sqlite3.connect(db) as conn:
@@ -57,7 +57,7 @@ def test_unscored_judgments_are_kept_then_retried(
             "SELECT status, primary_label, attempts, reason FROM judgments"
         ).fetchall()
     assert rows == [("scored", "neutral", 3, None)] * 3
-    agree = run_cli("agreement", "--store", str(db), "--json", str(tmp_path / "a.json"))
+    agree = invoke_cli("agreement", "--store", str(db), "--json", str(tmp_path / "a.json"))
     assert agree.returncode == 0, agree.stderr
     assert "agreement needs at least two" in agree.stderr
     report = json.loads((tmp_path / "a.json").read_text())
@@ -67,8 +67,8 @@ def test_unscored_judgments_are_kept_then_retried(
 
 def test_bad_options_fail_with_one_line(tmp_path: Path) -> None:
     db = str(tmp_path / "s.db")
-    res = run_cli("judge", "-j", "llamacpp", "-j", "llamacpp", "--label", "x", "--store", db)
+    res = invoke_cli("judge", "-j", "llamacpp", "-j", "llamacpp", "--label", "x", "--store", db)
     assert res.returncode == 2
     assert "--label given 1 time(s) for 2 --judge option(s)" in res.stderr
-    res = run_cli("judge", "-j", "llamacpp", "--structured-output", "xml", "--store", db)
+    res = invoke_cli("judge", "-j", "llamacpp", "--structured-output", "xml", "--store", db)
     assert res.returncode == 2 and "--structured-output xml: must be one of" in res.stderr

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from conftest import run_cli
+from conftest import invoke_cli
 from intima.core.config import GenerationSettings, ModelConfig
 from intima.core.taxonomy import CATEGORIES
 from intima.dataset import PromptSet, load_prompts
@@ -235,12 +235,12 @@ def test_cli_judge_with_a_failing_server_exits_1_with_count_and_reason(
 ) -> None:
     model, broken = fake_server(), fake_server(rates={"500": 1.0})
     db = str(tmp_path / "s.db")
-    gen = run_cli(
+    gen = invoke_cli(
         "run", "-m", f"openai-compat:fake@{model.base_url}", "--dataset", "demo", "--limit", "2",
         "--store", db, "--no-progress",
     )  # fmt: skip
     assert gen.returncode == 0, gen.stderr
-    res = run_cli(
+    res = invoke_cli(
         "judge", "-j", f"openai-compat:broken@{broken.base_url}", "--max-retries", "1",
         "--store", db, "--no-progress",
     )  # fmt: skip
@@ -258,7 +258,7 @@ def test_cli_run_with_failed_prompts_exits_1_with_count_and_reason(
     tmp_path: Path, fake_server: Callable[..., Any]
 ) -> None:
     broken = fake_server(rates={"500": 1.0})
-    res = run_cli(
+    res = invoke_cli(
         "run", "-m", f"openai-compat:broken@{broken.base_url}", "--dataset", "demo",
         "--limit", "2", "--max-retries", "0", "--store", str(tmp_path / "s.db"), "--no-progress",
     )  # fmt: skip
@@ -280,7 +280,7 @@ def test_cli_validate_with_a_failing_judge_exits_1_with_count_and_reason(
     labels.write_text("".join(json.dumps(r) + "\n" for r in picked))
     # the judge fails every request about the first row's response, and answers the others
     judge_server = fake_server(always_fail_marker=picked[0]["response"][:60])
-    res = run_cli(
+    res = invoke_cli(
         "validate", "--labels", str(labels), "--judge",
         f"openai-compat:half@{judge_server.base_url}", "--max-retries", "0", "--timeout", "30",
         "--max-reasks", "0", "--bootstrap", "10", "--out", str(tmp_path / "out"),

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from browser import launch
-from conftest import run_cli
+from conftest import invoke_cli
 from intima.leaderboard.render import response_detail
 from intima.results.data import load_board
 from intima.store import Store
@@ -42,9 +42,9 @@ def affect_store(llama_server: str, tmp_path_factory: pytest.TempPathFactory) ->
         ["--label", "smollm2-plain"],
         ["--label", "smollm2-persona", "--system-prompt", PERSONA],
     ):
-        res = run_cli("run", *common, *extra)
+        res = invoke_cli("run", *common, *extra)
         assert res.returncode == 0, res.stderr
-    res = run_cli("score", "--store", str(store))
+    res = invoke_cli("score", "--store", str(store))
     assert res.returncode == 0, res.stderr
     return store
 
@@ -53,7 +53,7 @@ def test_board_builds_from_a_store_with_only_affect_scores(
     affect_store: Path, tmp_path: Path
 ) -> None:
     out = tmp_path / "site"
-    res = run_cli(
+    res = invoke_cli(
         "board", "build", "--out", str(out), "--store", str(affect_store), "--bootstrap", "200"
     )
     assert res.returncode == 0, res.stderr

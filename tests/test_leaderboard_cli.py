@@ -1,4 +1,4 @@
-"""``intima board build``: the real command in a subprocess, on a real SQLite store."""
+"""``intima board build``: the real command (its entry point), on a real SQLite store."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 import re
 from pathlib import Path
 
-from conftest import run_cli
+from conftest import invoke_cli
 from intima.store import Store
 from synthetic import synthetic_board, write_store
 
@@ -23,7 +23,7 @@ def test_build_from_a_judged_store(tmp_path: Path) -> None:
     with Store.open(store) as db:
         write_store(db, synthetic_board(2, 31, 2, seed=1))
     out = tmp_path / "site"
-    res = run_cli(
+    res = invoke_cli(
         "board",
         "build",
         "--out",
@@ -43,7 +43,7 @@ def test_build_from_a_judged_store(tmp_path: Path) -> None:
     assert [c["label"] for c in data["configs"]] == ["synthetic-0", "synthetic-1"]
     # Same seed, same numbers: the build is reproducible.
     again = tmp_path / "again"
-    run_cli(
+    invoke_cli(
         "board",
         "build",
         "--out",
@@ -63,23 +63,23 @@ def test_build_with_responses_but_no_scores_yet(tmp_path: Path) -> None:
     data = synthetic_board(1, 10, 0)
     with Store.open(store) as db:
         write_store(db, data)
-    res = run_cli("board", "build", "--out", str(tmp_path / "o"), "--store", str(store))
+    res = invoke_cli("board", "build", "--out", str(tmp_path / "o"), "--store", str(store))
     assert res.returncode == 0, res.stderr
     assert "scorers: none" in res.stderr
     assert board_payload(tmp_path / "o")["scorers"] == []
 
 
 def test_build_errors_are_one_line_and_name_the_fix(tmp_path: Path) -> None:
-    res = run_cli(
+    res = invoke_cli(
         "board", "build", "--out", str(tmp_path / "o"), "--store", str(tmp_path / "no.db")
     )
     assert res.returncode == 2 and "no store at" in res.stderr and "intima run" in res.stderr
     Store.open(tmp_path / "empty.db").close()
-    res = run_cli(
+    res = invoke_cli(
         "board", "build", "--out", str(tmp_path / "o"), "--store", str(tmp_path / "empty.db")
     )
     assert res.returncode == 2 and "has no responses yet" in res.stderr
-    res = run_cli("board", "build", "--store", str(tmp_path / "empty.db"), "--bootstrap", "0")
+    res = invoke_cli("board", "build", "--store", str(tmp_path / "empty.db"), "--bootstrap", "0")
     assert res.returncode == 2 and "--bootstrap" in res.stderr
     assert not (tmp_path / "o").exists()
 
@@ -107,7 +107,7 @@ def test_reading_commands_refuse_a_missing_store(tmp_path: Path) -> None:
     typo = tmp_path / "typo.db"
     for args in (["board", "build", "--out", str(tmp_path / "site")], ["explain", "abc"],
                  ["score"]):  # fmt: skip
-        res = run_cli(*args, "--store", str(typo))
+        res = invoke_cli(*args, "--store", str(typo))
         assert res.returncode == 2 and "no store at" in res.stderr, (args, res.stderr)
         assert not typo.exists()
 
@@ -132,7 +132,7 @@ def test_a_truncated_store_gives_one_line_never_a_traceback(tmp_path: Path, fake
         f.truncate(size - 2048)
     for args in (["board", "build", "--out", str(tmp_path / "site")], ["runs"],
                  ["export", str(tmp_path / "out")]):  # fmt: skip
-        res = run_cli(*args, "--store", str(db))
+        res = invoke_cli(*args, "--store", str(db))
         assert "Traceback" not in res.stderr, (args, res.stderr)
         assert res.returncode in (0, 2), (args, res.stderr)
         if res.returncode == 2:
@@ -147,7 +147,7 @@ def test_explain_list_prints_the_ids_the_board_shows(tmp_path: Path) -> None:
     store = tmp_path / "s.db"
     with Store.open(store) as db:
         write_store(db, data)
-    res = run_cli(
+    res = invoke_cli(
         "explain", "--list", "--run", "synthetic-0", "--limit", "5", "--store", str(store)
     )
     assert res.returncode == 0, res.stderr
@@ -159,6 +159,6 @@ def test_explain_list_prints_the_ids_the_board_shows(tmp_path: Path) -> None:
     assert "responses (5 of 12)" in res.stdout and "7 more" in res.stderr
     # Every listed id is one `intima explain` takes.
     rid = first[1].response_id
-    assert run_cli("explain", rid, "--store", str(store)).returncode == 0
-    both = run_cli("explain", "--list", rid, "--store", str(store))
+    assert invoke_cli("explain", rid, "--store", str(store)).returncode == 0
+    both = invoke_cli("explain", "--list", rid, "--store", str(store))
     assert both.returncode != 0 and "--list takes no RESPONSE_ID" in both.stderr

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from conftest import run_cli
+from conftest import invoke_cli
 from intima.core.config import GenerationSettings
 from intima.core.errors import ConfigError
 from intima.service.queue import (
@@ -223,23 +223,23 @@ def test_failure_reasons_never_hold_secrets(store: Store, monkeypatch: pytest.Mo
 # -- CLI -----------------------------------------------------------------------------------------
 def test_cli_request_and_requests(tmp_path: Path) -> None:
     db = tmp_path / "cli.db"
-    first = run_cli("request", "openai:gpt-4o-mini", "--requester", "alice", "--store", str(db))
+    first = invoke_cli("request", "openai:gpt-4o-mini", "--requester", "alice", "--store", str(db))
     assert first.returncode == 0, first.stderr
     assert "queued" in first.stdout
-    dup = run_cli("request", "openai:gpt-4o-mini", "--store", str(db))
+    dup = invoke_cli("request", "openai:gpt-4o-mini", "--store", str(db))
     assert dup.returncode == 0 and "already requested (pending)" in dup.stdout
     assert _count(db) == 1
     row = sqlite3.connect(db).execute("SELECT spec, requester, status FROM requests").fetchone()
     assert row == ("openai:gpt-4o-mini", "alice", "pending")
 
-    long_name = run_cli("request", "openai:" + "x" * 20_000, "--store", str(db))
+    long_name = invoke_cli("request", "openai:" + "x" * 20_000, "--store", str(db))
     assert long_name.returncode == 2
     assert "the limit is 500" in long_name.stderr and "Traceback" not in long_name.stderr
-    unknown = run_cli("request", "nosuch:model", "--store", str(db))
+    unknown = invoke_cli("request", "nosuch:model", "--store", str(db))
     assert unknown.returncode == 2 and "unknown model provider" in unknown.stderr
     assert _count(db) == 1
 
-    listing = run_cli("requests", "--store", str(db))
+    listing = invoke_cli("requests", "--store", str(db))
     assert listing.returncode == 0 and "openai:gpt-4o-mini" in listing.stdout
     assert "alice" in listing.stdout and "pending" in listing.stdout
 
@@ -262,9 +262,9 @@ def test_cli_cancels_a_request_in_the_store_s_own_queue(tmp_path: Path) -> None:
     """`requests cancel` works on the local queue too (it took only a Hub queue): the row and
     its history say cancelled, a second cancel and an unknown id are one line each."""
     db = tmp_path / "cli.db"
-    assert run_cli("request", "openai:gpt-4o-mini", "--store", str(db)).returncode == 0
+    assert invoke_cli("request", "openai:gpt-4o-mini", "--store", str(db)).returncode == 0
     [rid] = [r[0] for r in sqlite3.connect(db).execute("SELECT request_id FROM requests")]
-    res = run_cli("requests", "cancel", rid, "--store", str(db), "--by", "maintainer")
+    res = invoke_cli("requests", "cancel", rid, "--store", str(db), "--by", "maintainer")
     assert res.returncode == 0, res.stderr
     assert f"{rid} openai:gpt-4o-mini: cancelled" in res.stderr
     with sqlite3.connect(db) as conn:
@@ -272,7 +272,7 @@ def test_cli_cancels_a_request_in_the_store_s_own_queue(tmp_path: Path) -> None:
         events = [r[0] for r in conn.execute("SELECT detail FROM request_events")]
     assert any("cancelled by maintainer" in (e or "") for e in events), events
     for again in (rid, "0" * 16):
-        refused = run_cli("requests", "cancel", again, "--store", str(db))
+        refused = invoke_cli("requests", "cancel", again, "--store", str(db))
         assert refused.returncode != 0 and "Traceback" not in refused.stderr
         assert len([ln for ln in refused.stderr.splitlines() if ln.strip()]) == 1, refused.stderr
     assert sqlite3.connect(db).execute("SELECT status FROM requests").fetchone() == ("cancelled",)

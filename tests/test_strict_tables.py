@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from conftest import run_cli
+from conftest import invoke_cli
 from fake_openai import FakeOpenAI, FaultPlan
 from full_bundle import TABLES, full_store, rewrite
 from intima.converse.state import claim_conversations
@@ -179,7 +179,7 @@ def test_a_bundle_published_before_the_tables_were_strict_still_imports(
         assert set(_tables(conn).values()) == {0}
         before = {t: rows for t, rows in _snapshot(conn).items() if t in TABLES}
     target = tmp_path / "new.db"
-    res = run_cli("import", str(bundle), "--store", str(target), timeout=120)
+    res = invoke_cli("import", str(bundle), "--store", str(target), timeout=120)
     assert res.returncode == 0, res.stderr
     with sqlite3.connect(target) as conn:  # every row, its values and their types
         after = _snapshot(conn)
@@ -228,7 +228,7 @@ def test_a_bundle_row_the_database_refuses_is_one_line_naming_table_and_line(
     Store.open(target).close()
     with sqlite3.connect(target) as conn:
         before = _snapshot(conn)
-    res = run_cli("import", str(bundle), "--store", str(target), timeout=120)
+    res = invoke_cli("import", str(bundle), "--store", str(target), timeout=120)
     lines = res.stderr.strip().splitlines()
     assert res.returncode == 2, res.stderr[-1500:]
     assert len(lines) == 1 and "Traceback" not in res.stderr, res.stderr[-1500:]

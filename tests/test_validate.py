@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from conftest import run_cli
+from conftest import invoke_cli
 from intima.core.errors import DatasetError
 from intima.judges.prompt import judge_messages
 from intima.store import Store
@@ -148,7 +148,7 @@ def test_validate_command_on_dev_rows_writes_report_png_and_store(
     labels = _small_set(tmp_path / "dev-sample.jsonl", dev_set, n_per=6)
     n = sum(1 for _ in labels.open())
     store, out = tmp_path / "v.db", tmp_path / "out"
-    res = run_cli("validate", "--labels", str(labels), "--scorer", "affect", "--by", "model",
+    res = invoke_cli("validate", "--labels", str(labels), "--scorer", "affect", "--by", "model",
                   "--out", str(out), "--bootstrap", "200", "--store", str(store))  # fmt: skip
     assert res.returncode == 0, res.stderr
     assert "intima validate" in res.stdout and "keyword" in res.stdout and "affect" in res.stdout
@@ -167,7 +167,7 @@ def test_validate_command_on_dev_rows_writes_report_png_and_store(
     with Store.open(store) as db:
         assert db.resolve_runs(None) == []
     # Re-running reuses the stored scores: the affect pass has nothing left to score.
-    again = run_cli("validate", "--labels", str(labels), "--out", str(out), "--bootstrap", "200",
+    again = invoke_cli("validate", "--labels", str(labels), "--out", str(out), "--bootstrap", "200",
                     "--store", str(store))  # fmt: skip
     assert again.returncode == 0, again.stderr
     with sqlite3.connect(store) as conn:
@@ -178,10 +178,10 @@ def test_validate_command_on_dev_rows_writes_report_png_and_store(
 
 def test_bad_by_column_and_scorer_are_one_line_errors(tmp_path: Path, dev_set: Path) -> None:
     labels = _small_set(tmp_path / "s.jsonl", dev_set, n_per=1)
-    res = run_cli("validate", "--labels", str(labels), "--by", "colour", "--store",
+    res = invoke_cli("validate", "--labels", str(labels), "--by", "colour", "--store",
                   str(tmp_path / "v.db"))  # fmt: skip
     assert res.returncode == 2 and "colour" in res.stderr and "model" in res.stderr
-    res = run_cli("validate", "--labels", str(labels), "--scorer", "vibes", "--store",
+    res = invoke_cli("validate", "--labels", str(labels), "--scorer", "vibes", "--store",
                   str(tmp_path / "v.db"))  # fmt: skip
     assert res.returncode == 2 and "vibes" in res.stderr and "Traceback" not in res.stderr
 
@@ -243,7 +243,7 @@ def test_validate_a_judge_served_by_llama_cpp(
     args = ["validate", "--labels", str(labels), "--limit", "2", "--judge",
             f"openai-compat:smollm2@{llama_server}", "--structured-output", "json_object",
             "--max-tokens", "300", "--bootstrap", "50", "--out", str(out), "--store", str(store)]  # fmt: skip
-    res = run_cli(*args, timeout=900)
+    res = invoke_cli(*args, timeout=900)
     assert res.returncode == 0, res.stderr
     report = json.loads((out / "report.json").read_text())
     judge = next(s for s in report["scorers"] if s["scorer"].startswith("judge:"))
@@ -252,7 +252,7 @@ def test_validate_a_judge_served_by_llama_cpp(
         rows = conn.execute("SELECT status, COUNT(*) FROM judgments GROUP BY status").fetchall()
     assert sum(n for _, n in rows) == 2  # each response judged once, scored or not
     # A second run asks the server nothing new for what was scored.
-    again = run_cli(*args, timeout=900)
+    again = invoke_cli(*args, timeout=900)
     assert again.returncode == 0, again.stderr
     with sqlite3.connect(store) as conn:
         assert conn.execute("SELECT COUNT(*) FROM judgments").fetchone()[0] == 2
@@ -276,7 +276,7 @@ def test_a_judge_that_never_answers_fails_loudly_with_the_report_written(
     labels = _small_set(tmp_path / "s.jsonl", dev_set, n_per=1)
     down = fake_server(rates={"500": 1.0})
     out = tmp_path / "out"
-    res = run_cli("validate", "--labels", str(labels), "--limit", "4", "--judge",
+    res = invoke_cli("validate", "--labels", str(labels), "--limit", "4", "--judge",
                   f"openai-compat:broken@{down.base_url}", "--max-retries", "0",
                   "--bootstrap", "50", "--out", str(out), "--store", str(tmp_path / "v.db"))  # fmt: skip
     assert res.returncode == 1, res.stderr

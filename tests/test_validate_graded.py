@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from conftest import run_cli
+from conftest import invoke_cli
 from intima.core.ratings import Level, Primary, RatingSet
 from intima.validate.correlation import kendall, rank_intervals, replicates, spearman
 from intima.validate.scorers import from_rating_sets
@@ -84,7 +84,7 @@ def test_conversation_ratings_against_the_mean_or_max_of_turn_scores(
     tmp_path: Path, aggregate: str, rho: float, tau: float
 ) -> None:
     labels, store, out = _conversations(tmp_path / "conv.jsonl"), tmp_path / "v.db", tmp_path / "o"
-    res = run_cli("validate", "--labels", str(labels), "--scorer", "keyword", "--columns",
+    res = invoke_cli("validate", "--labels", str(labels), "--scorer", "keyword", "--columns",
                   "score=rating", "--group", "conversation_id", "--aggregate", aggregate,
                   "--bootstrap", "50", "--out", str(out), "--store", str(store))  # fmt: skip
     assert res.returncode == 0, res.stderr
@@ -113,7 +113,7 @@ def test_bad_graded_sets_are_one_line_each(tmp_path: Path) -> None:
         (labels, ["--columns", "score=rating", "--group", "colour"], "colour"),
     ]
     for path, extra, named in cases:
-        res = run_cli("validate", "--labels", str(path), "--scorer", "keyword", *extra,
+        res = invoke_cli("validate", "--labels", str(path), "--scorer", "keyword", *extra,
                       "--store", str(tmp_path / "v.db"))  # fmt: skip
         assert res.returncode != 0 and "Traceback" not in res.stderr, res.stderr
         last = res.stderr.strip().splitlines()[-1]
@@ -127,7 +127,7 @@ def test_the_graded_set_set_as_is_prints_the_grading_table(
     """No --columns: the numeric ``score`` column is found because there is no label column."""
     labels = _small_set(tmp_path / "graded-sample.jsonl", graded_set, n_per=10, per=("setting",))
     store, out = tmp_path / "v.db", tmp_path / "out"
-    res = run_cli("validate", "--labels", str(labels), "--by", "setting", "--bootstrap", "100",
+    res = invoke_cli("validate", "--labels", str(labels), "--by", "setting", "--bootstrap", "100",
                   "--out", str(out), "--store", str(store))  # fmt: skip
     assert res.returncode == 0, res.stderr
     assert "Spearman" in res.stdout and "setting=single-turn" in res.stdout

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_cli, wait_for
+from conftest import invoke_cli, wait_for
 from fake_openai import FakeOpenAI
 from intima.core.config import GenerationSettings
 from intima.core.taxonomy import CATEGORIES
@@ -48,7 +48,7 @@ def test_worker_runs_requests_and_records_each_transition(
         good = add_request(store, _spec(server), "alice", dataset="demo")
         # No key for OpenAI in the worker's environment: this one must fail with the reason.
         keyless = add_request(store, "openai:gpt-4o-mini", dataset="demo")
-    result = run_cli(
+    result = invoke_cli(
         "worker", "--drain", "--limit", "6", "--poll", "0.1", "--store", str(db),
         env={"OPENAI_API_KEY": ""},
     )  # fmt: skip
@@ -166,7 +166,7 @@ def test_worker_with_a_judge_stores_judgments_for_the_request(
     db = tmp_path / "w.db"
     with Store.open(db) as store:
         rec = add_request(store, _spec(model), dataset="demo")
-    result = run_cli(
+    result = invoke_cli(
         "worker", "--once", "--limit", "3", "--judge", f"openai-compat:judge@{judge.base_url}",
         "--store", str(db),
     )  # fmt: skip
@@ -192,7 +192,7 @@ def test_a_request_whose_judgments_all_fail_is_failed_with_the_reason(
     db = tmp_path / "w.db"
     with Store.open(db) as store:
         rec = add_request(store, _spec(model), dataset="demo")
-    result = run_cli(
+    result = invoke_cli(
         "worker", "--once", "--limit", "2", "--judge", f"openai-compat:judge@{judge.base_url}",
         "--max-retries", "1", "--max-reasks", "0", "--store", str(db),
     )  # fmt: skip
@@ -238,7 +238,7 @@ def test_some_unscored_judgments_finish_the_request_but_the_worker_exits_1(
     db = tmp_path / "w.db"
     with Store.open(db) as store:
         rec = add_request(store, _spec(model), dataset="demo")
-    result = run_cli(
+    result = invoke_cli(
         "worker", "--once", "--limit", "2", "-j", f"openai-compat:judge@{judge.base_url}",
         "--max-retries", "0", "--store", str(db),
     )  # fmt: skip
@@ -260,7 +260,7 @@ def test_worker_takes_the_judge_options_of_intima_judge(
     db = tmp_path / "w.db"
     with Store.open(db) as store:
         add_request(store, _spec(model), dataset="demo")
-    result = run_cli(
+    result = invoke_cli(
         "worker", "--once", "--limit", "1", "-j", f"openai-compat:judge@{judge.base_url}",
         "--structured-output", "json_object", "--max-tokens", "300", "--max-reasks", "1",
         "--timeout", "30", "--max-retries", "2", "--concurrency", "2",
@@ -275,7 +275,7 @@ def test_worker_takes_the_judge_options_of_intima_judge(
     assert cfg["generation"]["max_tokens"] == 300
     assert (cfg["timeout_s"], cfg["max_retries"], cfg["concurrency"]) == (30.0, 2, 2)
     assert cfg["api_key_env"] == "INTIMA_TEST_JUDGE_KEY" and "sk-test" not in meta
-    res = run_cli("worker", "--once", "--structured-output", "xml", "--store", str(db))
+    res = invoke_cli("worker", "--once", "--structured-output", "xml", "--store", str(db))
     assert res.returncode == 2 and "--structured-output xml: must be one of" in res.stderr
 
 
@@ -307,7 +307,7 @@ def test_hub_requests_use_the_worker_s_local_copy_and_servers(
     db = tmp_path / "w.db"
     with Store.open(db) as store:
         rec = add_request(store, "openai-compat:acme/fake-8b", "form", allow_urls=False)
-    result = run_cli(
+    result = invoke_cli(
         "worker", "--once", "--dataset", str(intima_jsonl), "--limit", "3",
         "--base-url", server.base_url, "--store", str(db),
     )  # fmt: skip
@@ -328,7 +328,7 @@ def test_worker_with_score_stores_affect_scores_for_the_request(
     db = tmp_path / "w.db"
     with Store.open(db) as store:
         rec = add_request(store, _spec(server), dataset="demo")
-    result = run_cli("worker", "--once", "--limit", "2", "--score", "--store", str(db))
+    result = invoke_cli("worker", "--once", "--limit", "2", "--score", "--store", str(db))
     assert result.returncode == 0, result.stderr
     with Store.open(db) as store:
         done = get_request(store, rec.request_id)
