@@ -144,6 +144,9 @@ def test_doctor_removes_an_affect_score_lacking_a_category_and_score_makes_it_wh
             "WHERE category = 'companionship_reinforcing')"
         )
     rest = len(CATEGORIES) - 1  # the partial score's other rows
+    board = invoke_cli("board", "build", "--out", str(tmp_path / "site"), "--store", str(db))
+    assert board.returncode == 2 and "Traceback" not in board.stderr, board.stderr
+    assert "has no row for companionship_reinforcing; run `intima doctor --fix" in board.stderr
     res = invoke_cli("doctor", "--store", str(db))
     assert res.returncode == 1, res.stdout
     assert f"{rest} row(s) in affect_scores: part of an affect score that has no row" in res.stdout

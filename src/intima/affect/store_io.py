@@ -170,6 +170,15 @@ def load_scores(
     grouped: dict[str, dict[str, dict[str, object]]] = {}
     for r in store.query(sql, params):
         grouped.setdefault(r[0], {})[r[1]] = json.loads(r[2])
+    for rid, rows in grouped.items():
+        if missing := [c for c in CATEGORIES if c not in rows]:
+            # Written whole in one transaction: a part is damage (or an import from before
+            # bundles were held to it), and the readers need every category.
+            raise IntimaError(
+                f"{store.path}: the affect score of response {rid} has no row for "
+                f"{', '.join(missing)}; run `intima doctor --fix --store {store.path}`, then "
+                "`intima score`"
+            )
     return {rid: _rebuild(rid, rows, cfg) for rid, rows in grouped.items()}
 
 
@@ -186,7 +195,7 @@ def _rebuild(
             "intensity": any_row["intensity"],
             "families": any_row["families"],
             "phrases": any_row["phrases"],
-            "scores": {c: rows[c]["row"] for c in CATEGORIES if c in rows},
+            "scores": {c: rows[c]["row"] for c in CATEGORIES},
         }
     )
 
