@@ -122,7 +122,7 @@ def _partial_scores(store: Store) -> list[Problem]:
     response unscored, so ``intima score`` scores it whole again."""
     marks = ", ".join("?" for _ in CATEGORIES)
     rows = store.query(
-        "SELECT rowid, response_id FROM affect_scores WHERE (response_id, scorer_version, "
+        "SELECT rowid FROM affect_scores WHERE (response_id, scorer_version, "
         "config_key) IN (SELECT response_id, scorer_version, config_key FROM affect_scores "
         f"GROUP BY 1, 2, 3 HAVING COUNT(DISTINCT CASE WHEN category IN ({marks}) "
         "THEN category END) < ?)",
