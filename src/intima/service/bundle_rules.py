@@ -14,7 +14,7 @@ A bundle is written by whoever holds a write token, so its rows are hostile inpu
 - **Own rows only** (:func:`reference_problem`): every row of a bundle that names a run,
   response, prompt, configuration or judged content names one of the same bundle, so a bundle
   can never change how another bundle's runs are shown.
-- **Whole scores** (:func:`partial_score_problem`): a response's affect score holds a row for
+- **Whole scores** (:func:`partial_scores`): a response's affect score holds a row for
   every category, as the scorer writes it; the readers take the top-level levels for granted.
 """
 
@@ -321,20 +321,34 @@ def reference_problem(data: Rows) -> tuple[str, int, str] | None:
     return None
 
 
-def partial_score_problem(rows: Sequence[Mapping[str, Any]]) -> tuple[int, str] | None:
-    """The first ``affect_scores`` row (1-based line, what) of a response whose score lacks a
-    category, or None. The scorer stores every category of a response in one transaction and
+def partial_scores(rows: Iterable[Mapping[str, Any]]) -> dict[tuple[Any, ...], list[str]]:
+    """Each affect score (:func:`score_key`) among ``rows`` that lacks a category, with the
+    categories it lacks. The scorer stores every category of a response in one transaction and
     the board derives each response's primary label from them, so a partial score is damage
     (or a crafted bundle), never a score in progress."""
-    found: dict[tuple[Any, ...], tuple[int, set[Any]]] = {}
+    found: dict[tuple[Any, ...], set[Any]] = {}
+    for row in rows:
+        found.setdefault(score_key(row), set()).add(row.get("category"))
+    return {
+        key: missing
+        for key, categories in found.items()
+        if (missing := [c for c in CATEGORIES if c not in categories])
+    }
+
+
+def score_key(row: Mapping[str, Any]) -> tuple[Any, ...]:
+    """The affect score an ``affect_scores`` row is part of."""
+    return (row.get("response_id"), row.get("scorer_version"), row.get("config_key"))
+
+
+def partial_score_problem(rows: Sequence[Mapping[str, Any]]) -> tuple[int, str] | None:
+    """The first ``affect_scores`` row (1-based line, what) of a partial score, or None."""
+    partial = partial_scores(rows)
     for n, row in enumerate(rows, 1):
-        key = (row.get("response_id"), row.get("scorer_version"), row.get("config_key"))
-        found.setdefault(key, (n, set()))[1].add(row.get("category"))
-    for (response_id, *_), (n, categories) in found.items():
-        if missing := [c for c in CATEGORIES if c not in categories]:
+        if missing := partial.get(score_key(row)):
             return n, (
-                f"the affect score of response {str(response_id)[:40]!r} has no row for "
-                f"{', '.join(missing)} (a score has one row per category)"
+                f"the affect score of response {str(row.get('response_id'))[:40]!r} has no row "
+                f"for {', '.join(missing)} (a score has one row per category)"
             )
     return None
 

@@ -15,9 +15,8 @@ from typing import Final
 
 from pydantic import BaseModel
 
-from intima.core.taxonomy import CATEGORIES
 from intima.service.bundle import exported_tables
-from intima.service.bundle_rules import row_problem, ruled_columns
+from intima.service.bundle_rules import partial_scores, row_problem, ruled_columns, score_key
 from intima.store import Store
 from intima.store.claims import HOST
 
@@ -118,18 +117,21 @@ def _dangling(store: Store) -> list[Problem]:
 
 def _partial_scores(store: Store) -> list[Problem]:
     """Every row of an affect score that lacks a category (the rule of
-    :func:`~intima.service.bundle_rules.partial_score_problem`): removing them leaves the
-    response unscored, so ``intima score`` scores it whole again."""
-    marks = ", ".join("?" for _ in CATEGORIES)
-    rows = store.query(
-        "SELECT rowid FROM affect_scores WHERE (response_id, scorer_version, "
-        "config_key) IN (SELECT response_id, scorer_version, config_key FROM affect_scores "
-        f"GROUP BY 1, 2, 3 HAVING COUNT(DISTINCT CASE WHEN category IN ({marks}) "
-        "THEN category END) < ?)",
-        (*CATEGORIES, len(CATEGORIES)),
-    )
+    :func:`~intima.service.bundle_rules.partial_scores`): removing them leaves the response
+    unscored, so ``intima score`` scores it whole again."""
+    rows = [
+        dict(r)
+        for r in store.query(
+            "SELECT rowid, response_id, scorer_version, config_key, category FROM affect_scores"
+        )
+    ]
+    partial = partial_scores(rows)
     what = "part of an affect score that has no row for some categories"
-    return [Problem(table="affect_scores", rowid=r[0], what=what) for r in rows]
+    return [
+        Problem(table="affect_scores", rowid=r["rowid"], what=what)
+        for r in rows
+        if score_key(r) in partial
+    ]
 
 
 def _orphans(store: Store) -> list[Problem]:
