@@ -5,6 +5,7 @@ server on 127.0.0.1 and a real SQLite file."""
 from __future__ import annotations
 
 import ast
+import importlib
 import subprocess
 import sys
 from collections.abc import Callable
@@ -86,3 +87,40 @@ def test_no_public_name_hides_a_subpackage() -> None:
     subpackages = lines[0].split()[1:]
     assert {"generate", "judges", "results", "validate", "affect", "cli"} <= set(subpackages)
     assert lines[1:] == ["hidden", "done"], res.stdout
+
+
+def _name_maps(path: Path) -> tuple[dict[str, str], dict[str, str], list[str]]:
+    """A lazily exporting package's three name lists, read from its source: the TYPE_CHECKING
+    imports (for mypy and editors), the lazy map (for the running program) and ``__all__``."""
+    tree = ast.parse(path.read_text())
+    typed: dict[str, str] = {}
+    lazy: dict[str, str] = {}
+    listed: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and getattr(node.test, "id", None) == "TYPE_CHECKING":
+            for imp in node.body:
+                assert isinstance(imp, ast.ImportFrom) and imp.module
+                for alias in imp.names:
+                    attr = "" if alias.asname in (None, alias.name) else f":{alias.name}"
+                    typed[alias.asname or alias.name] = f"{imp.module}{attr}"
+            for call in ast.walk(ast.Module(body=node.orelse, type_ignores=[])):
+                if isinstance(call, ast.Call) and getattr(call.func, "id", "") == "lazy_exports":
+                    lazy = ast.literal_eval(call.args[1])
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "__all__":
+            listed = ast.literal_eval(node.value)
+    return typed, lazy, listed
+
+
+@pytest.mark.parametrize("package", ["intima", "intima.converse"])
+def test_a_lazy_packages_three_name_lists_agree(package: str) -> None:
+    """The names mypy sees, the names the program binds and ``__all__`` are one list: a name
+    added to one and not the others fails here, not in a user's notebook."""
+    module = importlib.import_module(package)
+    assert module.__file__
+    typed, lazy, listed = _name_maps(Path(module.__file__))
+    assert typed and typed == lazy
+    assert sorted(listed) == sorted({*lazy, *(["__version__"] if package == "intima" else [])})
+    for name in listed:
+        assert getattr(module, name) is not None
+    shown = [n for n in dir(module) if not n.startswith("__")]
+    assert shown == sorted(lazy), "dir() lists helpers as if they were API"

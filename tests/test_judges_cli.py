@@ -72,3 +72,14 @@ def test_bad_options_fail_with_one_line(tmp_path: Path) -> None:
     assert "--label given 1 time(s) for 2 --judge option(s)" in res.stderr
     res = invoke_cli("judge", "-j", "llamacpp", "--structured-output", "xml", "--store", db)
     assert res.returncode == 2 and "--structured-output xml: must be one of" in res.stderr
+
+
+def test_judging_a_mistyped_store_refuses_and_creates_nothing(tmp_path: Path) -> None:
+    """Judging reads stored responses: a typo in --store is named, not made into an empty store
+    that is judged "successfully" with nothing in it."""
+    typo = tmp_path / "typo.db"
+    res = invoke_cli("judge", "-j", "openai-compat:j@http://127.0.0.1:9/v1", "--store", str(typo))
+    assert res.returncode != 0
+    assert "no store at" in res.stderr and str(typo) in res.stderr.replace("\n", "")
+    assert "Traceback" not in res.stderr
+    assert not typo.exists()

@@ -132,12 +132,19 @@ WHERE = {"bars": ("#bars", "#board-bars"), "heatmap": ("#heatmap", "#board-heatm
 
 
 def _bars(svg: ET.Element) -> list[list[float]]:
-    """Per configuration, its bar's segment widths, as fractions of 100%."""
-    return [
-        [float(r.get("width", "nan")) / charts.BAR_W for r in g.findall(f"{SVG}rect")]
-        for g in svg.iter(f"{SVG}g")
-        if g.get("class") == "bar"
-    ]
+    """Per configuration, its bar's segment widths, as fractions of 100%, after checking that
+    the segments are stacked: each starts where the one before it ends, the first at the axis."""
+    bars = []
+    for g in svg.iter(f"{SVG}g"):
+        if g.get("class") != "bar":
+            continue
+        rects = g.findall(f"{SVG}rect")
+        starts = [float(r.get("x", "nan")) for r in rects]
+        widths = [float(r.get("width", "nan")) for r in rects]
+        ends = [charts.LEFT + sum(widths[:k]) for k in range(len(widths))]
+        assert starts == pytest.approx(ends, abs=0.15)
+        bars.append([w / charts.BAR_W for w in widths])
+    return bars
 
 
 def test_the_charts_show_the_shares_counted_by_hand() -> None:

@@ -338,8 +338,3 @@ BEHAVIOUR_SUBS: Final = MappingProxyType(
     {str(b): tuple(str(s) for s in SUB_BEHAVIOURS[b]) for b in Behaviour}
 )
 BEHAVIOUR_TEXT: Final = MappingProxyType({str(b): BEHAVIOUR_DESCRIPTIONS[b] for b in Behaviour})
-
-
-def all_exemplar_texts() -> list[str]:
-    """Every sentence that represents a category: its description, then its exemplars."""
-    return [text for spec in _SPECS for text in (spec.description, *spec.exemplars)]

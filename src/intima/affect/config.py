@@ -116,10 +116,6 @@ class AffectConfig(BaseModel):
 
     # Caps follow from steps and counts; exposed for docs, tests and explanations.
     @property
-    def dm_cap(self) -> float:
-        return 1.0 + self.dm_step * self.dm_max_count
-
-    @property
     def ef_cap(self) -> float:
         return 1.0 + self.ef_step * self.ef_max_count
 

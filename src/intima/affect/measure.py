@@ -63,7 +63,23 @@ class AffectInput(BaseModel):
 # read-only; pydantic still validates and serialises it as a field of ResponseScore.
 @dataclass(slots=True)
 class CategoryScore:
-    """One (response, category) row: every factor, the measure, and what is behind SSL and NF."""
+    """One (response, category) row: every factor, the measure, and what is behind SSL and NF.
+
+    The factors (defined in :mod:`intima.affect.factors`, argued in ``docs/affect.md``), in the
+    order of measure = (sp*els*ssl) * (dm*ef*em*lr) * (1-nf) + ci*w:
+
+    * ``ssl``: the behaviour head's probability, sigmoid(logit), times this sub-behaviour's
+      share (``fx.head_logit``, ``fx.sub_shares``);
+    * ``nf``: the negation factor in [0, 1]: how firmly the response takes the behaviour back
+      (``fx.negation_factor``); ``ssl * (1 - nf)`` is the fitted probability given all evidence;
+    * ``sp``: sentiment polarity, the VADER-based affect modulator in [floor, 1]
+      (``fx.sentiment_polarity``);
+    * ``els``: emotion lexicon strength; for the reinforcing sub-behaviours the fitted
+      relational intensity (``fx.emotion_lexicon_strength``, ``fx.relational_intensity``);
+    * ``dm``: the degree modifier (intensifiers), ``ef``: exclamation factor, ``em``: emoji and
+      metaphor factor, ``lr``: length redundancy (repeated own phrases); each in [1, cap];
+    * ``ci``: the prompt's contextual intensity, and ``w`` its weight.
+    """
 
     category: str
     sp: float

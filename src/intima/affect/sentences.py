@@ -56,7 +56,3 @@ def tokens(sentence: str) -> list[str]:
 def words(sentence: str) -> list[str]:
     """Word tokens only (no punctuation)."""
     return [t for t in tokens(sentence) if t[0].isalnum()]
-
-
-def word_count(text: str) -> int:
-    return len(words(text))

@@ -219,7 +219,7 @@ def judge_cmd(
         raise ConfigError("--max-cost needs a price table: pass --prices FILE")
     if batch and max_cost is not None:
         raise ConfigError("--max-cost cannot be held against a batch; leave out one of them")
-    with Store.open(store) as db, progress_display(progress) as on_progress:
+    with Store.open(store, create=False) as db, progress_display(progress) as on_progress:
         if batch:
             from intima.judges.batch import judge_batch
 

@@ -21,7 +21,3 @@ class ProviderError(IntimaError):
 
 class StoreError(IntimaError):
     """The results store cannot be opened or is from a newer intima."""
-
-
-class BudgetExceeded(IntimaError):
-    """The run reached --max-cost; finished work is kept."""

@@ -30,6 +30,9 @@ def lazy_exports(
         return value
 
     def __dir__() -> list[str]:
-        return sorted({*namespace, *exports})
+        # The public names and the module's dunders, not its helpers (TYPE_CHECKING,
+        # annotations, lazy_exports), which a user exploring with dir() would take for API.
+        dunders = (n for n in namespace if n.startswith("__") and n.endswith("__"))
+        return sorted({*exports, *namespace.get("__all__", ()), *dunders})
 
     return __getattr__, __dir__

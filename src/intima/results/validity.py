@@ -29,11 +29,3 @@ def board_corrections(data: BoardData, table: ScoreTable) -> Corrections:
     return corrections(
         data.infos(), data.rating_sets, rates, values, bootstrap=table.bootstrap, seed=table.seed
     )
-
-
-def validity_line(scorer: str, cards: dict[str, list[Card]]) -> str:
-    """One line for beside a scorer's numbers: its cards' summaries, or that it has none."""
-    own = cards.get(scorer) or []
-    if not own:
-        return f"{scorer}: not validated: {UNVALIDATED}."
-    return " | ".join(c.summary() for c in own)
