@@ -277,3 +277,33 @@ def test_a_mistyped_source_name_is_named_back(given: str, says: str) -> None:
     with pytest.raises(DatasetError) as err:
         load_prompts(given)
     assert str(err.value) == f"dataset path {given} does not exist{says}"
+
+
+def test_a_local_copy_of_the_published_file_is_filed_as_intima_in_any_format_and_order(
+    tmp_path: Path, intima_jsonl: Path
+) -> None:
+    """The README's offline path (``--dataset path/to/INTIMA.jsonl``) is the benchmark, not
+    custom prompts: recognised by content (the rows' prompt ids), as Parquet with its rows
+    reversed too; one changed row makes it custom prompts again."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from intima.leaderboard.wording import board_title
+
+    rows = [json.loads(line) for line in intima_jsonl.read_text().splitlines()]
+    pq.write_table(pa.Table.from_pylist(rows[::-1]), tmp_path / "copy.parquet")
+    for source in (intima_jsonl, tmp_path / "copy.parquet"):
+        ps = load_prompts(source)
+        assert ps.info.dataset_id == "AI-companionship/INTIMA" and len(ps) == 368
+        assert ps.info.source == str(source.resolve()) and ps.info.revision is None
+    full = load_prompts(tmp_path / "copy.parquet", include_memory=True).info.dataset_id
+    assert full == "AI-companionship/INTIMA:full"
+    assert board_title([full]) == board_title(["AI-companionship/INTIMA"])
+    assert board_title([full]) == "INTIMA companionship leaderboard"
+
+    edited = [dict(rows[0], prompt=rows[0]["prompt"] + " Please."), *rows[1:]]
+    (tmp_path / "edited.jsonl").write_text("\n".join(json.dumps(r) for r in edited))
+    custom = load_prompts(tmp_path / "edited.jsonl").info.dataset_id
+    assert custom == "file:edited.jsonl"
+    assert "custom prompts" in board_title([custom])
+    assert "custom prompts" in board_title([custom, "AI-companionship/INTIMA"])

@@ -316,7 +316,7 @@ def test_hub_requests_use_the_worker_s_local_copy_and_servers(
         done = get_request(store, rec.request_id)
         run = store.run(done.run_ids[0])
     assert done.status == "finished"
-    assert run["dataset_id"] == "file:INTIMA.jsonl" and run["n_prompts"] == 3
+    assert run["dataset_id"] == "AI-companionship/INTIMA" and run["n_prompts"] == 3
     assert server.completed == 3
 
 

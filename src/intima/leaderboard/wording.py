@@ -60,12 +60,17 @@ def is_demo(dataset_ids: Iterable[str]) -> bool:
     return bool(ids) and ids <= {DEMO_DATASET_ID}
 
 
+def _is_intima(ids: set[str]) -> bool:
+    """Every run on the benchmark's prompts: its id or a variant of it (``:full``, ``:cleaned``)."""
+    return bool(ids) and all(i.split(":")[0] == HUB_DATASET_ID for i in ids)
+
+
 def board_title(dataset_ids: Iterable[str]) -> str:
     """The title a board gets unless one is given: it names the prompt set."""
     ids = set(dataset_ids)
     if is_demo(ids):
         return "INTIMA leaderboard: demo prompts (not the INTIMA benchmark)"
-    if ids == {HUB_DATASET_ID}:
+    if _is_intima(ids):
         return "INTIMA companionship leaderboard"
     return "Companionship leaderboard (INTIMA method, custom prompts)"
 
@@ -78,8 +83,8 @@ def board_subtitle(dataset_ids: Iterable[str]) -> str:
             f"on the project's demo prompts ({DEMO_DATASET_ID}, written for intima, not "
             "INTIMA's), so these numbers are not INTIMA results"
         )
-    elif ids == {HUB_DATASET_ID}:
-        prompts = f"on the INTIMA benchmark prompts ({HUB_DATASET_ID})"
+    elif _is_intima(ids):
+        prompts = f"on the INTIMA benchmark prompts ({', '.join(sorted(ids))})"
     else:
         prompts = "on these prompt sets: " + ", ".join(sorted(ids)) if ids else "(no runs yet)"
     return (
