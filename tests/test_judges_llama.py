@@ -129,7 +129,8 @@ def test_structured_output_is_detected_without_any_option(
     assert res.returncode == 0, res.stderr
     # the fallback is said once, on stderr
     assert res.stderr.count("rejected response_format json_schema (HTTP 500") == 1
-    assert "using json_object for this server from now on" in res.stderr
+    assert "using json_object with this server for the rest of this command" in res.stderr
+    assert "--structured-output json_object skips the probe" in res.stderr.replace("\n", " ")
     kinds = [f["type"] if f else None for f in proxy.response_formats]
     # json_schema was tried once; the first judgment was re-sent as json_object, and the second
     # went straight to json_object

@@ -291,9 +291,13 @@ class OpenAICompatModel(EndpointModel):
                 _LEARNED[url] = mode
                 if rejected:
                     using = "no response_format (JSON by prompt)" if mode == "off" else mode
+                    # Learned per process: each command probes again, so the note says how
+                    # to skip the probe rather than promising to remember.
+                    skip = f"--structured-output {mode}"
                     self.notes.append(
                         f"structured output: {url} rejected response_format "
-                        f"{'; '.join(rejected)}; using {using} for this server from now on"
+                        f"{'; '.join(rejected)}; using {using} with this server for the rest "
+                        f"of this command ({skip} skips the probe next time)"
                     )
             return completion
         raise AssertionError("unreachable: the last form, off, is never rejected")
