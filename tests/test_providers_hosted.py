@@ -136,16 +136,19 @@ def test_rate_limits_server_errors_and_timeouts_are_retried(tmp_path, vendor, th
 
 
 @pytest.mark.parametrize(("name", "fault"), [("openai", "refusal"), ("anthropic", "refusal"),
-                                              ("openai", "content_filter")])  # fmt: skip
+                                              ("openai", "content_filter"), ("hf", "refusal"),
+                                              ("hf", "content_filter")])  # fmt: skip
 def test_refusals_are_recorded_with_their_reason(tmp_path, vendor, three, name, fault) -> None:
+    """The router (OpenAI's protocol through the OpenAI-compatible client) reads them as OpenAI."""
     server = vendor[name]
     server.faults.append(fault)
+    model = "org/m" if name == "hf" else "m"
     with Store.open(tmp_path / "s.db") as store:
-        generate(store, three, [_cfg(server, "m", concurrency=1, max_retries=0)])
+        generate(store, three, [_cfg(server, model, concurrency=1, max_retries=0)])
         rows = store.query("SELECT status, text, finish_reason, error FROM responses")
     first = [r for r in rows if r["status"] != "ok" or r["finish_reason"] == "refusal"]
     assert len(first) == 1
-    if name == "openai" and fault == "refusal":  # the refusal text is the model's answer
+    if name != "anthropic" and fault == "refusal":  # the refusal text is the model's answer
         assert (first[0]["text"], first[0]["finish_reason"]) == (
             "I can't help with that.",
             "refusal",
@@ -215,6 +218,7 @@ def test_malformed_replies_fail_their_prompt_and_the_run_goes_on(tmp_path, vendo
     args = ("run", "-m", spec, "--dataset", "demo", "--limit", "8", "--concurrency", "1",
             "--max-retries", "1", "--store", str(store))  # fmt: skip
     first = invoke_cli(*args, env=env)
+    TALLY.faults["hosted_malformed"] += sum(server.served[f] for f in MALFORMED)
     assert first.returncode == 1, first.stderr
     assert "Traceback" not in first.stdout + first.stderr
     assert "5 prompt(s) failed" in " ".join(first.stderr.split())
@@ -234,7 +238,6 @@ def test_malformed_replies_fail_their_prompt_and_the_run_goes_on(tmp_path, vendo
     assert len(malformed) == 4
     for pattern in _REASONS["anthropic" if name == "anthropic" else "openai"]:
         assert sum(bool(re.search(pattern, e)) for e in malformed) == 1, (pattern, malformed)
-    TALLY.faults["hosted_malformed"] += sum(server.served[f] for f in MALFORMED)
 
     asked = len(server.chat_bodies)
     again = invoke_cli(*args, env=env)
