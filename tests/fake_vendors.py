@@ -4,7 +4,8 @@ Hugging Face router (OpenAI's chat completions, model ``OWNER/NAME:provider``).
 
 Every chat request is answered with fixed usage (100 tokens in, 10 out) so costs are exact.
 ``faults`` is a queue: each chat/messages request takes the next one (``429``, ``500``, ``529``,
-``hang``, ``refusal``, ``content_filter``) until it is empty. Batches end after
+``hang``, ``refusal``, ``content_filter``, ``ok``, or one of :data:`MALFORMED`: a 200 whose
+reply breaks the vendor's format) until it is empty; ``served`` counts the faults sent. Batches end after
 ``polls_to_finish`` retrieves unless ``hold`` is set; in the first batch, the first
 ``expire_first`` items expire and the next ``fail_first`` fail. ``submissions`` counts batch
 creations.
@@ -15,13 +16,27 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections import deque
+from collections import Counter, deque
 from datetime import UTC, datetime, timedelta
 from email.parser import BytesParser
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 USAGE_IN, USAGE_OUT = 100, 10
+
+#: Replies that break the vendor's wire format, each answering 200 (but ``error_surrogate``, a
+#: 400 whose message carries a lone surrogate). For Anthropic, the message's ``content`` plays
+#: the part of OpenAI's ``choices``/``message``, and ``input_tokens``/``output_tokens`` that of
+#: ``prompt_tokens``/``completion_tokens``.
+MALFORMED = (
+    "not_json",  # an HTML error page where JSON belongs
+    "message_str",  # OpenAI: ``message`` is a string; Anthropic: ``content`` is a string
+    "choices_dict",  # OpenAI: ``choices`` is an object; Anthropic: ``content`` is an object
+    "usage_lots",  # the prompt's token count is ``"lots"``
+    "negative_usage",  # the reply's token count is -3
+    "surrogate",  # the text carries a lone surrogate (``\ud800`` in the JSON)
+    "error_surrogate",  # an HTTP 400 whose error message carries one
+)
 
 
 def judge_reply() -> dict[str, str]:
@@ -36,6 +51,7 @@ class FakeVendor:
     def __init__(self, vendor: str, key: str) -> None:
         self.vendor, self.key = vendor, key
         self.faults: deque[str] = deque()
+        self.served: Counter[str] = Counter()
         self.hang_s = 5.0
         self.chat_bodies: list[dict[str, Any]] = []
         self.headers_seen: list[dict[str, str]] = []
@@ -127,6 +143,10 @@ class FakeVendor:
         with self._lock:
             self.chat_bodies.append(body)
             fault = self.faults.popleft() if self.faults else None
+            if fault is not None:
+                self.served[fault] += 1
+        if fault in MALFORMED:
+            return self._malformed(body, fault)
         if fault == "hang":
             time.sleep(self.hang_s)
             return Reply(200, self._answer(body, None))
@@ -135,6 +155,39 @@ class FakeVendor:
             extra = {"retry-after": "0"} if fault == "429" else {}
             return self._error(int(fault), kind[fault], f"fake {fault}", extra)
         return Reply(200, self._answer(body, fault))
+
+    def _malformed(self, body: dict[str, Any], fault: str) -> Reply:
+        """A reply that breaks the vendor's format in the way ``fault`` names."""
+        if fault == "not_json":
+            return Reply(200, raw=b"<html><body>502 Bad Gateway</body></html>")
+        if fault == "error_surrogate":
+            return self._error(400, "invalid_request_error", "bad \ud800 request")
+        answer = self._answer(body, None)
+        anthropic = self.vendor == "anthropic"
+        tokens = answer["usage"]
+        if fault == "usage_lots":
+            tokens["input_tokens" if anthropic else "prompt_tokens"] = "lots"
+        elif fault == "negative_usage":
+            tokens["output_tokens" if anthropic else "completion_tokens"] = -3
+        elif anthropic:
+            block = answer["content"][0]
+            if fault == "message_str":
+                answer["content"] = block.get("text", "text")
+            elif fault == "choices_dict":
+                answer["content"] = block
+            elif block["type"] == "text":
+                block["text"] += " \ud800"
+            else:
+                block["input"]["rationale"] += " \ud800"
+        else:
+            message = answer["choices"][0]["message"]
+            if fault == "message_str":
+                answer["choices"][0]["message"] = message["content"]
+            elif fault == "choices_dict":
+                answer["choices"] = answer["choices"][0]
+            else:
+                message["content"] += " \ud800"
+        return Reply(200, answer)
 
     def _answer(self, body: dict[str, Any], fault: str | None) -> dict[str, Any]:
         prompt = str(body["messages"][-1]["content"])

@@ -1,25 +1,29 @@
 """The hosted providers (``openai``, ``anthropic``) through the vendors' own SDKs, against local
-servers that speak each vendor's HTTP API (tests/fake_vendors.py)."""
+servers that speak each vendor's HTTP API (tests/fake_vendors.py); and the Hugging Face router
+(``hf``, OpenAI's protocol) where a test is about every hosted provider."""
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from conftest import run_cli
-from fake_vendors import USAGE_IN, USAGE_OUT, FakeVendor
+from conftest import invoke_cli, run_cli
+from fake_vendors import MALFORMED, USAGE_IN, USAGE_OUT, FakeVendor
 from intima.core.config import GenerationSettings, ModelConfig, Price, PriceTable
 from intima.dataset import PromptSet, load_prompts
 from intima.generate import generate
 from intima.judges.loop import judge
 from intima.providers import effective_config
 from intima.store import Store
+from reliability_summary import TALLY
 
 OPENAI_KEY = "sk-SENTINEL-openai-7f3a9c"
 ANTHROPIC_KEY = "sk-ant-SENTINEL-4b1d8e"
+HF_KEY = "hf_SENTINEL-2c9e4a"
 PRICE = Price(input_per_mtok=2.0, output_per_mtok=8.0)
 
 
@@ -33,8 +37,10 @@ def three() -> PromptSet:
 def vendor(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, FakeVendor]]:
     monkeypatch.setenv("OPENAI_API_KEY", OPENAI_KEY)
     monkeypatch.setenv("ANTHROPIC_API_KEY", ANTHROPIC_KEY)
+    monkeypatch.setenv("HF_TOKEN", HF_KEY)
     servers = {"openai": FakeVendor("openai", OPENAI_KEY),
-               "anthropic": FakeVendor("anthropic", ANTHROPIC_KEY)}  # fmt: skip
+               "anthropic": FakeVendor("anthropic", ANTHROPIC_KEY),
+               "hf": FakeVendor("hf", HF_KEY)}  # fmt: skip
     yield servers
     for server in servers.values():
         server.stop()
@@ -130,16 +136,19 @@ def test_rate_limits_server_errors_and_timeouts_are_retried(tmp_path, vendor, th
 
 
 @pytest.mark.parametrize(("name", "fault"), [("openai", "refusal"), ("anthropic", "refusal"),
-                                              ("openai", "content_filter")])  # fmt: skip
+                                              ("openai", "content_filter"), ("hf", "refusal"),
+                                              ("hf", "content_filter")])  # fmt: skip
 def test_refusals_are_recorded_with_their_reason(tmp_path, vendor, three, name, fault) -> None:
+    """The router (OpenAI's protocol through the OpenAI-compatible client) reads them as OpenAI."""
     server = vendor[name]
     server.faults.append(fault)
+    model = "org/m" if name == "hf" else "m"
     with Store.open(tmp_path / "s.db") as store:
-        generate(store, three, [_cfg(server, "m", concurrency=1, max_retries=0)])
+        generate(store, three, [_cfg(server, model, concurrency=1, max_retries=0)])
         rows = store.query("SELECT status, text, finish_reason, error FROM responses")
     first = [r for r in rows if r["status"] != "ok" or r["finish_reason"] == "refusal"]
     assert len(first) == 1
-    if name == "openai" and fault == "refusal":  # the refusal text is the model's answer
+    if name != "anthropic" and fault == "refusal":  # the refusal text is the model's answer
         assert (first[0]["text"], first[0]["finish_reason"]) == (
             "I can't help with that.",
             "refusal",
@@ -180,3 +189,65 @@ def test_keys_are_never_written_to_the_store_or_the_terminal(tmp_path, vendor) -
                for b in vendor["openai"].chat_bodies)  # fmt: skip
     assert any(b.get("tool_choice", {}).get("type") == "tool"
                for b in vendor["anthropic"].chat_bodies)  # fmt: skip
+
+
+#: What each malformed reply is stored as, per vendor: the reason names the field the vendor
+#: got wrong, what it held and what it should hold.
+_REASONS = {
+    "openai": [r"choices\.0\.message is .Echo.*, not an object$", r"choices is \{.*, not a list$",
+               r"usage\.prompt_tokens is 'lots', not a count", r"usage\.completion_tokens is -3, not a count"],
+    "anthropic": [r"content is .Echo.*, not a list$", r"content is \{.*, not a list$",
+                  r"usage\.input_tokens is 'lots', not a count", r"usage\.output_tokens is -3, not a count"],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", ["openai", "anthropic", "hf"])
+def test_malformed_replies_fail_their_prompt_and_the_run_goes_on(tmp_path, vendor, name) -> None:
+    """A non-JSON 200 is retried; a reply of the wrong shape, a token count that is no count
+    and an error whose text cannot be stored each fail their own prompt, with a reason naming
+    the field; a lone surrogate in a reply is stored as U+FFFD. The rest of the run is kept, a
+    rerun asks only for what failed, and what is stored publishes and imports."""
+    server = vendor[name]
+    spec = f"{name}:{'org/m' if name == 'hf' else 'm'}@{server.base_url}"
+    env: dict[str, str | None] = {"OPENAI_API_KEY": OPENAI_KEY, "ANTHROPIC_API_KEY": ANTHROPIC_KEY,
+                                  "HF_TOKEN": HF_KEY}  # fmt: skip
+    # One request at a time, so each fault meets the next request: the HTML page's retry
+    # gets the "ok", the other faults one prompt each.
+    server.faults.extend(["not_json", "ok", *MALFORMED[1:]])
+    store = tmp_path / "s.db"
+    args = ("run", "-m", spec, "--dataset", "demo", "--limit", "8", "--concurrency", "1",
+            "--max-retries", "1", "--store", str(store))  # fmt: skip
+    first = invoke_cli(*args, env=env)
+    TALLY.faults["hosted_malformed"] += sum(server.served[f] for f in MALFORMED)
+    assert first.returncode == 1, first.stderr
+    assert "Traceback" not in first.stdout + first.stderr
+    assert "5 prompt(s) failed" in " ".join(first.stderr.split())
+    with Store.open(store) as db:
+        rows = db.query("SELECT status, text, error, attempts, prompt_tokens FROM responses")
+    ok = [r for r in rows if r["status"] == "ok"]
+    errors = sorted(r["error"] for r in rows if r["status"] == "error")
+    assert len(ok) == 3 and len(errors) == 5
+    assert sorted(r["attempts"] for r in ok) == [1, 1, 2]  # the HTML page was asked again
+    assert all(r["prompt_tokens"] == USAGE_IN for r in ok)
+    [replaced] = [r["text"] for r in ok if "\ufffd" in r["text"]]  # the lone surrogate
+    assert replaced.endswith(" \ufffd")
+    # The 400's message: replaced where it is stored (Anthropic's SDK quotes the whole body,
+    # escaped, in its message).
+    assert sum("bad \ufffd request" in e or "bad \\ud800 request" in e for e in errors) == 1
+    malformed = [e for e in errors if "malformed reply" in e]
+    assert len(malformed) == 4
+    for pattern in _REASONS["anthropic" if name == "anthropic" else "openai"]:
+        assert sum(bool(re.search(pattern, e)) for e in malformed) == 1, (pattern, malformed)
+
+    asked = len(server.chat_bodies)
+    again = invoke_cli(*args, env=env)
+    assert again.returncode == 0, again.stderr
+    assert len(server.chat_bodies) - asked == 5  # only the failed prompts were asked again
+    with Store.open(store) as db:
+        assert db.query("SELECT COUNT(*) FROM responses WHERE status = 'ok'")[0][0] == 8
+    # What is stored publishes, and the bundle's checks (counts, text) let it in elsewhere.
+    bundle = tmp_path / "bundle"
+    published = invoke_cli("publish", str(bundle), "--store", str(store))
+    assert published.returncode == 0, published.stderr
+    imported = invoke_cli("import", str(bundle), "--store", str(tmp_path / "other.db"))
+    assert imported.returncode == 0, imported.stderr

@@ -247,3 +247,41 @@ def test_judging_holds_its_cap_at_high_concurrency(tmp_path, fake_server, demo) 
 
         job = loop._JudgeJob(store, get_model(judge), price, loop.Budget(), 2)
         assert min(job._worst(t) for t in loop.load_targets(store)) > cap  # as said above
+
+
+def test_a_plugin_reply_the_completion_model_refuses_fails_only_its_prompt(tmp_path, demo) -> None:
+    """A provider (a plugin's, say) that builds a Completion with a negative or non-numeric
+    token count fails that prompt with the field named; it used to end the run, reported as if
+    it were a bad command-line value."""
+    from typing import Any
+
+    from intima.core.config import GenerationSettings
+    from intima.providers import register
+    from intima.providers.base import Completion, Message, Model
+
+    class Miscounting(Model):
+        async def generate(
+            self,
+            messages: list[Message],
+            settings: GenerationSettings,
+            *,
+            json_schema: dict[str, Any] | None = None,
+        ) -> Completion:
+            counts: dict[str, Any] = {"prompt_tokens": 5, "completion_tokens": 2}
+            if messages[-1].content == demo.prompts[1].text:
+                counts["completion_tokens"] = -3
+            if messages[-1].content == demo.prompts[2].text:
+                counts["prompt_tokens"] = "lots"
+            return Completion(text="ok \ud800", **counts)
+
+    register("miscounting", Miscounting)
+    four = PromptSet(info=demo.info, prompts=demo.prompts[:4])
+    with Store.open(tmp_path / "s.db") as store:
+        [run] = generate(store, four, [ModelConfig(spec="miscounting:x", max_retries=0)])
+        rows = store.query("SELECT status, text, error FROM responses ORDER BY error")
+    assert (run.generated, run.failed) == (2, 2)
+    assert [r["error"] for r in rows if r["status"] == "error"] == [
+        "malformed reply: completion_tokens is -3, not a count (a whole number, 0 or more)",
+        "malformed reply: prompt_tokens is 'lots', not a count (a whole number, 0 or more)",
+    ]
+    assert {r["text"] for r in rows if r["status"] == "ok"} == {"ok \ufffd"}

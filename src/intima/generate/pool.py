@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
+from pydantic import ValidationError
 from tenacity import (
     AsyncRetrying,
     RetryCallState,
@@ -23,7 +24,16 @@ from tenacity import (
 
 from intima.core.config import GenerationSettings, Price
 from intima.core.errors import IntimaError
-from intima.providers.base import Completion, Message, Model, RequestError, TransientError
+from intima.providers.base import (
+    Completion,
+    MalformedReply,
+    Message,
+    Model,
+    RequestError,
+    TransientError,
+    without_surrogates,
+)
+from intima.providers.replies import malformed_reason
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -59,7 +69,11 @@ async def call_with_retries(
     *,
     json_schema: dict[str, Any] | None = None,
 ) -> CallOutcome:
-    """One request with retries; never raises for a per-request failure, only for fatal ones."""
+    """One request with retries; never raises for a per-request failure, only for fatal ones.
+
+    A reply the :class:`Completion` model refuses (a plugin's negative token count) is that
+    request's failure, like a :class:`MalformedReply`, not the run's. A reason is stored and
+    printed, so a lone surrogate a server put in its error text is replaced there too."""
     attempts = 0
     start = time.perf_counter()
     retrying = AsyncRetrying(
@@ -74,12 +88,16 @@ async def call_with_retries(
                 attempts += 1
                 completion = await model.generate(messages, settings, json_schema=json_schema)
     except TransientError as exc:
-        return CallOutcome(
-            None, f"gave up after {attempts} attempts: {exc}", attempts, _since(start)
-        )
+        error = f"gave up after {attempts} attempts: {exc}"
+    except MalformedReply as exc:
+        error = str(exc)
     except RequestError as exc:
-        return CallOutcome(None, f"request rejected: {exc}", attempts, _since(start))
-    return CallOutcome(completion, None, attempts, _since(start))
+        error = f"request rejected: {exc}"
+    except ValidationError as exc:
+        error = malformed_reason(exc)
+    else:
+        return CallOutcome(completion, None, attempts, _since(start))
+    return CallOutcome(None, without_surrogates(error), attempts, _since(start))
 
 
 def _since(start: float) -> float:

@@ -10,7 +10,6 @@ schema, forced with ``tool_choice {type: tool}``; the tool call's ``input`` is t
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
@@ -25,6 +24,7 @@ from intima.providers.base import (
     TransientError,
 )
 from intima.providers.openai_compat import parse_retry_after
+from intima.providers.replies import message_completion, read_json
 
 #: The one tool a structured request offers and forces.
 TOOL_NAME = "record_judgment"
@@ -98,9 +98,11 @@ class AnthropicModel(Model):
         import anthropic
 
         try:
-            resp = await self.client().messages.create(
+            # The body as sent, checked by replies.py (the SDK's model is built unchecked).
+            raw = await self.client().messages.with_raw_response.create(
                 **self.request_params(messages, settings, json_schema)
             )
+            body = await raw.read()
         except anthropic.AuthenticationError as exc:
             raise ProviderError("Anthropic refused the API key: check it") from exc
         except anthropic.NotFoundError as exc:
@@ -113,7 +115,7 @@ class AnthropicModel(Model):
             raise TransientError(f"no answer within {self.config.timeout_s:g}s") from exc
         except anthropic.APIConnectionError as exc:
             raise TransientError(f"connection to Anthropic failed: {type(exc).__name__}") from exc
-        return message_completion(resp.model_dump(), self.served_by)
+        return message_completion(read_json(body), self.served_by)
 
     @property
     def served_by(self) -> str:
@@ -135,27 +137,3 @@ class AnthropicModel(Model):
         if self._client is not None:
             await self._client.close()
             self._client = None
-
-
-def message_completion(message: dict[str, Any], served_by: str) -> Completion:
-    """A Messages API reply (a dict, as the API sends it) as a completion. A forced tool call's
-    ``input`` is the reply text (as JSON); a refusal with no text is a failed request."""
-    blocks = message.get("content") or []
-    tool = next((b for b in blocks if b.get("type") == "tool_use"), None)
-    if tool is not None:
-        text, form = json.dumps(tool.get("input"), ensure_ascii=False), "tool"
-    else:
-        texts = [str(b.get("text", "")) for b in blocks if b.get("type") == "text"]
-        text, form = "".join(texts), None
-    stop = message.get("stop_reason")
-    if stop == "refusal" and not text.strip():
-        raise RequestError("Anthropic declined to answer (stop_reason refusal)")
-    usage = message.get("usage") or {}
-    return Completion(
-        text=text,
-        finish_reason=stop,
-        prompt_tokens=usage.get("input_tokens"),
-        completion_tokens=usage.get("output_tokens"),
-        served_by=served_by,
-        structured_output=form,
-    )

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from abc import ABC, abstractmethod
 from datetime import datetime
 from typing import Any, ClassVar, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, NonNegativeInt, field_validator
 
 from intima.core.config import GenerationSettings, ModelConfig
 
@@ -18,15 +19,38 @@ class Message(BaseModel):
     content: str
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def without_surrogates(text: str) -> str:
+    """``text`` with each lone surrogate (half of a UTF-16 pair, as ``"\\ud800"`` in JSON)
+    replaced by U+FFFD. JSON allows them, Python's parser keeps them, and SQLite's encoder and a
+    bundle's checks refuse them: replaced, not refused, so that an answer that was paid for is
+    kept, as a UTF-8 decoder keeps a text with a bad byte. (A server that cuts text as UTF-16,
+    as JavaScript does, sends one when it cuts an emoji's pair in two.)"""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _SURROGATE.sub("\ufffd", text)
+    return text
+
+
 class Completion(BaseModel):
+    """One answer, as stored: whatever a provider builds is checked here, plugins' too."""
+
     text: str
     finish_reason: str | None = None
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
+    prompt_tokens: NonNegativeInt | None = None
+    completion_tokens: NonNegativeInt | None = None
     served_by: str | None = None
     #: The form a reply schema was sent in (``json_schema``, ``json_object``, ``off``), when the
     #: backend chose it; ``None`` when no schema was asked for or the backend does not say.
     structured_output: str | None = None
+
+    @field_validator("text", "finish_reason")
+    @classmethod
+    def _storable(cls, value: str | None) -> str | None:
+        return None if value is None else without_surrogates(value)
 
 
 class TransientError(Exception):
@@ -39,6 +63,12 @@ class TransientError(Exception):
 
 class RequestError(Exception):
     """This request cannot succeed as sent (e.g. prompt too long); record it and move on."""
+
+
+class MalformedReply(RequestError):
+    """The server answered, but not in its protocol's form (``choices`` an object, a token
+    count of ``"lots"`` or -3): the item fails with the reason and is asked again next run, not
+    retried now (see :mod:`intima.providers.replies`)."""
 
 
 class BatchItem(BaseModel):

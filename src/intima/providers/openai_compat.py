@@ -35,6 +35,7 @@ from urllib.parse import urlsplit
 from intima.core.config import GenerationSettings, ModelConfig, read_api_key
 from intima.core.errors import ConfigError, ProviderError
 from intima.providers.base import Completion, Message, Model, RequestError, TransientError
+from intima.providers.replies import chat_completion, read_json
 
 #: Servers that need no key still get a placeholder bearer token, as the SDKs send.
 _NO_KEY = "not-needed"
@@ -320,7 +321,7 @@ class OpenAICompatModel(EndpointModel):
         if status != 200:
             detail = _cut(self.redact(_error_text(raw)))
             raise classify_status(status, detail, headers.get("Retry-After"), url)
-        completion = parse_completion(_decode(raw), url)
+        completion = chat_completion(read_json(raw), url)
         if mode is not None:
             completion.structured_output = mode
         return completion
@@ -345,13 +346,6 @@ async def _read_capped(resp: Any) -> bytes:
             raise TransientError(f"response body exceeds {MAX_BODY_BYTES} bytes")
         chunks.append(chunk)
     return b"".join(chunks)
-
-
-def _decode(raw: bytes) -> Any:
-    try:
-        return json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise TransientError(f"malformed JSON in response body ({exc})") from exc
 
 
 def _error_text(raw: bytes) -> str:
@@ -407,26 +401,3 @@ def parse_retry_after(value: str | None) -> float | None:
         return max(0.0, (parsedate_to_datetime(value) - datetime.now(UTC)).total_seconds())
     except (TypeError, ValueError):
         return None
-
-
-def parse_completion(data: Any, served_by: str) -> Completion:
-    if not isinstance(data, dict):
-        raise TransientError("response body is not a JSON object")
-    choices = data.get("choices")
-    if not choices or not isinstance(choices, list):
-        raise TransientError("the server returned no choices")
-    choice = choices[0] if isinstance(choices[0], dict) else {}
-    message = choice.get("message") or {}
-    text = message.get("content") if isinstance(message, dict) else None
-    if not isinstance(text, str):
-        raise TransientError("the server returned no message content")
-    usage = data.get("usage")
-    if not isinstance(usage, dict):
-        usage = {}
-    return Completion(
-        text=text,
-        finish_reason=choice.get("finish_reason"),
-        prompt_tokens=usage.get("prompt_tokens"),
-        completion_tokens=usage.get("completion_tokens"),
-        served_by=served_by,
-    )

@@ -4,7 +4,7 @@ What is sent: the chat-completions body of :class:`EndpointModel` with ``max_com
 (OpenAI's name; its reasoning models refuse ``max_tokens``) and a reply schema as
 ``response_format {type: json_schema, strict: true}``. The reasoning models (o1, o3, o4, gpt-5)
 refuse ``temperature`` and ``top_p``: for them those are unsupported settings, dropped with a
-note and left out of the configuration key.
+note and left out of the configuration key. The reply is checked by :mod:`.replies`.
 """
 
 from __future__ import annotations
@@ -13,8 +13,9 @@ import re
 from typing import Any
 
 from intima.core.config import GenerationSettings, ModelConfig
-from intima.providers.base import BatchClient, Completion, Message, RequestError, TransientError
+from intima.providers.base import BatchClient, Completion, Message, TransientError
 from intima.providers.openai_compat import EndpointModel, classify_status
+from intima.providers.replies import chat_completion, read_json
 
 #: Model names of OpenAI's reasoning models, which take no sampling settings.
 _REASONING = re.compile(r"^(o\d+|gpt-5)\b", re.IGNORECASE)
@@ -71,7 +72,10 @@ class OpenAIModel(EndpointModel):
         with self._server() as index:
             url = self.urls[index]
             try:
-                resp = await self.client(index).chat.completions.create(
+                # The body as sent, not the SDK's model of it: the SDK builds its model without
+                # checking it (a non-JSON 200 would raise from inside it), and replies.py checks
+                # every vendor's reply one way.
+                raw = await self.client(index).chat.completions.with_raw_response.create(
                     **self.request_body(messages, settings, json_schema)
                 )
             except openai.APIStatusError as exc:
@@ -85,7 +89,7 @@ class OpenAIModel(EndpointModel):
                 raise TransientError(f"no answer within {self.config.timeout_s:g}s") from exc
             except openai.APIConnectionError as exc:
                 raise TransientError(f"connection to {url} failed") from exc
-        completion = chat_completion(resp.model_dump(), url)
+        completion = chat_completion(read_json(raw.content), url)
         mode = self.config.structured_output
         if json_schema is not None and mode != "off":
             completion.structured_output = "json_schema" if mode == "auto" else mode
@@ -100,27 +104,3 @@ class OpenAIModel(EndpointModel):
         for client in self._clients.values():
             await client.close()
         self._clients = {}
-
-
-def chat_completion(data: dict[str, Any], served_by: str) -> Completion:
-    """A chat completion (a dict, as the API sends it). A refusal is the model's answer, stored
-    with finish_reason ``refusal``; a content filter that left no text fails the request."""
-    choices = data.get("choices") or []
-    if not choices:
-        raise TransientError("the server returned no choices")
-    choice, usage = choices[0], data.get("usage") or {}
-    message = choice.get("message") or {}
-    text, finish = message.get("content"), choice.get("finish_reason")
-    if message.get("refusal"):
-        text, finish = str(message["refusal"]), "refusal"
-    if not text and finish == "content_filter":
-        raise RequestError("OpenAI's content filter withheld the answer (content_filter)")
-    if text is None:
-        raise TransientError("the server returned no message content")
-    return Completion(
-        text=text,
-        finish_reason=finish,
-        prompt_tokens=usage.get("prompt_tokens"),
-        completion_tokens=usage.get("completion_tokens"),
-        served_by=served_by,
-    )
