@@ -221,6 +221,15 @@ def test_failure_reasons_never_hold_secrets(store: Store, monkeypatch: pytest.Mo
     assert secret not in reason and "<SOME_PROVIDER_API_KEY>" in reason
 
 
+def test_a_failure_reason_quoting_undecodable_text_is_stored(store: Store) -> None:
+    """A server's error quoting a lone surrogate failed the write of the failure itself (a
+    UnicodeEncodeError out of SQLite, a serialization error out of the Hub queue's commit)."""
+    rec = add_request(store, SPEC)
+    claim_next(store, "w1", 60)
+    assert fail(store, rec.request_id, "w1", "server said: bad \ud800 reply")
+    assert get_request(store, rec.request_id).reason == "server said: bad ? reply"
+
+
 # -- CLI -----------------------------------------------------------------------------------------
 def test_cli_request_and_requests(tmp_path: Path) -> None:
     db = tmp_path / "cli.db"
