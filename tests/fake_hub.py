@@ -69,6 +69,8 @@ class Repo:
     repo_id: str
     repo_type: str = "dataset"
     private: bool = False
+    #: a gated model: "auto" or "manual" as the Hub says, False when anyone may download it
+    gated: str | bool = False
     #: commit sha -> the repo's files at that commit
     snapshots: dict[str, dict[str, bytes]] = field(default_factory=dict)
     #: branch or tag -> commit sha
@@ -147,9 +149,10 @@ class FakeHub:
         *,
         repo_type: str = "dataset",
         private: bool = False,
+        gated: str | bool = False,
     ) -> Repo:
         with self._lock:
-            repo = Repo(repo_id, repo_type, private)
+            repo = Repo(repo_id, repo_type, private, gated)
             repo.add_commit(dict(files or {}), "initial commit")
             self.repos[(repo_type, repo_id)] = repo
             return repo
@@ -256,7 +259,7 @@ class FakeHub:
                 "_id": "0" * 24, "id": repo.repo_id, "author": repo.repo_id.split("/")[0],
                 "sha": commit, "lastModified": "2025-08-01T00:00:00.000Z",
                 "createdAt": "2025-07-01T00:00:00.000Z", "private": repo.private,
-                "gated": False, "disabled": False, "downloads": 0, "likes": 0, "tags": [],
+                "gated": repo.gated, "disabled": False, "downloads": 0, "likes": 0, "tags": [],
                 "siblings": [{"rfilename": path} for path in sorted(repo.snapshots[commit])],
             },
         )  # fmt: skip

@@ -186,3 +186,51 @@ def test_the_rules_themselves() -> None:
     assert lease.review(held.model_copy(update={"status": "finished"}), "cancelled", "") is None
     assert lease.review(base, "pending", "") is None  # approve only what awaits review
     assert lease.requeue(held, "pending") is None
+
+
+@pytest.mark.parametrize("expires", [float("nan"), float("inf"), 1e18])
+def test_a_lease_no_worker_could_have_written_is_taken_over_in_both_queues(
+    tmp_path: Path, expires: float, request: pytest.FixtureRequest
+) -> None:
+    """Issue 30: a running request whose ``lease_expires`` was NaN, inf or 1e18 (a hand-written
+    file) was never reclaimed, and ``worker --drain`` polled for it for ever."""
+    import json
+
+    from test_hub_queue import REPO, _files
+
+    held = {"status": "running", "worker_id": "ghost", "lease_expires": expires, "attempts": 1}
+    assert lease.claimable(_record(**held), T0)
+    assert not lease.lease_valid(expires, T0)
+    live = _record(**{**held, "lease_expires": T0 + 2 * lease.MAX_LEASE_S})
+    assert lease.lease_valid(live.lease_expires, T0) and not lease.claimable(live, T0)
+    # The local queue: the row as SQLite stores it (NaN is stored as NULL, read as no lease).
+    local = Local(tmp_path / "q.db", Clock())
+    rid = local.add().request_id
+    with Store.open(local.path) as store, store.transaction() as conn:
+        conn.execute(
+            "UPDATE requests SET status='running', worker_id='ghost', lease_expires=?, "
+            "attempts=1 WHERE request_id=?",
+            (expires, rid),
+        )
+    taken = local.queue.claim_next("w1", 60)
+    assert taken is not None and (taken.worker_id, taken.attempts) == ("w1", 2)
+    assert taken.lease_expires == T0 + 60
+    # The Hub queue: the file as anyone with a write token can write it (json writes NaN,
+    # Infinity and 1e+18, and json.loads reads them back).
+    fake = request.getfixturevalue("hub")
+    remote = Hub(Clock())
+    rid = remote.add().request_id
+    path = f"requests/{rid}.json"
+    doc = {**_files(fake)[path], **held}
+    repo = fake.repo(REPO)
+    repo.add_commit({**repo.head(), path: json.dumps(doc).encode()}, "a ghost's lease")
+    taken = remote.queue.claim_next("w1", 60)
+    assert taken is not None and (taken.worker_id, taken.attempts) == ("w1", 2)
+    assert taken.lease_expires == T0 + 60
+
+
+def _record(**update: Any) -> RequestRecord:
+    base = {"request_id": "0" * 16, "spec": SPEC, "requester": None, "dataset": "hub",
+            "config_key": "k", "config": {"spec": SPEC}, "status": "pending",
+            "package_version": "0", "created_at": "t", "updated_at": "t"}  # fmt: skip
+    return RequestRecord.model_validate({**base, **update})

@@ -17,6 +17,7 @@ from conftest import run_cli
 from fake_hub import FakeHub, hf_env, point_hf_at, running_hub
 from fake_openai import FakeOpenAI
 from intima.service.hub_queue import FOLDER, HubQueue
+from intima.service.queue import QueueError
 from intima.service.worker import work
 from reliability_summary import TALLY
 
@@ -228,3 +229,123 @@ def test_a_draining_worker_waits_out_a_short_outage(
         work(tmp_path / "w.db", drain=True, queue=stuck,  # type: ignore[arg-type]
              give_up_s=30.0, clock=lambda: next(late))  # fmt: skip
     assert stuck.reads == 3
+
+
+def _consistent(base: dict[str, Any], rid: str, spec: str, **config: Any) -> tuple[str, bytes]:
+    """A request file that agrees with itself (spec, configuration, key), as a careful attacker
+    writes it, so only the rule under test can refuse it."""
+    from intima.core.config import ModelConfig
+    from intima.providers import effective_config
+
+    cfg = effective_config(ModelConfig(spec=spec, **config))
+    doc = json.loads(json.dumps(base))
+    doc.update(request_id=rid, spec=cfg.spec, config_key=cfg.config_key,
+               config=cfg.model_dump(mode="json"))  # fmt: skip
+    return f"{FOLDER}/{rid}.json", json.dumps(doc).encode()
+
+
+def test_a_worker_runs_no_private_or_gated_model_and_nothing_over_the_form_s_limits(
+    hub: FakeHub, tmp_path: Path, fake_server: Callable[..., FakeOpenAI]
+) -> None:
+    """Issue 30: the form's checks (public, not gated; 512 tokens, a short system prompt) ran
+    only where a request was written; a hand-written file naming the operator's private model,
+    or asking for 131,072-token answers, was run with the worker's token and money."""
+    from intima.core.config import GenerationSettings
+
+    served = fake_server()
+    hub.add_repo("someone/secret-model", {"config.json": b"{}"}, repo_type="model", private=True)
+    hub.add_repo("acme/gated-8b", {"config.json": b"{}"}, repo_type="model", gated="manual")
+    legit = HubQueue(URL).add(f"openai-compat:{MODEL}", "ada", dataset="demo").request_id
+    base = _template(legit)
+    cases = {  # request id -> (spec, configuration fields, what the reason must name)
+        "c000000000000001": ("openai-compat:someone/secret-model", {},
+                             "someone/secret-model is not a public model on the Hugging Face"),
+        "c000000000000002": ("openai-compat:acme/gated-8b", {}, "acme/gated-8b is private or gated"),
+        "c000000000000003": (f"openai-compat:{MODEL}",
+                             {"generation": GenerationSettings(max_tokens=131_072)},
+                             "max_tokens is 131,072; a public request takes at most 512"),
+        "c000000000000004": (f"openai-compat:{MODEL}",
+                             {"generation": GenerationSettings(max_tokens=None)},
+                             "max_tokens is the provider's default"),
+        "c000000000000005": (f"openai-compat:{MODEL}", {"system_prompt": "x" * 20_000},
+                             "system prompt is 20,000 characters; a public request takes at most"),
+    }  # fmt: skip
+    _plant(hub, dict(_consistent(base, rid, spec, **cfg) for rid, (spec, cfg, _) in cases.items()))
+    summary = work(
+        tmp_path / "worker.db", drain=True, queue=HubQueue(URL), limit=2, poll_s=0.05,
+        base_urls=(served.base_url,), results=f"hf://datasets/{RESULTS}",
+    )  # fmt: skip
+    done = {r.request_id: r for r in HubQueue(URL).requests()}
+    TALLY.requests_crafted += len(cases)
+    TALLY.requests_refused += sum(
+        done[rid].status == "failed" and (done[rid].reason or "").startswith("refused: ")
+        for rid in cases
+    )
+    for rid, (_, _, named) in cases.items():
+        assert done[rid].status == "failed", rid
+        assert (done[rid].reason or "").startswith("refused: "), done[rid].reason
+        assert named in (done[rid].reason or ""), done[rid].reason
+    assert done[legit].status == "finished" and (summary.finished, summary.failed) == (1, 5)
+    assert served.completed == 2  # the legitimate request's two prompts, nothing else
+    # The form refuses the same, with the same words, before anything is written.
+    with pytest.raises(QueueError, match="max_tokens is 131,072"):
+        HubQueue(URL).add(f"openai-compat:{MODEL}",
+                          generation=GenerationSettings(max_tokens=131_072))  # fmt: skip
+    with pytest.raises(QueueError, match="private or gated"):
+        HubQueue(URL).add("openai-compat:acme/gated-8b")
+
+
+def test_a_folder_or_a_lone_surrogate_in_the_requests_repo_stops_no_worker_and_no_form(
+    hub: FakeHub, tmp_path: Path, fake_server: Callable[..., FakeOpenAI]
+) -> None:
+    """Issue 30: ``"he\\ud800llo"`` in a request file parsed, then could not be written back, so
+    every claim (and ``requests cancel``) of it crashed and the file stayed pending for ever; a
+    folder ``requests/<id>.json/`` made ``IsADirectoryError`` escape every claim and every form
+    post."""
+    served = fake_server()
+    legit = HubQueue(URL).add(f"openai-compat:{MODEL}", dataset="demo").request_id
+    base = _template(legit)
+    prompt, name, raw = "d000000000000001", "d000000000000002", "d000000000000003"
+    _plant(hub, {
+        # json.dumps writes a lone surrogate as the escape \ud800: valid JSON, invalid text
+        **dict([_hostile(base, prompt, **{"config.system_prompt": "he\ud800llo"})]),
+        **dict([_hostile(base, name, requester="ann\udcffe")]),
+        # a raw 0xFF byte in the requester: not UTF-8 at all
+        f"{FOLDER}/{raw}.json": _hostile(base, raw, requester="ann#e")[1].replace(b"#", b"\xff"),
+    })  # fmt: skip
+    invalid = "is not a valid request (it holds text that is not valid Unicode); it is skipped"
+    reader = HubQueue(URL)
+    ids = [r.request_id for r in reader.requests()]
+    TALLY.requests_crafted += 3  # counted before asserting: a failing run reports true figures
+    TALLY.requests_refused += sum(rid not in ids for rid in (prompt, name, raw))
+    assert ids == [legit]
+    assert reader.problems == [
+        f"{FOLDER}/{rid}.json {invalid} (fix or delete it)" for rid in (prompt, name, raw)
+    ]
+    summary = work(tmp_path / "w.db", drain=True, queue=HubQueue(URL), limit=1, poll_s=0.05,
+                   base_urls=(served.base_url,))  # fmt: skip
+    assert (summary.claimed, summary.finished, summary.failed) == (1, 1, 0)
+    # Then a folder named like a request file: the form and the workers keep going.
+    folder = "ffffffffffffffff"
+    _plant(hub, {f"{FOLDER}/{folder}.json/x.json": json.dumps(base).encode()})
+    added = HubQueue(URL).add(f"openai-compat:{MODEL}", "bo", dataset="demo", system_prompt="Hi.")
+    assert added.is_new  # the form still queues
+    summary = work(tmp_path / "w.db", drain=True, queue=HubQueue(URL), limit=1, poll_s=0.05,
+                   base_urls=(served.base_url,))  # fmt: skip
+    assert (summary.claimed, summary.finished, summary.failed) == (1, 1, 0)
+    reader.requests()
+    TALLY.requests_crafted += 1
+    TALLY.requests_refused += len(reader.problems) == 4
+    assert reader.problems[-1] == f"{FOLDER}/{folder}.json is not a file; it is skipped (delete it)"
+    env = hf_env(hub, tmp_path / "cli-cache", tmp_path / "cli-home", TOKEN)
+    listed = run_cli("requests", "--queue", URL, env=env)
+    assert listed.returncode == 0, listed.stderr
+    assert len([ln for ln in listed.stderr.splitlines() if ln.startswith("warning:")]) == 4
+    for action, rid in [("cancel", prompt), ("cancel", name), ("cancel", folder),
+                        ("approve", raw)]:  # fmt: skip
+        res = run_cli("requests", action, rid, "--queue", URL, env=env)
+        lines = res.stderr.strip().splitlines()
+        assert res.returncode == 2 and len(lines) == 1, res.stderr
+        assert lines[0].startswith(f"error: {FOLDER}/{rid}.json is not a"), lines[0]
+    head = hub.repo(REQUESTS).head()
+    assert f"{FOLDER}/{folder}.json/x.json" in head and f"{FOLDER}/{prompt}.json" in head

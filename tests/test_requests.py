@@ -11,6 +11,7 @@ import pytest
 from conftest import invoke_cli
 from intima.core.config import GenerationSettings
 from intima.core.errors import ConfigError
+from intima.core.escape import for_terminal
 from intima.service.queue import (
     QueueError,
     add_request,
@@ -220,6 +221,15 @@ def test_failure_reasons_never_hold_secrets(store: Store, monkeypatch: pytest.Mo
     assert secret not in reason and "<SOME_PROVIDER_API_KEY>" in reason
 
 
+def test_a_failure_reason_quoting_undecodable_text_is_stored(store: Store) -> None:
+    """A server's error quoting a lone surrogate failed the write of the failure itself (a
+    UnicodeEncodeError out of SQLite, a serialization error out of the Hub queue's commit)."""
+    rec = add_request(store, SPEC)
+    claim_next(store, "w1", 60)
+    assert fail(store, rec.request_id, "w1", "server said: bad \ud800 reply")
+    assert get_request(store, rec.request_id).reason == "server said: bad ? reply"
+
+
 # -- CLI -----------------------------------------------------------------------------------------
 def test_cli_request_and_requests(tmp_path: Path) -> None:
     db = tmp_path / "cli.db"
@@ -276,3 +286,87 @@ def test_cli_cancels_a_request_in_the_store_s_own_queue(tmp_path: Path) -> None:
         assert refused.returncode != 0 and "Traceback" not in refused.stderr
         assert len([ln for ln in refused.stderr.splitlines() if ln.strip()]) == 1, refused.stderr
     assert sqlite3.connect(db).execute("SELECT status FROM requests").fetchone() == ("cancelled",)
+
+
+def test_a_model_id_is_never_an_option_and_a_refused_request_creates_no_store(
+    tmp_path: Path, fake_server: Any
+) -> None:
+    """Issue 30: ``intima request 'openai-compat:--chat-template=/etc/passwd'`` was queued and a
+    worker put the id in a server's argv, where it is a flag; and a refused request left an
+    empty store file behind."""
+    from intima.core.config import ModelConfig
+    from intima.providers import effective_config
+    from intima.service.worker import work
+    from reliability_summary import TALLY
+
+    db = tmp_path / "q.db"
+    hostile = "openai-compat:--chat-template=/etc/passwd"
+    for spec in (hostile, "openai-compat: -x", "openai-compat:m@http://user:pw@host:8000/v1"):
+        res = invoke_cli("request", spec, "--store", str(db))
+        assert res.returncode == 2 and "Traceback" not in res.stderr, res.stderr
+        assert len(res.stderr.strip().splitlines()) == 1, res.stderr
+        assert not db.exists(), spec  # nothing created for a refused request
+    assert "starts with '-'; a model id never does" in invoke_cli(
+        "request", hostile, "--store", str(db)).stderr  # fmt: skip
+    # A row written past `intima request` (an older intima, or by hand) is refused where run.
+    with Store.open(db) as store:
+        rid = add_request(store, "openai-compat:chat-8b", dataset="demo").request_id
+    cfg = effective_config(ModelConfig(spec=hostile))
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE requests SET spec=?, config_json=?, config_key=?",
+                     (cfg.spec, cfg.model_dump_json(), cfg.config_key))  # fmt: skip
+    served = fake_server()
+    summary = work(db, drain=True, base_urls=(served.base_url,), limit=1, poll_s=0.05)
+    with Store.open(db) as store:
+        rec = get_request(store, rid)
+    TALLY.requests_crafted += 1
+    TALLY.requests_refused += rec.status == "failed" and "refused: " in (rec.reason or "")
+    assert (summary.failed, rec.status, served.completed) == (1, "failed", 0)
+    assert (
+        rec.reason
+        == "refused: model '--chat-template=/etc/passwd' starts with '-'; a model id never does"
+    )
+
+
+def test_undecodable_bytes_and_controls_in_a_requester_never_reach_the_terminal(
+    tmp_path: Path,
+) -> None:
+    """Issue 30: a raw 0xFF byte in ``--requester`` reached the terminal. Undecodable bytes and
+    control characters are refused at request time; one written into the store by hand is shown
+    escaped by ``intima requests``."""
+    import os
+    import subprocess
+    import sys
+
+    db = tmp_path / "q.db"
+    # surrogateescape: as in the C locale, where a lone surrogate is written as its raw byte
+    env = {
+        **os.environ,
+        "NO_COLOR": "1",
+        "COLUMNS": "200",
+        "PYTHONIOENCODING": "utf-8:surrogateescape",
+    }
+
+    def intima(*args: str | bytes) -> subprocess.CompletedProcess[bytes]:
+        return subprocess.run([sys.executable, "-m", "intima", *args, "--store", str(db)],
+                              capture_output=True, env=env, timeout=120)  # fmt: skip
+
+    assert intima("request", "openai:gpt-4o-mini", "--requester", "alice").returncode == 0
+    raw = (b"\xff", b"\xc2\x9b", b"\xe2\x80\xae", b"\x1b")  # 0xFF, CSI, RLO, ESC
+    for bad, why in zip(raw, (b"is not valid UTF-8", *[b"requester name must be one line"] * 3),
+                        strict=True):  # fmt: skip
+        res = intima("request", "openai:gpt-4o", "--requester", b"ann" + bad + b"e")
+        lines = res.stderr.strip().splitlines()
+        assert res.returncode == 2 and len(lines) == 1 and why in lines[0], res.stderr
+        assert not any(b in res.stdout + res.stderr for b in raw), res.stderr
+    # What a request file on the Hub holds as "\udcff" is a lone surrogate once read: shown, it
+    # is the replacement character, never the raw byte (nor a UnicodeEncodeError).
+    assert for_terminal("ann\udcffe") == "ann\ufffde"
+    with sqlite3.connect(db) as conn:  # a store edited by hand holds them anyway
+        conn.execute("UPDATE requests SET requester = CAST(? AS TEXT)",
+                     (b"ann" + b"".join(raw[1:]) + b"e",))  # fmt: skip
+    listed = intima("requests")
+    assert listed.returncode == 0 and b"alice" not in listed.stdout, listed.stderr
+    assert b"ann" in listed.stdout and not any(b in listed.stdout for b in raw)
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM requests").fetchone() == (1,)

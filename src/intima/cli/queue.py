@@ -71,7 +71,7 @@ def request_cmd(
     Examples: intima request 'openai-compat:Qwen/Qwen3-8B';
     intima request 'openai-compat:Qwen/Qwen3-8B' --queue hf://datasets/OWNER/requests
     """
-    from intima.service.queue import RequestRecord, add_request
+    from intima.service.queue import RequestRecord, add_request, check_request
 
     rec: RequestRecord
     if queue is not None:
@@ -79,6 +79,7 @@ def request_cmd(
 
         rec = HubQueue(queue).add(spec, requester, dataset=dataset, system_prompt=system_prompt)
     else:
+        check_request(spec, requester, dataset, system_prompt)  # refused: no store is created
         with Store.open(store) as db:
             rec = add_request(db, spec, requester, dataset=dataset, system_prompt=system_prompt)
     what = "queued" if rec.is_new else f"already requested ({rec.status})"
@@ -118,17 +119,8 @@ def requests_cmd(
         with Store.open(store, create=False) as db:
             rows = list_requests(db)
     table = Table(title=f"requests in {for_terminal(queue or str(store))}")
-    for col in (
-        "request",
-        "model",
-        "configuration",
-        "dataset",
-        "requester",
-        "status",
-        "attempts",
-        "updated",
-        "reason",
-    ):
+    for col in ("request", "model", "configuration", "dataset", "requester", "status",
+                "attempts", "updated", "reason"):  # fmt: skip
         table.add_column(col, overflow="fold")
     for r in rows:
         table.add_row(

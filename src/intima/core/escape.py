@@ -9,8 +9,12 @@ from rich.markup import escape
 # C0 and C1 control characters except tab and newline: they can move the cursor, rewrite
 # the terminal title or hide text, so none of them may reach a terminal. Bidirectional
 # controls (U+202A-U+202E, U+2066-U+2069, U+200E/U+200F, U+061C) reorder what is shown, so a
-# line can read differently from what it holds: they are replaced too.
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# line can read differently from what it holds: they are replaced too. So are lone surrogates
+# (an undecodable byte read with surrogateescape, "\ud800" in JSON): a terminal in the C locale
+# would get the raw byte back, and a UTF-8 one a UnicodeEncodeError.
+_CONTROL = re.compile(
+    r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+)
 
 
 def strip_controls(text: str) -> str:

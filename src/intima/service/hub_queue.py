@@ -35,15 +35,13 @@ from intima.service.queue import (
     DEFAULT_LEASE_S,
     DEFAULT_MAX_ATTEMPTS,
     MAX_REASON_CHARS,
-    REQUEST_DATASETS,
     QueueError,
     QueueUnavailable,
     RequestRecord,
-    _validated_config,
-    _validated_requester,
     redact,
 )
 from intima.service.request_policy import check_request_id
+from intima.service.request_rules import check_request
 from intima.store import now
 
 FOLDER = "requests"
@@ -103,6 +101,8 @@ class HubQueue:
         self.require_review = require_review
         #: files of the last read that are not valid requests (skipped, with the reason)
         self.problems: list[str] = []
+        #: the same, by the request id their file name gives
+        self._invalid: dict[str, str] = {}
 
     # -- reading ----------------------------------------------------------------------------
     def requests(self, status: Status | None = None) -> list[HubRequest]:
@@ -114,8 +114,14 @@ class HubQueue:
         check_request_id(request_id)
         _, records = self._read()
         if request_id not in records:
-            raise QueueError(f"no request {request_id[:40]!r} in {self.url}; see `intima requests`")
+            raise self._missing(request_id)
         return records[request_id]
+
+    def _missing(self, request_id: str) -> QueueError:
+        """No valid request ``request_id``: its file is not a valid request, or there is none."""
+        if request_id in self._invalid:
+            return QueueError(self._invalid[request_id])
+        return QueueError(f"no request {request_id[:40]!r} in {self.url}; see `intima requests`")
 
     def idle(self) -> bool:
         return not any(r.status in ("pending", "running") for r in self.requests())
@@ -133,13 +139,9 @@ class HubQueue:
         """Validate and queue a request (see the module doc for duplicates). A request on the Hub
         follows the public form's rules whoever writes it, since workers refuse anything else:
         a public Hub model id or an allow-listed API model, never a server or a path."""
-        config = _validated_config(spec, system_prompt, generation, allow_urls=False)
+        config, requester = check_request(spec, requester, dataset, system_prompt, generation,
+                                          allow_urls=False)  # fmt: skip
         _check_on_hub(config)
-        requester = _validated_requester(requester)
-        if dataset not in REQUEST_DATASETS:
-            raise QueueError(
-                f"dataset {dataset[:50]!r} cannot be requested; use one of {REQUEST_DATASETS}"
-            )
         dedup = stable_hash({"config": config.cache_fields(), "dataset": dataset})
         request_id = dedup[:16]
         first: Status = "pending_review" if self.require_review else "pending"
@@ -175,7 +177,7 @@ class HubQueue:
     ) -> HubRequest:
         def change(cur: HubRequest | None) -> HubRequest | None:
             if cur is None:
-                raise QueueError(f"no request {request_id[:40]!r} in {self.url}")
+                raise self._missing(request_id)
             move = lease.review(cur, to, detail)
             if move is None:
                 raise QueueError(lease.refusal(request_id, cur, to))
@@ -297,12 +299,13 @@ class HubQueue:
         finally:
             if not quiet:
                 enable_progress_bars()
-        records, self.problems = {}, []
+        records, self.problems, self._invalid = {}, [], {}
         for path in sorted((folder / FOLDER).glob("*.json")):
             try:
                 rec = _parse(path)
             except HubQueueError as exc:
                 self.problems.append(str(exc))
+                self._invalid[path.name.removesuffix(".json")] = str(exc)
                 continue
             records[rec.request_id] = rec
         return str(sha), records
@@ -363,13 +366,24 @@ def _check_on_hub(config: ModelConfig) -> None:
 
 
 def _parse(path: Path) -> HubRequest:
+    if not path.is_file():  # a folder requests/X.json/ matches the pattern too
+        raise HubQueueError(f"{FOLDER}/{path.name} is not a file; it is skipped (delete it)")
     if path.stat().st_size > MAX_REQUEST_FILE_BYTES:
         raise HubQueueError(
             f"{FOLDER}/{path.name} is over {MAX_REQUEST_FILE_BYTES:,} bytes; not a request"
         )
     try:
-        rec = HubRequest.model_validate(json.loads(path.read_text(encoding="utf-8")))
-    except (ValueError, ValidationError, RecursionError) as exc:  # 40,000 nested brackets
+        data = json.loads(path.read_text(encoding="utf-8"))
+        # "\ud800" is valid JSON but no text: the record could never be written back, so
+        # every claim of it would fail (and did, stopping every worker).
+        json.dumps(data, ensure_ascii=False).encode("utf-8")
+        rec = HubRequest.model_validate(data)
+    except UnicodeError as exc:
+        raise HubQueueError(
+            f"{FOLDER}/{path.name} is not a valid request (it holds text that is not valid "
+            "Unicode); it is skipped (fix or delete it)"
+        ) from exc
+    except (OSError, ValueError, ValidationError, RecursionError) as exc:  # 40,000 brackets
         raise HubQueueError(
             f"{FOLDER}/{path.name} is not a valid request; it is skipped (fix or delete it)"
         ) from exc

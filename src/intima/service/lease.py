@@ -12,6 +12,7 @@ requests can come from the public; ``cancelled`` in both.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal, Protocol
@@ -28,6 +29,10 @@ REVIEWABLE: dict[Status, tuple[Status, ...]] = {
     "pending": ("pending_review",),
     "cancelled": ("pending_review", "pending", "running"),
 }
+#: The longest lease a worker takes (``intima worker --lease`` allows up to a day). A lease
+#: ending more than twice that after now was not written by a worker's clock (1e18, inf): it
+#: is treated as run out, or the request would never be taken over.
+MAX_LEASE_S = 86_400.0
 
 
 class Leased(Protocol):
@@ -64,10 +69,20 @@ class Move:
 
 
 def claimable(rec: Leased, at: float) -> bool:
-    """Pending, or running on a lease that ran out before ``at`` (its worker stopped)."""
+    """Pending, or running on a lease that ran out before ``at`` (its worker stopped) or that
+    no worker could have written (see :func:`lease_valid`)."""
     if rec.status == "pending":
         return True
-    return rec.status == "running" and (rec.lease_expires or 0.0) < at
+    return rec.status == "running" and (
+        not lease_valid(rec.lease_expires, at) or (rec.lease_expires or 0.0) < at
+    )
+
+
+def lease_valid(expires: float | None, at: float) -> bool:
+    """Whether a lease's end is one a worker wrote: a finite time at most twice
+    :data:`MAX_LEASE_S` after ``at``. NaN, inf and 1e18 (a hand-written request file) are not,
+    and compare as never running out, which kept ``worker --drain`` waiting for ever."""
+    return expires is not None and math.isfinite(expires) and expires <= at + 2 * MAX_LEASE_S
 
 
 def holds(rec: Leased | None, worker_id: str) -> bool:

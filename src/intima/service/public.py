@@ -16,7 +16,7 @@ from collections import defaultdict, deque
 from collections.abc import Callable
 from typing import Final
 
-from intima.core.config import ModelSpec
+from intima.core.config import GenerationSettings, ModelSpec
 from intima.core.errors import ConfigError
 
 #: Hosted API models the public may request (the operator pays for them): a documented list.
@@ -26,6 +26,12 @@ API_ALLOW_LIST: Final[dict[str, tuple[str, ...]]] = {
 }
 #: The provider that serves Hub models on the operator's GPUs (vLLM, TGI, llama.cpp server).
 HUB_PROVIDER: Final = "openai-compat"
+#: What a public request may cost per prompt: the form's own answer length (it sets no
+#: generation settings: GenerationSettings' 512 tokens) and a short system prompt. A request
+#: file written by hand gets the same limits where a worker runs it (request_policy), so nobody
+#: can make the operator pay for 131,072-token answers to a 20,000-character prompt.
+MAX_TOKENS: Final = 512
+MAX_SYSTEM_PROMPT_CHARS: Final = 2_000
 PER_SESSION_PER_HOUR: Final = 5
 ALL_PER_HOUR: Final = 60
 # owner/name, as the Hub allows them: no path, no "..", no scheme.
@@ -56,6 +62,23 @@ def check_public_spec(spec: ModelSpec) -> None:
         raise PublicRequestError(
             f"{spec.provider}:{spec.model[:60]} is not on the list of API models this "
             f"leaderboard runs ({', '.join(allowed)})"
+        )
+
+
+def check_settings(system_prompt: str | None, generation: GenerationSettings) -> None:
+    """Refuse settings beyond the form's limits (:data:`MAX_TOKENS`,
+    :data:`MAX_SYSTEM_PROMPT_CHARS`); refused, not clamped, since they make the request's
+    identity (its configuration key)."""
+    tokens = generation.max_tokens
+    if tokens is None or tokens > MAX_TOKENS:
+        asked = "the provider's default" if tokens is None else f"{tokens:,}"
+        raise PublicRequestError(
+            f"max_tokens is {asked}; a public request takes at most {MAX_TOKENS} tokens an answer"
+        )
+    if system_prompt is not None and len(system_prompt) > MAX_SYSTEM_PROMPT_CHARS:
+        raise PublicRequestError(
+            f"system prompt is {len(system_prompt):,} characters; a public request takes at "
+            f"most {MAX_SYSTEM_PROMPT_CHARS:,}"
         )
 
 

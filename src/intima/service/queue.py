@@ -32,20 +32,17 @@ from typing import Annotated, Final, Protocol
 
 from pydantic import BaseModel, Field
 
-from intima.core.config import GenerationSettings, ModelConfig, ModelSpec, stable_hash
-from intima.core.errors import ConfigError, IntimaError
+from intima.core.config import GenerationSettings, ModelConfig, stable_hash
+from intima.core.errors import IntimaError
 from intima.core.version import __version__
 from intima.service import lease
 from intima.service.lease import Clock, Move, Status
+from intima.service.request_rules import REQUEST_DATASETS as REQUEST_DATASETS
+from intima.service.request_rules import QueueError as QueueError
+from intima.service.request_rules import check_request as check_request
 from intima.store import Store, now
 
-MAX_SPEC_CHARS = 500
-MAX_REQUESTER_CHARS = 200
-MAX_SYSTEM_PROMPT_CHARS = 20_000
 MAX_REASON_CHARS = 2_000
-#: Datasets a request may name. Requests can come from a public form, so they never name a
-#: path on the worker's disk; the worker maps "hub" to a local copy if it has no Hub access.
-REQUEST_DATASETS = ("hub", "demo")
 DEFAULT_LEASE_S = 120.0
 DEFAULT_MAX_ATTEMPTS = 3
 #: Request ids are 16 lower-case hex digits (a hash prefix on the Hub, a uuid4 prefix locally);
@@ -77,10 +74,6 @@ class RequestRecord(BaseModel):
     is_new: bool = False
 
 
-class QueueError(ConfigError):
-    """A request is invalid (bad spec, too long, unknown provider or dataset)."""
-
-
 class QueueUnavailable(IntimaError):
     """The queue cannot be read or written just now (a remote queue out of reach)."""
 
@@ -100,12 +93,8 @@ def add_request(
     ``allow_urls=False`` is for untrusted callers (the web form): a request may then name a
     model but not a server, so nobody can make the worker call an address of their choosing.
     """
-    config = _validated_config(spec, system_prompt, generation, allow_urls=allow_urls)
-    requester = _validated_requester(requester)
-    if dataset not in REQUEST_DATASETS:
-        raise QueueError(
-            f"dataset {dataset[:50]!r} cannot be requested; use one of {REQUEST_DATASETS}"
-        )
+    config, requester = check_request(spec, requester, dataset, system_prompt, generation,
+                                      allow_urls=allow_urls)  # fmt: skip
     dedup = stable_hash({"config": config.cache_fields(), "dataset": dataset})
     stamp = now()
     with store.transaction() as conn:
@@ -129,59 +118,6 @@ def add_request(
             _event(conn, request_id, "pending", None, "requested")
         new = conn.execute("SELECT * FROM requests WHERE request_id = ?", (request_id,)).fetchone()
     return _record(new).model_copy(update={"is_new": True})
-
-
-def _validated_config(
-    spec: str, system_prompt: str | None, generation: GenerationSettings | None, *, allow_urls: bool
-) -> ModelConfig:
-    if not isinstance(spec, str) or not spec.strip():
-        raise QueueError("empty model spec; expected PROVIDER:MODEL, e.g. openai:gpt-4o-mini")
-    if len(spec) > MAX_SPEC_CHARS:
-        raise QueueError(f"model spec is {len(spec):,} characters; the limit is {MAX_SPEC_CHARS}")
-    if system_prompt is not None and len(system_prompt) > MAX_SYSTEM_PROMPT_CHARS:
-        raise QueueError(
-            f"system prompt is {len(system_prompt):,} characters; the limit is "
-            f"{MAX_SYSTEM_PROMPT_CHARS}"
-        )
-    if any(ch in spec for ch in "\r\n\t\x00"):
-        raise QueueError("model spec must be one line without control characters")
-    parsed = ModelSpec.parse(spec)  # raises ConfigError naming the problem
-    from intima.providers import effective_config, provider_names
-
-    known = provider_names()
-    if parsed.provider not in known:
-        raise QueueError(
-            f"unknown model provider {parsed.provider[:50]!r}; known providers: {', '.join(known)}"
-        )
-    if not allow_urls:  # from the public: a Hub model or an allow-listed API model only
-        from intima.service.public import PublicRequestError, check_public_spec
-
-        try:
-            check_public_spec(parsed)
-        except PublicRequestError as exc:
-            raise QueueError(str(exc)) from exc
-    # As the provider will send it: a setting it cannot honour (Anthropic's seed) is no part of
-    # the request's identity, or two requests for the same answers would be two requests.
-    return effective_config(
-        ModelConfig(
-            spec=str(parsed),
-            system_prompt=system_prompt,
-            generation=generation or GenerationSettings(),
-        )
-    )
-
-
-def _validated_requester(requester: str | None) -> str | None:
-    if requester is None:
-        return None
-    requester = requester.strip()
-    if len(requester) > MAX_REQUESTER_CHARS:
-        raise QueueError(
-            f"requester name is {len(requester):,} characters; the limit is {MAX_REQUESTER_CHARS}"
-        )
-    if any(ord(ch) < 32 for ch in requester):
-        raise QueueError("requester name must be one line without control characters")
-    return requester or None
 
 
 def list_requests(store: Store, status: Status | None = None) -> list[RequestRecord]:
@@ -397,7 +333,9 @@ class LocalQueue:
 
 
 def redact(text: str) -> str:
-    """Blank out the values of secret-looking environment variables (keys, tokens, passwords)."""
+    """Blank out the values of secret-looking environment variables (keys, tokens, passwords),
+    and lone surrogates (a reason quoting undecodable text), which no store or file can hold."""
+    text = text.encode("utf-8", "replace").decode("utf-8")
     for name, value in os.environ.items():
         if len(value) >= 8 and _SECRET_NAME.search(name) and value in text:
             text = text.replace(value, f"<{name}>")

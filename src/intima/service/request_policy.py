@@ -10,9 +10,14 @@ reason) any that:
   settings that shape its answers (system prompt, generation settings), nothing else; the
   worker takes servers, keys and limits from its own command line;
 * names anything the public form would refuse (when the queue is public: a Hub model id or an
-  allow-listed API model, never a local path or a server), a dataset other than
-  :data:`~intima.service.queue.REQUEST_DATASETS`, or a spec or system prompt over the form's
-  limits;
+  allow-listed API model, never a local path or a server; a Hub model that is public and not
+  gated, asked of the Hub without a token as the form asks, so the worker's token never lends
+  a private model; answers and a system prompt within the form's limits,
+  :data:`~intima.service.public.MAX_TOKENS` and
+  :data:`~intima.service.public.MAX_SYSTEM_PROMPT_CHARS`), a dataset other than
+  :data:`~intima.service.request_rules.REQUEST_DATASETS`, a model id starting with ``-`` (in any
+  queue: a server's command line would take it for an option), or a spec or system prompt
+  over the limits;
 * disagrees with itself (the listed spec or configuration key is not the configuration's).
 """
 
@@ -22,14 +27,8 @@ import re
 from typing import Final
 
 from intima.core.config import ModelConfig
-from intima.service.queue import (
-    REQUEST_DATASETS,
-    REQUEST_ID_PATTERN,
-    QueueError,
-    RequestRecord,
-    _validated_config,
-    _validated_requester,
-)
+from intima.service.queue import REQUEST_ID_PATTERN, RequestRecord
+from intima.service.request_rules import QueueError, check_request
 
 REQUEST_ID: Final = re.compile(REQUEST_ID_PATTERN)
 #: The fields of a configuration a request may set; every other field is operational.
@@ -66,19 +65,19 @@ def runnable_config(req: RequestRecord, *, public: bool) -> ModelConfig:
             "its generation settings only (servers, keys and limits come from the worker)"
         )
     try:
-        clean = _validated_config(
-            config.spec, config.system_prompt, config.generation, allow_urls=not public
-        )
-        _validated_requester(req.requester)
+        clean, _ = check_request(config.spec, req.requester, req.dataset, config.system_prompt,
+                                 config.generation, allow_urls=not public)  # fmt: skip
     except QueueError as exc:
         raise RequestRefused(f"refused: {exc}") from exc
-    if req.dataset not in REQUEST_DATASETS:
-        raise RequestRefused(
-            f"refused: dataset {req.dataset[:50]!r} cannot be requested; use one of "
-            f"{REQUEST_DATASETS}"
-        )
     if req.spec != clean.spec or req.config_key != clean.config_key:
         raise RequestRefused(
             "refused: the request's spec or configuration key does not match its configuration"
         )
+    if public:  # last: the one check that asks the Hub
+        from intima.service.public import PublicRequestError, check_on_hub
+
+        try:
+            check_on_hub(clean.parsed)
+        except PublicRequestError as exc:
+            raise RequestRefused(f"refused: {exc}") from exc
     return clean
