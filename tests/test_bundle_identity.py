@@ -106,7 +106,7 @@ def test_a_forged_copy_sorting_first_does_not_replace_the_real_bundle(
     assert {r.label for r in board.runs} == {"other"}  # nor either side of the conflict
     assert got.imported == ["5555-other"] and set(refused) == {"0000-forged", "2026-real"}
     for name in refused:  # each side names both bundles and the ids
-        assert "bundles 0000-forged, 2026-real" in refused[name], refused[name]
+        assert "bundles '0000-forged', '2026-real'" in refused[name], refused[name]
         assert "responses rows under the same response_id '" in refused[name], refused[name]
         assert "(text differ)" in refused[name] and "1 more" in refused[name], refused[name]
 
@@ -161,7 +161,9 @@ def test_two_contradicting_bundles_in_one_import_are_both_refused(
     for order in (("a", "b"), ("b", "a")):  # whichever sorts first
         src = _repo(tmp_path, "".join(order), {order[0]: real["forged"], order[1]: real["real"]})
         TALLY.bundles_crafted += 1
-        _refused(src, tmp_path / "store.db", "bundles/a, bundles/b", "response_id", "text differ")
+        _refused(
+            src, tmp_path / "store.db", "'bundles/a', 'bundles/b'", "response_id", "text differ"
+        )
         TALLY.bundles_refused += 1
 
 
@@ -203,7 +205,7 @@ def test_the_same_prompt_under_another_response_id_is_a_conflict(
         import_bundle(store, str(real["other"]))
     src = _repo(tmp_path, "keys", {"a": renamed, "b": real["real"]})
     TALLY.bundles_crafted += 1
-    _refused(src, db, "bundles/a, bundles/b", "config_key/prompt_id", "(response_id differ)")
+    _refused(src, db, "'bundles/a', 'bundles/b'", "config_key/prompt_id", "(response_id differ)")
     TALLY.bundles_refused += 1
 
 

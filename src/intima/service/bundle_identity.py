@@ -138,10 +138,11 @@ class Conflict:
     def message(self) -> str:
         ids = "/".join(_short(v) for v in self.value)
         also = f" and {self.more} more" if self.more else ""
+        names = ", ".join(map(repr, self.bundles))
         return (
             f"{self.table} rows under the same {'/'.join(self.key)} {ids}{also} differ between "
-            f"bundles {', '.join(self.bundles)} ({', '.join(self.columns)} differ); every bundle "
-            "in a conflict is refused, none wins by its name or order: remove the wrong one"
+            f"bundles {names} ({', '.join(self.columns)} differ); every bundle in a conflict "
+            "is refused, none wins by its name or order: remove the wrong one"
         )
 
 
