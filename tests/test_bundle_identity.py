@@ -232,3 +232,15 @@ def test_a_folder_named_manifest_json_is_one_error_line(
     TALLY.bundles_crafted += 1
     _refused(src, tmp_path / "store.db", "manifest.json: not a file")
     TALLY.bundles_refused += 1
+
+
+def test_the_same_answers_measured_otherwise_are_one(real: dict[str, Path], tmp_path: Path) -> None:
+    """The same texts at another speed and price (an honest second machine, or a republish
+    after an upgrade) are no conflict: only what a row says is compared."""
+    again = tmp_path / "again"
+    shutil.copytree(real["real"], again)
+    slower = {"latency_s": 99.0, "cost_usd": 0.5, "created_at": "2030-01-01T00:00:00Z"}
+    rewrite(again, "responses", lambda rows: [r.update(slower) for r in rows])
+    src = _repo(tmp_path, "measured", {"a": again, "b": real["real"]})
+    res = invoke_cli("import", str(src), "--store", str(tmp_path / "store.db"), timeout=120)
+    assert res.returncode == 0, res.stderr[-1500:]

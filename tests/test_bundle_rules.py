@@ -230,6 +230,19 @@ def test_a_copy_with_other_ratings_is_refused_with_the_real_one(
     )
 
 
+def test_a_verdict_worded_otherwise_is_the_same_judgment(
+    full: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """Two calls of one judge word one verdict differently: the same ratings with another
+    rationale (and cost) are one judgment, not a conflict."""
+    again = tmp_path / "again"
+    shutil.copytree(full[0], again)
+    rewrite(again, "judgments", _scored_first({"rationale": "put otherwise", "cost_usd": 0.1}))
+    src = _folder_of(tmp_path, {"0-again": again, "1-real": full[0]})
+    res = invoke_cli("import", str(src), "--store", str(tmp_path / "s.db"), timeout=120)
+    assert res.returncode == 0, res.stderr
+
+
 @pytest.mark.parametrize("unscored_first", [True, False])
 def test_an_unscored_judgment_gives_way_to_a_scored_one_whatever_the_order(
     full: tuple[Path, Path], tmp_path: Path, unscored_first: bool

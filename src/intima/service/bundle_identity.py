@@ -5,7 +5,9 @@ response's from its run configuration and prompt (so a run resumes where it stop
 machine), and anyone who can write to a results repo can write rows under any ids. So a row is
 known by its keys (its table's primary key and every UNIQUE key), and two rows under one key
 must be the same row: equal in every column but bookkeeping (when and by which intima it was
-written, how many attempts it took, a run's progress). A row still in progress (a failed
+written, how many attempts, seconds, tokens and dollars it took, a run's progress, a judge's
+words on the way to its verdict: :data:`BOOKKEEPING`, :data:`NOT_CONTENT`). Of two rows that
+agree, the first imported is kept. A row still in progress (a failed
 response, an unscored judgment, a simulated user's failed message) is not yet content: a
 settled row under the same keys takes its place, as in the runner.
 
@@ -35,10 +37,22 @@ from intima.store import Store
 Rows = Mapping[str, Sequence[Mapping[str, Any]]]
 
 #: Columns that say how and when a row was written, not what it says: two copies of one row
-#: may differ here (a republish after an upgrade, a retry counted again).
-BOOKKEEPING: Final = frozenset({"created_at", "updated_at", "package_version", "attempts"})
-#: A run's progress: a run published while running and again when complete is one run.
-PROGRESS: Final[Mapping[str, frozenset[str]]] = {"runs": frozenset({"status"})}
+#: may differ here (a republish after an upgrade, a retry counted again), and so may two
+#: honest measurements of one thing (the same answer or verdict reached on two machines, at
+#: another speed and price). None of them is shown on the board.
+BOOKKEEPING: Final = frozenset(
+    {"created_at", "updated_at", "package_version", "attempts", "error"}
+    | {"latency_s", "cost_usd", "prompt_tokens", "completion_tokens", "served_by"}
+)
+#: Per table, what else may differ: a run's progress (a run published while running and again
+#: when complete is one run); a judgment's own words and settings on the way to its verdict
+#: (a judge's rationale differs from one call to the next; the verdict is what is compared).
+NOT_CONTENT: Final[Mapping[str, frozenset[str]]] = {
+    "runs": frozenset({"status"}),
+    "judgments": frozenset(
+        {"rationale", "raw_reply", "reason", "repairs_json", "judge_config_json"}
+    ),
+}
 #: Rows that are not content yet, by their status: a later settled row replaces them.
 UNSETTLED: Final[Mapping[str, str]] = {
     "responses": "error",
@@ -97,7 +111,7 @@ def shape(store: Store, table: str) -> Shape | None:
                 keys.append(cols)
     if not keys:
         return None
-    skip = BOOKKEEPING | PROGRESS.get(table, frozenset())
+    skip = BOOKKEEPING | NOT_CONTENT.get(table, frozenset())
     return Shape(
         table=table,
         keys=tuple(keys),
