@@ -592,10 +592,19 @@ def test_a_parquet_twin_that_differs_from_its_jsonl_is_refused(
 @pytest.mark.parametrize(
     ("what", "edit"),
     [
-        # Same (content, judge, prompt version) as a real judgment under another id: UNIQUE.
-        ("UNIQUE", lambda rows: [*rows, {**rows[0], "judgment_id": "f" * 32}]),
-        ("CHECK", lambda rows: [{**rows[0], "judge_kind": "oracle"}, *rows[1:]]),
+        # Same (content, judge, prompt version) as a real judgment under another id: a row
+        # under one of its table's UNIQUE keys that says something else (bundle_identity).
+        (
+            "contradicts an earlier row of the bundle with the same "
+            r"content_hash/judge_key/prompt_version \(judgment_id differ\)",
+            lambda rows: [*rows, {**rows[0], "judgment_id": "f" * 32}],
+        ),
+        (
+            "breaks a constraint of the store.*CHECK constraint",
+            lambda rows: [{**rows[0], "judge_kind": "oracle"}, *rows[1:]],
+        ),
     ],
+    ids=["UNIQUE", "CHECK"],
 )
 def test_a_row_breaking_a_constraint_is_refused_not_silently_dropped(
     source: Path, tmp_path: Path, what: str, edit: Callable[[list[dict]], list[dict]]
@@ -604,7 +613,7 @@ def test_a_row_breaking_a_constraint_is_refused_not_silently_dropped(
     UNIQUE or CHECK constraint used to vanish (INSERT OR IGNORE) with exit 0."""
     bundle = _published(source, tmp_path)
     _rewrite(bundle, "judgments", edit)
-    _refused(bundle, tmp_path, f"breaks a constraint of the store.*{what} constraint")
+    _refused(bundle, tmp_path, what)
 
 
 def test_publish_to_an_unreachable_hub_raises_a_bundle_error_from_the_api(

@@ -717,7 +717,11 @@ def _crafted_bundles(bundle: Path, tmp: Path) -> list[tuple[str, Path, str]]:
 
     return [
         ("NOT NULL", craft("notnull", "prompts.jsonl", null_text), "text is missing"),
-        ("UNIQUE", craft("unique", "responses.jsonl", second_id), "UNIQUE constraint"),
+        (
+            "UNIQUE",
+            craft("unique", "responses.jsonl", second_id),
+            "contradicts an earlier row of the bundle with the same config_key/prompt_id",
+        ),
         ("CHECK", craft("check", "responses.jsonl", bad_status), "CHECK constraint"),
         ("Parquet twin", craft("twin", "responses.parquet", other_text), "responses.parquet"),
     ]

@@ -140,3 +140,29 @@ def test_a_commit_whose_bundles_cannot_be_shown_is_not_read_again_until_the_repo
     point_hf_at(hub, tmp_path / "hf-cache", tmp_path, monkeypatch)
     _push(hub, bundles["bad"], "2-bad")
     assert live.refresh() is True and _labels(live) == {"model-good"}
+
+
+def test_a_forged_copy_of_a_bundle_is_not_shown_whatever_its_name(
+    hub: FakeHub, bundles: dict[str, Path], tmp_path: Path
+) -> None:
+    """Issue 30: a copy of a real bundle with the same ids and other texts, in a folder that
+    sorts first, used to be shown and the real one refused. Both are refused and named, each
+    with the other; when the forgery is removed the real one shows."""
+    import shutil
+
+    forged = tmp_path / "forged"
+    shutil.copytree(bundles["good"], forged)
+    rewrite(forged, "responses", lambda rows: [r.update(text="forged") for r in rows])
+    live, workdir = _live(tmp_path)
+    _push(hub, bundles["good"], "2-good")
+    _push(hub, forged, "1-forged")
+    assert live.refresh() is True
+    board = live.current()
+    assert _labels(live) == set()
+    assert sorted(name for name, _ in board.refused) == ["1-forged", "2-good"]
+    assert all("bundles '1-forged', '2-good'" in why for _, why in board.refused)
+    assert list(workdir.iterdir()) == []
+    files = {k: v for k, v in hub.repo(RESULTS).head().items() if "1-forged" not in k}
+    hub.repo(RESULTS).add_commit(files, "remove the forgery")
+    assert live.refresh() is True
+    assert _labels(live) == {"model-good"} and live.current().refused == ()

@@ -1,14 +1,17 @@
 """Reading a results repo on the Hub (``hf://datasets/OWNER/NAME``) bundle by bundle: for the
 Space (:mod:`intima.leaderboard.space`) and ``intima board build --from``.
 
-Each bundle is downloaded, copied out of the Hub cache (whose files are links into its blob
-store) and imported on its own with :func:`~intima.service.bundle_import.import_bundle`, which
-verifies its manifest hashes, protocol versions and every row. Before it joins the others,
-each bundle is also imported alone into a scratch store and read back as the board reads it
-(:func:`probe`): a bundle whose rows pass every check but still cannot be shown is refused
-too. A bundle that fails is refused with the reason and the others still go in, so one
-tampered or damaged bundle cannot hide the rest, and it is named wherever the results are
-shown. Every scratch file is removed, whatever happens.
+Each bundle (every ``bundles/*/``, and the repo's root if it holds a manifest.json too) is
+downloaded, copied out of the Hub cache (whose files are links into its blob store) and
+checked on its own with :func:`~intima.service.bundle_import.load_bundle`, which verifies its
+manifest hashes, protocol versions and every row. Each bundle is then imported alone into a
+scratch store and read back as the board reads it (:func:`probe`): a bundle whose rows pass
+every check but still cannot be shown is refused too. A bundle that fails is refused with the
+reason and the others still go in, so one tampered or damaged bundle cannot hide the rest, and
+it is named wherever the results are shown. Bundles that hold different rows under the same
+ids (a forged copy of a real bundle, say) are all refused, each naming the others: which one
+sorts or arrives first decides nothing (:mod:`intima.service.bundle_identity`). Every scratch
+file is removed, whatever happens.
 """
 
 from __future__ import annotations
@@ -18,11 +21,21 @@ import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from intima.core.errors import IntimaError
 from intima.store import Store
 
-BUNDLE_PATTERNS = ["bundles/*/manifest.json", "bundles/*/*.jsonl", "bundles/*/*.parquet"]
+if TYPE_CHECKING:
+    from intima.service.bundle_import import Loaded
+
+#: Every bundle's files: ``bundles/*/`` (``intima publish``), and a bundle at the repo's root.
+BUNDLE_PATTERNS = [
+    "bundles/*/manifest.json", "bundles/*/*.jsonl", "bundles/*/*.parquet",
+    "manifest.json", "*.jsonl", "*.parquet",
+]  # fmt: skip
+#: How a bundle at the root of the results repo is named where refused bundles are listed.
+ROOT = "(repo root)"
 _NAME = r"[A-Za-z0-9][A-Za-z0-9_.-]{0,95}"
 _DATASET_URL = re.compile(rf"^hf://datasets/{_NAME}/{_NAME}$")
 
@@ -67,11 +80,13 @@ def head_commit(url: str) -> str:
 
 
 def import_results(store: Store, url: str, workdir: Path, commit: str | None = None) -> Imported:
-    """Import every bundle of the results repo at ``commit`` (default: its head) into ``store``,
-    one at a time: a bundle that fails verification is refused (with the reason) and the others
-    still go in."""
+    """Import every bundle of the results repo at ``commit`` (default: its head) into ``store``:
+    a bundle that fails verification is refused (with the reason) and the others still go in;
+    bundles that hold different rows under the same ids are all refused, each naming the
+    others (:mod:`intima.service.bundle_identity`): their names and order decide nothing."""
     from intima.dataset.hub import snapshot
-    from intima.service.bundle_import import import_bundle
+    from intima.service.bundle_identity import Ledger
+    from intima.service.bundle_import import load_bundle, merge_bundle
 
     commit = commit or head_commit(url)
     repo_id = url[len("hf://datasets/") :]
@@ -80,25 +95,49 @@ def import_results(store: Store, url: str, workdir: Path, commit: str | None = N
         error=ResultsRepoError, hint="check the results repo (bundles from `intima publish`)",
     )  # fmt: skip
     done = Imported(commit)
-    for manifest in sorted((folder / "bundles").glob("*/manifest.json")):
-        bundle = manifest.parent
-        # A local copy of the bundle's own files (the snapshot's are links into the cache).
-        with tempfile.TemporaryDirectory(dir=workdir) as tmp:
-            copy = Path(tmp) / bundle.name
-            copy.mkdir()
-            for f in bundle.iterdir():
-                if f.is_file():
-                    shutil.copyfile(f, copy / f.name)
+    with tempfile.TemporaryDirectory(dir=workdir) as tmp:
+        shown: list[tuple[str, Loaded]] = []
+        for n, (name, bundle) in enumerate(_bundles(folder)):
+            # A local copy of the bundle's own files (the snapshot's are links into the cache).
+            copy = Path(tmp) / str(n) / "bundle"
             try:
-                probe(copy, Path(tmp) / "probe.db")
-                import_bundle(store, str(copy))
+                copy.mkdir(parents=True)
+                for f in bundle.iterdir():
+                    if f.is_file():
+                        shutil.copyfile(f, copy / f.name)
+                shown.append((name, probe(copy, Path(tmp) / "probe.db")))
             except Exception as exc:  # whatever one bundle does, the others still go in
-                reason = _reason(exc).replace(str(copy), bundle.name).replace(tmp, "")
-                reason = reason.removeprefix(f"{bundle.name}: ")
-                done.refused.append((bundle.name, reason[:400]))
+                done.refused.append((name, _said(exc, copy, name, tmp)))
+        ledger = Ledger(store)
+        for name, loaded in shown:
+            ledger.add(name, loaded.data)
+        conflicts = ledger.refused()
+        for name, loaded in shown:
+            try:
+                if name in conflicts:
+                    raise ResultsRepoError(conflicts[name])
+                merge_bundle(store, load_bundle(store, loaded.folder), url)
+            except Exception as exc:
+                done.refused.append((name, _said(exc, loaded.folder, name, tmp)))
                 continue
-        done.imported.append(bundle.name)
+            done.imported.append(name)
     return done
+
+
+def _bundles(folder: Path) -> list[tuple[str, Path]]:
+    """(name, folder) of every bundle in the snapshot: ``bundles/*/``, and the repo's root if
+    it holds a manifest.json too (never the one instead of the others)."""
+    root = [(ROOT, folder)] if (folder / "manifest.json").exists() else []
+    return [
+        *root,
+        *((m.parent.name, m.parent) for m in sorted(folder.glob("bundles/*/manifest.json"))),
+    ]
+
+
+def _said(exc: Exception, copy: Path, name: str, tmp: str) -> str:
+    """Why a bundle is refused, in the words of the results repo (no scratch paths)."""
+    reason = _reason(exc).replace(str(copy), name).replace(tmp, "")
+    return reason.removeprefix(f"{name}: ")[:600]
 
 
 def _reason(exc: Exception) -> str:
@@ -107,17 +146,19 @@ def _reason(exc: Exception) -> str:
     return f"it could not be imported ({type(exc).__name__})"
 
 
-def probe(bundle: Path, scratch: Path) -> None:
+def probe(bundle: Path, scratch: Path) -> Loaded:
     """Import ``bundle`` alone into a new store at ``scratch`` and read it back as the board
-    does; a ResultsRepoError naming what failed if it cannot be shown. ``scratch`` is removed."""
+    does; its checked rows, or a ResultsRepoError naming what failed if it cannot be shown.
+    ``scratch`` is removed."""
     from intima.results.conversations import load_conversations
     from intima.results.data import load_board
     from intima.results.table import score_table
-    from intima.service.bundle_import import import_bundle
+    from intima.service.bundle_import import load_bundle, merge_bundle
 
     try:
         with Store.open(scratch) as store:
-            import_bundle(store, str(bundle))
+            loaded = load_bundle(store, bundle)
+            merge_bundle(store, loaded, str(bundle))
             try:
                 data = load_board(store)
                 score_table(data.infos(), data.rating_sets, bootstrap=2, seed=0)
@@ -129,6 +170,7 @@ def probe(bundle: Path, scratch: Path) -> None:
                 ) from exc
     finally:
         remove_store(scratch)
+    return loaded
 
 
 def remove_store(path: Path) -> None:

@@ -26,24 +26,11 @@ from pathlib import Path
 from typing import Any, Final
 
 from intima.service.bundle import BundleError
+from intima.service.bundle_identity import Shape, key_of, shape
 from intima.service.bundle_rules import partial_score_problem, reference_problem, row_problem
 from intima.store import Store
 
 MAX_JSON_DEPTH: Final = 64
-#: What a row says, per table: two rows with the same key must agree on these columns.
-#: (Progress columns, such as a run's status or a response's attempts, may differ.)
-IDENTITY: Final[Mapping[str, tuple[str, ...]]] = {
-    "prompts": ("text", "code"),
-    "runs": ("config_key", "config_json", "dataset_sha256", "dataset_fingerprint"),
-    "responses": ("config_key", "prompt_id", "text"),
-    "judgments": ("ratings_json", "primary_label"),
-    "affect_scores": ("measure", "level"),
-    "conversation_runs": ("turns", "user_config_key"),
-    "conversation_turns": ("prompt_id",),
-}
-#: Rows whose identity is settled only once they succeed: an error or an unscored judgment
-#: may be replaced by a later success.
-_SETTLED: Final = {"responses": ("status", "ok"), "judgments": ("status", "scored")}
 
 
 def check_protocol(folder: Path, stated: Mapping[str, str], ours: Mapping[str, str]) -> None:
@@ -222,41 +209,51 @@ def _show(value: Any) -> str:
 def _check_conflicts(
     store: Store, folder: Path, table: str, rows: Sequence[dict[str, Any]]
 ) -> None:
-    identity = IDENTITY.get(table)
-    keys = store.primary_key(table)
-    if identity is None or not keys:
+    """A row under a key (any of its table's keys) that another row under it contradicts, in
+    the store or earlier in the bundle (:mod:`intima.service.bundle_identity`): refused,
+    whatever the order."""
+    if (s := shape(store, table)) is None:
         return
-    seen: dict[tuple[Any, ...], dict[str, Any]] = {}
+    seen: dict[tuple[int, tuple[Any, ...]], dict[str, Any]] = {}
     for n, row in enumerate(rows, 1):
-        key = tuple(row.get(k) for k in keys)
-        for other, origin in _same_key(store, table, keys, key, seen):
-            if _settled(table, row) and _settled(table, other):
-                differs = [c for c in identity if c in row and c in other and row[c] != other[c]]
-                if differs:
+        for i, key in enumerate(s.keys):
+            value = key_of(row, key)
+            for other, origin in _same_key(store, s, key, value, seen.get((i, value))):
+                if differs := s.differ(other, row):
                     raise BundleError(
                         f"{folder}: {table}.jsonl line {n} contradicts {origin} with the same "
-                        f"{'/'.join(keys)} ({', '.join(differs)} differ); nothing was imported"
+                        f"{'/'.join(key)} ({', '.join(differs)} differ); a row under one key "
+                        "says one thing, so nothing was imported"
                     )
-        seen.setdefault(key, row)
+            seen.setdefault((i, value), row)
 
 
 def _same_key(
     store: Store,
-    table: str,
-    keys: list[str],
-    key: tuple[Any, ...],
-    seen: Mapping[tuple[Any, ...], dict[str, Any]],
+    s: Shape,
+    key: Sequence[str],
+    value: tuple[Any, ...],
+    earlier: Mapping[str, Any] | None,
 ) -> Iterator[tuple[Mapping[str, Any], str]]:
-    if key in seen:
-        yield seen[key], "an earlier row of the bundle"
-    where = " AND ".join(f'"{k}" = ?' for k in keys)
-    for r in store.query(f'SELECT * FROM "{table}" WHERE {where}', list(key)):
-        yield dict(r), "a row already in the store"
+    if earlier is not None:
+        yield earlier, "an earlier row of the bundle"
+    where = " AND ".join(f'"{k}" = ?' for k in key)
+    for r in store.query(f'SELECT * FROM "{s.table}" WHERE {where}', list(value)):
+        yield dict(r), f"a row already in the store{_holder(store, dict(r))}"
 
 
-def _settled(table: str, row: Mapping[str, Any]) -> bool:
-    rule = _SETTLED.get(table)
-    return rule is None or row.get(rule[0]) == rule[1]
+def _holder(store: Store, row: Mapping[str, Any]) -> str:
+    """' (of run LABEL, RUN_ID)': the run a stored row belongs to, where the row says."""
+    if "run_id" in row:
+        found = store.query("SELECT label, run_id FROM runs WHERE run_id = ?", (row["run_id"],))
+    elif "config_key" in row:
+        found = store.query(
+            "SELECT label, run_id FROM runs WHERE config_key = ? ORDER BY created_at LIMIT 1",
+            (row["config_key"],),
+        )
+    else:
+        return ""
+    return f" (of run {found[0][0][:60]!r}, {found[0][1][:40]})" if found else ""
 
 
 def check_twin(folder: Path, table: str, rows: Sequence[Mapping[str, Any]]) -> None:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,7 @@ from intima.service.bundle import (
     table_columns,
 )
 from intima.service.bundle_checks import check_protocol, check_rows, check_twin, integrity_error
+from intima.service.bundle_identity import UNSETTLED, Ledger
 from intima.service.export import FileEntry, sha256_file
 from intima.store import Store
 from intima.store.introspect import primary_key
@@ -42,22 +44,69 @@ def import_bundle(
     """Merge one bundle folder, a folder of bundles, or a Hub repo of bundles into the store.
 
     Every bundle is checked (hashes, file names, protocol versions, tables, columns and every
-    row) before anything is written; all rows go in one transaction, so a refused bundle changes
+    row, and the bundles against each other: see :mod:`intima.service.bundle_identity`) before
+    anything is written; each bundle's rows go in one transaction, so a refused bundle changes
     nothing. Importing the same bundle again adds nothing. ``dry_run`` reports what each bundle
     would add (as if imported alone) and rolls back.
     """
     with _source_folder(src) as (folder, links_within):
-        bundles = _bundle_folders(folder)
-        checked = [
-            _checked_bundle(store, b, allow_protocol_mismatch=allow_protocol_mismatch,
-                            partial=src.startswith(HF_PREFIX), links_within=links_within)
-            for b in bundles
+        loaded = [
+            load_bundle(store, b, allow_protocol_mismatch=allow_protocol_mismatch,
+                        partial=src.startswith(HF_PREFIX), links_within=links_within)
+            for b in _bundle_folders(folder)
         ]  # fmt: skip
-        # Read and check every row before writing any: a bad row anywhere refuses the import.
-        loaded = [(b, m, _bundle_rows(b, m)) for b, m in checked]
-        for b, _m, data in loaded:
-            check_rows(store, b, data)
-        return [_merge(store, b, m, data, src, dry_run=dry_run) for b, m, data in loaded]
+        refuse_conflicts(store, loaded, [_name(folder, b.folder, src) for b in loaded])
+        return [merge_bundle(store, b, src, dry_run=dry_run) for b in loaded]
+
+
+def _name(source: Path, folder: Path, src: str) -> str:
+    """A bundle as its import names it: ``bundles/NAME``, or the source for a bundle at its
+    root."""
+    rel = folder.relative_to(source).as_posix()
+    return src[:200] if rel == "." else rel
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """A bundle whose files, manifest and every row passed the checks against a store."""
+
+    folder: Path
+    manifest: BundleManifest
+    data: dict[str, list[dict[str, Any]]]
+
+
+def load_bundle(
+    store: Store,
+    folder: Path,
+    *,
+    allow_protocol_mismatch: bool = False,
+    partial: bool = False,
+    links_within: Path | None = None,
+) -> Loaded:
+    """Read one bundle folder and check it (hashes, names, protocol versions, tables, columns,
+    every row, against ``store`` too); a BundleError naming the first problem. Read-only."""
+    _, manifest = _checked_bundle(
+        store, folder, allow_protocol_mismatch=allow_protocol_mismatch, partial=partial,
+        links_within=links_within,
+    )  # fmt: skip
+    data = _bundle_rows(folder, manifest)
+    check_rows(store, folder, data)
+    return Loaded(folder, manifest, data)
+
+
+def refuse_conflicts(store: Store, bundles: Sequence[Loaded], names: Sequence[str]) -> None:
+    """Refuse bundles of one import that hold different rows under the same ids: every side
+    is named, none wins by its name or order (:mod:`intima.service.bundle_identity`)."""
+    ledger = Ledger(store)
+    for b, name in zip(bundles, names, strict=True):
+        ledger.add(name, b.data)
+    if found := ledger.conflicts():
+        raise BundleError(f"{found[0].message()}; nothing was imported")
+
+
+def merge_bundle(store: Store, bundle: Loaded, src: str, *, dry_run: bool = False) -> ImportReport:
+    """Write a loaded bundle's rows in one transaction (``dry_run``: roll it back)."""
+    return _merge(store, bundle.folder, bundle.manifest, bundle.data, src, dry_run=dry_run)
 
 
 @contextmanager
@@ -89,16 +138,19 @@ def _hf_snapshot(repo_id: str, repo_type: str, revision: str | None) -> Path:
 
 
 def _bundle_folders(folder: Path) -> list[Path]:
-    if (folder / "manifest.json").is_file():
-        return [folder]
+    """The folder itself if it holds a manifest.json, and every ``bundles/*/`` that does: a
+    repo with both is read whole, never just its root."""
+    root = [folder] if (folder / "manifest.json").exists() else []
     nested = sorted(p.parent for p in (folder / "bundles").glob("*/manifest.json"))
-    if not nested:
+    if not root and not nested:
         raise BundleError(f"{folder}: no manifest.json (and no bundles/*/manifest.json) found")
-    return nested
+    return [*root, *nested]
 
 
 def _read_manifest(folder: Path) -> BundleManifest:
     path = folder / "manifest.json"
+    if not path.is_file():  # a folder (or a dangling link) of that name
+        raise BundleError(f"{path}: not a file; a bundle's manifest.json must be a file")
     if path.stat().st_size > MAX_MANIFEST_BYTES:
         raise BundleError(f"{path}: manifest is larger than {MAX_MANIFEST_BYTES:,} bytes")
     try:
@@ -296,14 +348,17 @@ def _insert(conn: sqlite3.Connection, table: str, keys: list[str], row: dict[str
     names = ",".join(f'"{c}"' for c in cols)
     marks = ",".join("?" * len(cols))
     values = [json.dumps(v) if isinstance(v, dict | list) else v for v in row.values()]
-    if table == "responses":
-        # A stored error gives way to an imported answer, never the reverse (as in the runner).
+    if unsettled := UNSETTLED.get(table):
+        # A row in progress (a failed answer, an unscored judgment) gives way to an imported
+        # settled one, never the reverse (as in the runner); the checks made sure both are
+        # under the same keys, so the order of bundles does not decide which stays.
+        target = ",".join(f'"{k}"' for k in keys)
         conn.execute(
-            f"INSERT INTO responses ({names}) VALUES ({marks}) "
-            "ON CONFLICT(response_id) DO UPDATE SET "
-            + ", ".join(f'"{c}"=excluded."{c}"' for c in cols if c != "response_id")
-            + " WHERE responses.status != 'ok' AND excluded.status = 'ok'",
-            values,
+            f'INSERT INTO "{table}" ({names}) VALUES ({marks}) '
+            f"ON CONFLICT({target}) DO UPDATE SET "
+            + ", ".join(f'"{c}"=excluded."{c}"' for c in cols if c not in keys)
+            + f' WHERE "{table}".status = ? AND excluded.status != ?',
+            [*values, unsettled, unsettled],
         )
         return
     # Only a row already stored under the same key is skipped (a re-import): OR IGNORE would

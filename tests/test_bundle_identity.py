@@ -1,0 +1,246 @@
+"""Issue 30: a bundle's identity. A forged copy of a real bundle (the same run and response ids,
+other texts) used to replace the real results when its folder name sorted first, and two
+contradicting bundles in one `intima import` were never compared (the second one's rows were
+dropped silently). Now rows under one key must be the same row: a conflict refuses every
+bundle on either side, naming them and the ids, whatever the names or order; identical copies
+are accepted as one. Also: a results repo with a bundle at its root and in bundles/*, and a
+folder named manifest.json."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from conftest import invoke_cli
+from fake_hub import FakeHub, point_hf_at, running_hub
+from fake_openai import FakeOpenAI
+from full_bundle import rewrite
+from intima.core.config import ModelConfig
+from intima.dataset import load_prompts
+from intima.generate import generate
+from intima.leaderboard.hub_results import Imported, import_results
+from intima.results.data import BoardData, load_board
+from intima.service.bundle import publish
+from intima.service.bundle_import import import_bundle
+from intima.store import Store
+from reliability_summary import TALLY
+
+RESULTS = "org/results"
+FORGED = "a forged answer"
+
+
+@pytest.fixture
+def real(tmp_path: Path, fake_server: Callable[..., FakeOpenAI]) -> dict[str, Path]:
+    """Two bundles of one run each (``real`` and ``other``) from one store, and ``forged``: a
+    copy of ``real`` with the same ids and other texts, its hashes recomputed."""
+    server = fake_server()
+    db = tmp_path / "source.db"
+    with Store.open(db) as store:
+        for label in ("real", "other"):
+            config = ModelConfig(spec=f"openai-compat:fake@{server.base_url}", label=label,
+                                 system_prompt=label)  # fmt: skip
+            generate(store, load_prompts("demo").first(2), [config])
+        runs = dict(store.query("SELECT label, run_id FROM runs"))
+        for label in ("real", "other"):
+            publish(store, str(tmp_path / label), [runs[label]])
+    forged = tmp_path / "forged"
+    shutil.copytree(tmp_path / "real", forged)
+    rewrite(forged, "responses", lambda rows: [r.update(text=FORGED) for r in rows])
+    return {"real": tmp_path / "real", "other": tmp_path / "other", "forged": forged}
+
+
+def _texts(db: Path) -> set[str]:
+    with sqlite3.connect(db) as conn:
+        return {t for (t,) in conn.execute("SELECT text FROM responses")}
+
+
+def _crafted(refused: bool) -> None:
+    """Count a crafted bundle in the reliability tally, and whether it was refused."""
+    TALLY.bundles_crafted += 1
+    TALLY.bundles_refused += refused
+
+
+# -- the results repo (the Space, board build --from) --------------------------------------------
+@pytest.fixture
+def hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeHub]:
+    for server in running_hub():
+        point_hf_at(server, tmp_path / "hf-cache", tmp_path, monkeypatch)
+        server.add_repo(RESULTS)
+        yield server
+
+
+def _push(hub: FakeHub, folder: Path, at: str) -> None:
+    files = dict(hub.repo(RESULTS).head())
+    prefix = f"{at}/" if at else ""
+    files.update({f"{prefix}{p.name}": p.read_bytes() for p in folder.iterdir()})
+    hub.repo(RESULTS).add_commit(files, f"bundle {at or 'at the root'}")
+
+
+def _read_repo(tmp_path: Path, name: str) -> tuple[Imported, BoardData, Path]:
+    """The results repo imported into a new store, as the Space and ``board build --from``
+    do, and the board read from it."""
+    work = tmp_path / f"work-{name}"
+    work.mkdir()
+    db = work / "board.db"
+    with Store.open(db) as store:
+        got = import_results(store, f"hf://datasets/{RESULTS}", work)
+        board = load_board(store)
+    assert [p.name for p in work.iterdir()] == ["board.db"]  # no scratch copy left
+    return got, board, db
+
+
+def test_a_forged_copy_sorting_first_does_not_replace_the_real_bundle(
+    hub: FakeHub, real: dict[str, Path], tmp_path: Path
+) -> None:
+    _push(hub, real["real"], "bundles/2026-real")
+    _push(hub, real["forged"], "bundles/0000-forged")
+    _push(hub, real["other"], "bundles/5555-other")
+    got, board, db = _read_repo(tmp_path, "forged")
+    refused = dict(got.refused)
+    _crafted("0000-forged" in refused)
+    assert FORGED not in _texts(db)  # the board never shows the forgery
+    assert {r.label for r in board.runs} == {"other"}  # nor either side of the conflict
+    assert got.imported == ["5555-other"] and set(refused) == {"0000-forged", "2026-real"}
+    for name in refused:  # each side names both bundles and the ids
+        assert "bundles '0000-forged', '2026-real'" in refused[name], refused[name]
+        assert "responses rows under the same response_id '" in refused[name], refused[name]
+        assert "(text differ)" in refused[name] and "1 more" in refused[name], refused[name]
+
+
+def test_the_same_bundle_published_twice_is_shown_once(
+    hub: FakeHub, real: dict[str, Path], tmp_path: Path
+) -> None:
+    _push(hub, real["real"], "bundles/2026-real")
+    _push(hub, real["real"], "bundles/0000-again")
+    got, board, db = _read_repo(tmp_path, "twice")
+    assert got.refused == [] and sorted(got.imported) == ["0000-again", "2026-real"]
+    assert [r.label for r in board.runs] == ["real"]
+    assert len(_texts(db)) == 2 and FORGED not in _texts(db)
+
+
+def test_a_bundle_at_the_repo_root_and_those_in_bundles_are_all_read(
+    hub: FakeHub, real: dict[str, Path], tmp_path: Path
+) -> None:
+    _push(hub, real["real"], "")
+    _push(hub, real["other"], "bundles/1-other")
+    got, board, _ = _read_repo(tmp_path, "root")
+    assert got.refused == [] and got.imported == ["(repo root)", "1-other"]
+    assert {r.label for r in board.runs} == {"real", "other"}
+
+
+# -- intima import --------------------------------------------------------------------------------
+def _repo(tmp_path: Path, name: str, bundles: dict[str, Path]) -> Path:
+    """A local folder of ``bundles/NAME/`` copies."""
+    folder = tmp_path / name
+    for at, bundle in bundles.items():
+        shutil.copytree(bundle, folder / "bundles" / at)
+    return folder
+
+
+def _refused(src: Path, db: Path, *needles: str) -> str:
+    """``intima import`` exits 2 with one error line holding every needle; the store is as it
+    was (or not there, if it was not)."""
+    before = db.read_bytes() if db.exists() else None
+    res = invoke_cli("import", str(src), "--store", str(db), timeout=120)
+    lines = res.stderr.strip().splitlines()
+    assert res.returncode == 2, (res.returncode, res.stderr[-1500:])
+    assert len(lines) == 1 and lines[0].startswith("error:"), res.stderr[-1500:]
+    for needle in needles:
+        assert needle in lines[0], lines[0]
+    assert (db.read_bytes() if db.exists() else None) == before
+    return lines[0]
+
+
+def test_two_contradicting_bundles_in_one_import_are_both_refused(
+    real: dict[str, Path], tmp_path: Path
+) -> None:
+    for order in (("a", "b"), ("b", "a")):  # whichever sorts first
+        src = _repo(tmp_path, "".join(order), {order[0]: real["forged"], order[1]: real["real"]})
+        TALLY.bundles_crafted += 1
+        _refused(
+            src, tmp_path / "store.db", "'bundles/a', 'bundles/b'", "response_id", "text differ"
+        )
+        TALLY.bundles_refused += 1
+
+
+def test_identical_bundles_in_one_import_are_one(real: dict[str, Path], tmp_path: Path) -> None:
+    src = _repo(tmp_path, "twice", {"a": real["real"], "b": real["real"], "c": real["other"]})
+    db = tmp_path / "store.db"
+    res = invoke_cli("import", str(src), "--store", str(db), timeout=120)
+    assert res.returncode == 0, res.stderr[-1500:]
+    assert "nothing new" in res.stdout  # the second copy adds nothing
+    with Store.open(db) as store:
+        assert {r.label for r in load_board(store).runs} == {"real", "other"}
+    assert FORGED not in _texts(db)
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM responses").fetchone() == (4,)
+
+
+def test_a_bundle_contradicting_the_store_is_refused_naming_the_run(
+    real: dict[str, Path], tmp_path: Path
+) -> None:
+    db = tmp_path / "store.db"
+    with Store.open(db) as store:
+        import_bundle(store, str(real["real"]))
+    TALLY.bundles_crafted += 1
+    _refused(real["forged"], db, "contradicts a row already in the store (of run 'real', ")
+    TALLY.bundles_refused += 1
+
+
+def test_the_same_prompt_under_another_response_id_is_a_conflict(
+    real: dict[str, Path], tmp_path: Path
+) -> None:
+    """The other key of a response (its configuration and prompt): a second answer to one
+    prompt under a new response id is a conflict too (its insert used to fail after the
+    bundles before it were in the store)."""
+    renamed = tmp_path / "renamed"
+    shutil.copytree(real["real"], renamed)
+    rewrite(renamed, "responses", lambda rows: rows[0].update(response_id="f" * 32))
+    db = tmp_path / "store.db"
+    with Store.open(db) as store:
+        import_bundle(store, str(real["other"]))
+    src = _repo(tmp_path, "keys", {"a": renamed, "b": real["real"]})
+    TALLY.bundles_crafted += 1
+    _refused(src, db, "'bundles/a', 'bundles/b'", "config_key/prompt_id", "(response_id differ)")
+    TALLY.bundles_refused += 1
+
+
+def test_a_root_bundle_does_not_hide_the_bundles_beside_it(
+    real: dict[str, Path], tmp_path: Path
+) -> None:
+    src = _repo(tmp_path, "both", {"1-other": real["other"]})
+    for f in real["real"].iterdir():
+        shutil.copyfile(f, src / f.name)
+    db = tmp_path / "store.db"
+    res = invoke_cli("import", str(src), "--store", str(db), timeout=120)
+    assert res.returncode == 0, res.stderr[-1500:]
+    with Store.open(db) as store:
+        assert {r.label for r in load_board(store).runs} == {"real", "other"}
+
+
+def test_a_folder_named_manifest_json_is_one_error_line(
+    real: dict[str, Path], tmp_path: Path
+) -> None:
+    src = _repo(tmp_path, "dir", {"a": real["real"]})
+    (src / "bundles" / "a" / "manifest.json").unlink()
+    (src / "bundles" / "a" / "manifest.json").mkdir()
+    (src / "bundles" / "a" / "manifest.json" / "x.json").write_text("{}")
+    TALLY.bundles_crafted += 1
+    _refused(src, tmp_path / "store.db", "manifest.json: not a file")
+    TALLY.bundles_refused += 1
+
+
+def test_the_same_answers_measured_otherwise_are_one(real: dict[str, Path], tmp_path: Path) -> None:
+    """The same texts at another speed and price (an honest second machine, or a republish
+    after an upgrade) are no conflict: only what a row says is compared."""
+    again = tmp_path / "again"
+    shutil.copytree(real["real"], again)
+    slower = {"latency_s": 99.0, "cost_usd": 0.5, "created_at": "2030-01-01T00:00:00Z"}
+    rewrite(again, "responses", lambda rows: [r.update(slower) for r in rows])
+    src = _repo(tmp_path, "measured", {"a": again, "b": real["real"]})
+    res = invoke_cli("import", str(src), "--store", str(tmp_path / "store.db"), timeout=120)
+    assert res.returncode == 0, res.stderr[-1500:]
