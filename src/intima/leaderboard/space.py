@@ -7,10 +7,11 @@ is the Space's ``HF_TOKEN`` secret, read at run time.
 
 The app (:class:`LiveBoard`) reads the results repo's head commit at start and then every
 ``refresh_s`` seconds in a background thread. When the repo moved, it downloads every bundle
-and imports them one at a time into a fresh store (:func:`import_results`; each one verified
-by :func:`~intima.service.bundle_import.import_bundle`: manifest hashes, protocol versions,
-every row), scores the store and swaps the new board in. A bundle that fails verification is
-left out and named in a notice on the page; the others still show. Open pages poll with a
+into a fresh store (:func:`import_results`: each bundle verified alone first, for manifest
+hashes, protocol versions and every row, then all of them compared, so that bundles giving
+different rows under one id are all refused; see ``docs/requests-and-bundles.md``), scores the
+store and swaps the new board in. A bundle that is refused is left out and named in a notice
+on the page; the others still show. Open pages poll with a
 ``gr.Timer`` and redraw when the board changed; nothing restarts.
 """
 
