@@ -69,6 +69,10 @@ def _stop_past_the_end(rows: list[dict[str, Any]]) -> None:
     rows[0]["after_turn"] = 7  # the conversation has 2 turns
 
 
+def _stop_one_past_the_end(rows: list[dict[str, Any]]) -> None:
+    rows[0]["after_turn"] = 3  # the boundary: turn 2 is the last, so 3 is past it
+
+
 CASES: list[tuple[str, str, Edit, str]] = [
     ("report_json []", "validation_reports", _set("report_json", "[]"),
      "validation_reports.jsonl line 1: report_json does not match its schema"),
@@ -87,6 +91,8 @@ CASES: list[tuple[str, str, Edit, str]] = [
     ("turns 10**6", "conversation_runs", _set("turns", 10**6), "turns 1000000 is outside 1..50"),
     ("after_turn past the end", "simulated_user_messages", _stop_past_the_end,
      "after_turn 7 is past its conversation's 2 turns"),
+    ("after_turn one past the end", "simulated_user_messages", _stop_one_past_the_end,
+     "after_turn 3 is past its conversation's 2 turns"),
     ("negative tokens", "responses", _set("completion_tokens", -5), "completion_tokens -5"),
     ("affect factor 7", "affect_scores", _set("sp", 7.0), "sp 7.0 is outside 0..1"),
     ("validation groups_json list", "validation_labels", _set("groups_json", "[1]"),

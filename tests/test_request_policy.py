@@ -98,6 +98,8 @@ def test_a_request_file_cannot_steer_the_worker_s_servers_keys_files_or_data(
         "a000000000000008": ({"config.concurrency": 4096, "config.timeout_s": 0.01},
                              "concurrency, timeout_s"),
         "a000000000000009": ({"config.spec": "openai:gpt-4o"}, "does not match"),
+        # the key alone: a request filed under another configuration's results
+        "a00000000000000a": ({"config_key": "0" * 16}, "does not match"),
     }  # fmt: skip
     _plant(hub, dict(_hostile(base, rid, **change) for rid, (change, _) in cases.items()))
     _WATCHED.update({str(key_file), str(rows)})
