@@ -5,6 +5,7 @@ environment, which a process reads once at start, go through a real subprocess (
 
 import hashlib
 import json
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -43,6 +44,15 @@ def test_run_runs_and_export(seeded_store, tmp_path) -> None:
     db, _ = seeded_store
     res = invoke_cli("runs", "--store", str(db))
     assert res.returncode == 0 and "complete" in res.stdout and "intima-demo" in res.stdout
+    # tokens in and out apart, as `run` shows them (the column used to hold their sum)
+    with sqlite3.connect(db) as conn:
+        tin, tout = conn.execute(
+            "SELECT SUM(prompt_tokens), SUM(completion_tokens) FROM responses"
+        ).fetchone()
+    assert "tokens in" in res.stdout and "tokens out" in res.stdout
+    [row] = [line for line in res.stdout.splitlines() if "intima-demo" in line]
+    cells = [c.strip() for c in row.split("│")]
+    assert cells[cells.index("complete") - 2 : cells.index("complete")] == [str(tin), str(tout)]
     out = tmp_path / "export"
     res = invoke_cli("export", str(out), "--store", str(db))
     assert res.returncode == 0, res.stderr

@@ -250,14 +250,17 @@ def runs_cmd(store: StoreOpt = DEFAULT_STORE) -> None:
     with Store.open(store, create=False) as db:
         rows = db.run_summaries()
     table = Table(title=f"runs in {store}")
-    for col in ("run", "label", "model", "dataset", "ok", "failed", "missing", "tokens", "status"):
+    # In and out apart, as `run` reports them: one sum would not match either.
+    cols = ("run", "label", "model", "dataset", "ok", "failed", "missing", "tokens in",
+            "tokens out", "status")  # fmt: skip
+    for col in cols:
         table.add_column(col, overflow="fold")
     for r in rows:
         missing = r["n_prompts"] - r["n_ok"] - r["n_error"]
         table.add_row(
             for_terminal(r["run_id"][:8]), for_terminal(r["label"]), for_terminal(r["model_spec"]),
             for_terminal(r["dataset_id"]), str(r["n_ok"]), str(r["n_error"]), str(missing),
-            str(r["prompt_tokens"] + r["completion_tokens"]), for_terminal(r["status"]),
+            str(r["prompt_tokens"]), str(r["completion_tokens"]), for_terminal(r["status"]),
         )  # fmt: skip
     out.print(table)
 
