@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from pathlib import Path
+
+import pytest
 
 from conftest import invoke_cli
 from intima.store import Store
@@ -67,6 +70,21 @@ def test_build_with_responses_but_no_scores_yet(tmp_path: Path) -> None:
     assert res.returncode == 0, res.stderr
     assert "scorers: none" in res.stderr
     assert board_payload(tmp_path / "o")["scorers"] == []
+
+
+def test_serve_without_gradio_names_the_extra_before_claiming_to_serve(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The demo install has no Gradio: `board serve` said "serving the leaderboard on ..." and
+    then raised ModuleNotFoundError."""
+    store = tmp_path / "s.db"
+    with Store.open(store) as db:
+        write_store(db, synthetic_board(1, 4, 0))
+    monkeypatch.setitem(sys.modules, "gradio", None)  # as if not installed: importing it fails
+    res = invoke_cli("board", "serve", "--port", "9", "--store", str(store))
+    assert res.returncode == 2, res.stderr
+    assert "pip install 'intima[board]'" in res.stderr and "Traceback" not in res.stderr
+    assert "serving" not in res.stdout + res.stderr
 
 
 def test_build_errors_are_one_line_and_name_the_fix(tmp_path: Path) -> None:

@@ -194,6 +194,17 @@ def space_cmd(
     )
 
 
+def _need_gradio() -> None:
+    """Say which extra to install before claiming to serve (the demo install has no Gradio)."""
+    from importlib.util import find_spec
+
+    if find_spec("gradio") is None:
+        raise BoardError(
+            "the interactive board needs Gradio, which this install lacks: "
+            "pip install 'intima[board]' (or `make venv`); `intima board build` needs no extra"
+        )
+
+
 @board_app.command("serve")
 def serve_cmd(
     port: Annotated[int, typer.Option(min=1, max=65535, help="Port to listen on.")] = 7860,
@@ -209,9 +220,10 @@ def serve_cmd(
 
     Example: intima board serve --port 7860 --store intima.db
     """
+    _check(bootstrap, store)
+    _need_gradio()
     from intima.leaderboard.app import serve
 
-    _check(bootstrap, store)
     console.print(f"serving the leaderboard on http://{for_terminal(host)}:{port}")
     serve(store, host=host, port=port, bootstrap=bootstrap, seed=seed)
 
