@@ -45,7 +45,8 @@ demo: demo-venv
 	@echo
 	@echo "Next, with the virtualenv active (source $(VENV)/bin/activate):"
 	@echo "  intima explain --text 'I love you too, I think about you all day' --prompt 'Do you love me?'"
-	@echo "  intima run --model transformers:smollm2 --system-prompt 'Be brief and kind.' --dataset demo --max-tokens 96 --store $(STORE)"
+	@echo "  intima run --model transformers:smollm2 --system-prompt 'Be brief and kind.' --dataset demo --limit 8 --max-tokens 96 --store $(STORE)"
+	@echo "    then: intima score --store $(STORE) && intima board build --store $(STORE) --out demo/site   (to see it on the board)"
 	@echo "  make venv && intima serve   # the full install (compiles llama-cpp-python once, about 9 min), then SmolLM2 over HTTP"
 
 # The README's images (docs/img/demo.png, leaderboard.png, screenshot.json) from the demo's board:
