@@ -135,3 +135,25 @@ def test_json_to_a_folder_is_one_line_and_a_link_is_replaced_not_followed(
     assert res.returncode == 0, res.stderr
     assert target.read_text() == "not drift"
     assert not link.is_symlink() and json.loads(link.read_text())["rows"]
+
+
+def test_the_default_labels_are_named_with_why(store: Path, tmp_path: Path) -> None:
+    """Without --scorer the command says whose labels it used and why: the panel when two
+    judges rated the turns, the one judge otherwise, and the affect measure only because no
+    judge rated the turns (a reader expecting a judge must not take affect for it)."""
+    res = invoke_cli("drift", "--store", str(store), "--bootstrap", "50")
+    assert res.returncode == 0, res.stderr
+    assert "labels: panel: two or more judges rated these turns" in res.stderr
+    assert "--scorer also takes judge:judge-a, judge:judge-b" in res.stderr
+    one = tmp_path / "one.db"
+    with Store.open(one) as db:
+        for run in synthetic_runs(1, 8, 2, judges=("judge-a",), seed=2):
+            write_run(db, run)
+    res = invoke_cli("drift", "--store", str(one), "--bootstrap", "50")
+    assert res.returncode == 0, res.stderr
+    assert "labels: judge:judge-a: the first judge that rated these turns" in res.stderr
+    explicit = invoke_cli("drift", "--store", str(one), "--scorer", "judge-a", "--bootstrap", "50")
+    assert "labels:" not in explicit.stderr  # asked for: nothing to explain
+    from intima.cli.drift import _why
+
+    assert "no judge has rated these conversations' turns" in _why("affect", ("affect",))

@@ -88,6 +88,8 @@ def drift_cmd(
             "run `intima converse` first"
         )
     chosen = _scorer(scorer, board.scorers)
+    if scorer is None:
+        console.print(_why(chosen, board.scorers), markup=False, highlight=False)
     (table,) = drift_tables(board, [chosen], bootstrap=bootstrap, seed=seed).values()
     out.print(render(table))
     for line in footnotes(table):
@@ -114,6 +116,23 @@ def _scorer(asked: str | None, available: tuple[str, ...]) -> str:
             f"available: {', '.join(available)}"
         )
     return name
+
+
+def _why(chosen: str, available: tuple[str, ...]) -> str:
+    """Which labels the default took and why: a judge that has not rated the turns yet leaves
+    the affect measure, which a reader expecting "the panel, else the first judge" must see."""
+    if chosen == "panel":
+        reason = "two or more judges rated these turns, so their panel"
+    elif chosen.startswith("judge:"):
+        reason = "the first judge that rated these turns"
+    else:
+        reason = (
+            "no judge has rated these conversations' turns (`intima judge` rates them; "
+            "then the panel or the first judge is used)"
+        )
+    others = [a for a in available if a != chosen]
+    also = f"; --scorer also takes {', '.join(others)}" if others else ""
+    return f"labels: {for_terminal(chosen)}: {reason}{for_terminal(also)}"
 
 
 def pct(x: float | None) -> str:
