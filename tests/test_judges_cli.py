@@ -60,6 +60,7 @@ def test_unscored_judgments_are_kept_then_retried(
     agree = invoke_cli("agreement", "--store", str(db), "--json", str(tmp_path / "a.json"))
     assert agree.returncode == 0, agree.stderr
     assert "agreement needs at least two" in agree.stderr
+    assert "undefined" not in agree.stdout + agree.stderr  # no table of undefined values
     report = json.loads((tmp_path / "a.json").read_text())
     assert report["raters"] == ["judge:openai-compat:prose-judge"]
     assert all(a["alpha"] is None for a in report["alphas"])  # one rater: undefined, not 0

@@ -285,11 +285,12 @@ def agreement_cmd(
         report = agreement(db, run, by_dimension=by_dimension, per_category=per_category)
     if json_out is not None:  # replaces a link at the path, never writes through it
         write_output(json_out, report.model_dump_json(indent=2))
-    if len(report.raters) < 2:
+    if len(report.raters) < 2:  # tables of "undefined" would say nothing more
         console.print(
             f"{len(report.raters)} rater(s) found: agreement needs at least two "
             "(add a judge with `intima judge` or ratings with `intima annotate`)."
         )
+        return
     alpha_table = Table(title=f"Krippendorff's alpha (judge prompt v{report.prompt_version})")
     for col in ("scope", "measure", "metric", "alpha", "units"):
         alpha_table.add_column(col)
