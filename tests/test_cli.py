@@ -456,3 +456,44 @@ def test_export_under_a_file_is_one_line_and_force_replaces_links_not_their_targ
     assert a_file.read_text() == "keep"
     assert not (out / "responses.jsonl").is_symlink()
     assert len((out / "responses.jsonl").read_text().splitlines()) == 5
+
+
+def test_a_cap_that_cannot_price_a_model_refuses_to_start(tmp_path: Path, fake_server) -> None:
+    """Issue 33: with a price table that prices another model, --max-cost 0.00001 sent every
+    request and showed the cost as "-". Run and judge now refuse before any request, naming
+    the model and the price file; a priced model runs under the same table."""
+    server = fake_server()
+    prices = tmp_path / "prices.toml"
+    prices.write_text('["gpt-4o-mini"]\ninput_per_mtok = 0.15\noutput_per_mtok = 0.6\n')
+    db = tmp_path / "s.db"
+    cap = ("--prices", str(prices), "--max-cost", "0.00001", "--store", str(db), "--no-progress")
+    spec = f"openai-compat:fake@{server.base_url}"
+    res = invoke_cli("run", "-m", spec, "--dataset", "demo", "--limit", "3", *cap)
+    assert res.returncode == 2, res.stderr
+    line = " ".join(res.stderr.split())
+    assert "--max-cost cannot price openai-compat:fake" in line and str(prices) in line
+    assert server.requests == 0 and not db.exists()
+    # judging is held to the same rule (the responses come from an uncapped run)
+    ok = invoke_cli("run", "-m", spec, "--dataset", "demo", "--limit", "3", "--store", str(db),
+                    "--no-progress")  # fmt: skip
+    assert ok.returncode == 0, ok.stderr
+    sent = server.requests
+    judged = invoke_cli("judge", "-j", f"openai-compat:judge@{server.base_url}", *cap)
+    assert judged.returncode == 2 and "cannot price openai-compat:judge" in judged.stderr
+    assert server.requests == sent
+    prices.write_text(
+        prices.read_text() + '["judge"]\ninput_per_mtok = 0.0\noutput_per_mtok = 0.0\n'
+    )
+    judged = invoke_cli("judge", "-j", f"openai-compat:judge@{server.base_url}", *cap)
+    assert judged.returncode == 0, judged.stderr
+    # the notebook API holds the same rule: nothing is sent
+    from intima import ModelConfig, generate_responses, load_prompts
+    from intima.core.config import load_price_table
+    from intima.core.errors import ConfigError
+
+    sent = server.requests
+    with Store.open(db) as s, pytest.raises(ConfigError, match="cannot price openai-compat:other"):
+        generate_responses(s, load_prompts("demo").first(2),
+                           [ModelConfig(spec=f"openai-compat:other@{server.base_url}")],
+                           prices=load_price_table(prices), max_cost=1.0)  # fmt: skip
+    assert server.requests == sent

@@ -217,6 +217,8 @@ def judge_cmd(
     price_table = load_price_table(prices) if prices else None
     if max_cost is not None and price_table is None:
         raise ConfigError("--max-cost needs a price table: pass --prices FILE")
+    if max_cost is not None and price_table is not None:
+        price_table.require(c.parsed for c in configs)  # before any store or request
     if batch and max_cost is not None:
         raise ConfigError("--max-cost cannot be held against a batch; leave out one of them")
     with Store.open(store, create=False) as db, progress_display(progress) as on_progress:

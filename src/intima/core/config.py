@@ -19,6 +19,7 @@ import hashlib
 import json
 import os
 import tomllib
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
@@ -309,9 +310,28 @@ class PriceTable(BaseModel):
     """USD per million tokens, keyed by model name (as in the spec) or ``provider:model``."""
 
     prices: dict[str, Price] = {}
+    #: the file it was read from, named when a model is missing from it
+    source: str | None = None
 
     def for_model(self, spec: ModelSpec) -> Price | None:
         return self.prices.get(f"{spec.provider}:{spec.model}") or self.prices.get(spec.model)
+
+    def require(self, specs: Iterable[ModelSpec]) -> None:
+        """A cap must price every request it covers: an unpriced model would be sent uncounted
+        (the cap silently skipped), so refuse before any request, naming each model."""
+        missing = sorted({f"{s.provider}:{s.model}" for s in specs if self.for_model(s) is None})
+        if missing:
+            it = "it" if len(missing) == 1 else "them"
+            why = (
+                f"the price table {self.source} has no entry for {it}"
+                if self.source
+                else ("no price table was given")
+            )
+            raise ConfigError(
+                f"--max-cost cannot price {', '.join(missing)}: {why} (add one, keyed by the "
+                "model name or provider:model, with input_per_mtok and output_per_mtok; or "
+                "leave out --max-cost)"
+            )
 
 
 def load_price_table(path: Path) -> PriceTable:
@@ -322,6 +342,6 @@ def load_price_table(path: Path) -> PriceTable:
     except (ValueError, RecursionError) as exc:
         raise ConfigError(f"price table {path}: cannot parse ({str(exc)[:200]})") from exc
     try:
-        return PriceTable.model_validate({"prices": data})
+        return PriceTable.model_validate({"prices": data, "source": str(path)})
     except ValidationError as exc:
         raise ConfigError(f"price table {path}: {_first_problem(exc)}") from exc

@@ -137,6 +137,8 @@ async def agenerate(
 ) -> list[RunSummary]:
     # Build every model first so a bad spec or a missing key fails before any work starts.
     models = [get_model(c) for c in configs]
+    if max_cost is not None:
+        (prices or PriceTable()).require(m.config.parsed for m in models)
     budget = Budget(limit=max_cost)
     summaries = []
     try:

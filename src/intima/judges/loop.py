@@ -153,6 +153,8 @@ async def ajudge(
 ) -> list[JudgeSummary]:
     targets = load_targets(store, run_ids)
     models = [get_model(c) for c in judges]  # a bad spec fails before any work starts
+    if max_cost is not None:
+        (prices or PriceTable()).require(m.config.parsed for m in models)
     budget = Budget(limit=max_cost)
     out = []
     try:
