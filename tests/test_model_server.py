@@ -171,26 +171,35 @@ def test_a_killed_worker_takes_its_served_model_with_it(tmp_path) -> None:
         worker.wait()
 
 
-def test_the_log_is_redacted_before_it_is_cut_and_a_temporary_one_removed(
-    tmp_path, monkeypatch
-) -> None:
-    """Issue #30: a token across the 600-character cut kept its tail in the failure reason; and
-    the temporary log folder of every start was left behind."""
+def test_the_log_is_redacted_before_it_is_cut(tmp_path, monkeypatch) -> None:
+    """Issue #30: a token across the 600-character cut kept its tail in the failure reason."""
     from intima.service.queue import redact
 
     token = "hf_" + "q7" * 100
     monkeypatch.setenv("HF_TOKEN", token)
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     say = "loading with " + token + " " + "z" * 450  # the cut falls inside the token
-    settings = ServeSettings(kind="vllm", executable=STAND_IN, extra_args=("--fake-say", say))
+    settings = ServeSettings(kind="vllm", executable=STAND_IN, log_dir=tmp_path,
+                             extra_args=("--fake-say", say))  # fmt: skip
     with pytest.raises(ModelLoadFailed) as failed:
         with ServedModel(settings, "org/broken-model"):
             pass
     reason = redact(str(failed.value))
     assert "unsupported architecture" in reason and "z" * 100 in reason
     assert token[-40:] not in reason and token[-40:] not in str(failed.value)
+
+
+def test_a_temporary_log_folder_is_removed_on_stop_after_the_reason_is_read(
+    tmp_path, monkeypatch
+) -> None:
+    """Issue #30: the temporary log folder of every start was left behind."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    settings = ServeSettings(kind="vllm", executable=STAND_IN)
+    with pytest.raises(ModelLoadFailed, match="unsupported architecture"):
+        with ServedModel(settings, "org/broken-model"):
+            pass
+    assert not list(tmp_path.glob("intima-serve-*"))
     with ServedModel(settings, MODEL):
-        assert list(tmp_path.glob("intima-serve-*"))
+        assert list(tmp_path.glob("intima-serve-*/vllm-*.log"))
     assert not list(tmp_path.glob("intima-serve-*"))
 
 
