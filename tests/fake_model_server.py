@@ -4,13 +4,20 @@ intima passes, then serves an OpenAI-compatible API for the named model on the g
 
 A model whose name contains ``broken`` fails to load the way a real server does: a line on stderr
 and exit code 1. Every start is appended to the file named by ``FAKE_SERVER_LOG`` (one JSON line
-with the arguments), so tests can count starts and check the GPU settings passed.
+with the arguments and the pid), so tests can count starts and check the GPU settings passed;
+the worker lends the server that variable only when told to (``--serve-env``).
+
+``/health`` answers 503 while the model "loads" (``--fake-loading N``: for the first N asks, in
+which time chat requests get 503 too, as llama-server's do) and 200 after, as vLLM, SGLang and
+llama-server do. ``--fake-say TEXT`` prints TEXT first; ``--fake-child FILE`` starts a child
+process (as vLLM starts its GPU workers) and writes its pid to FILE.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -33,7 +40,15 @@ def main(args: list[str]) -> int:
     host, port = _option(args, "--host") or "127.0.0.1", int(_option(args, "--port") or 0)
     if log := os.environ.get("FAKE_SERVER_LOG"):
         with open(log, "a", encoding="utf-8") as out:
-            out.write(json.dumps({"args": args, "pid": os.getpid()}) + "\n")
+            out.write(json.dumps({"args": args, "pid": os.getpid(), "env": sorted(os.environ)}))
+            out.write("\n")
+    if say := _option(args, "--fake-say"):
+        print(say, file=sys.stderr, flush=True)
+    if child_file := _option(args, "--fake-child"):
+        forever = "import time\nwhile True: time.sleep(1)"
+        child = subprocess.Popen([sys.executable, "-c", forever])
+        Path(child_file).write_text(str(child.pid))
+    loading = [int(_option(args, "--fake-loading") or 0)]
     if "broken" in model:
         print(f"ValueError: fake: {model} has an unsupported architecture", file=sys.stderr)
         return 1
@@ -53,13 +68,20 @@ def main(args: list[str]) -> int:
             self.wfile.write(body)
 
         def do_GET(self) -> None:
-            if self.path == "/v1/models":
+            if self.path == "/health":
+                loading[0] -= 1
+                self._reply({"status": "loading" if loading[0] >= 0 else "ok"},
+                            503 if loading[0] >= 0 else 200)  # fmt: skip
+            elif self.path == "/v1/models":
                 self._reply({"object": "list", "data": [{"id": model, "object": "model"}]})
             else:
                 self._reply({"error": {"message": "no route"}}, 404)
 
         def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers.get("content-length") or 0)))
+            if loading[0] >= 0:
+                self._reply({"error": {"message": "Loading model"}}, 503)
+                return
             if self.path != "/v1/chat/completions" or body.get("model") != model:
                 self._reply({"error": {"message": f"model {body.get('model')} not served"}}, 404)
                 return

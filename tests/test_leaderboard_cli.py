@@ -180,3 +180,23 @@ def test_explain_list_prints_the_ids_the_board_shows(tmp_path: Path) -> None:
     assert invoke_cli("explain", rid, "--store", str(store)).returncode == 0
     both = invoke_cli("explain", "--list", rid, "--store", str(store))
     assert both.returncode != 0 and "--list takes no RESPONSE_ID" in both.stderr
+
+
+def test_build_out_at_a_symbolic_link_is_one_line_and_leaves_the_target(tmp_path: Path) -> None:
+    """Issue #30: ``--out`` at a link to a folder (or a dangling link) was a traceback
+    (``rmtree`` on a link); the link and what it points to are left as they were."""
+    store = tmp_path / "s.db"
+    with Store.open(store) as db:
+        write_store(db, synthetic_board(1, 10, 0))
+    target = tmp_path / "elsewhere"
+    invoke_cli("board", "build", "--out", str(target), "--store", str(store), "--bootstrap", "10")
+    before = sorted(p.name for p in target.iterdir())
+    for link, to in ((tmp_path / "site", target), (tmp_path / "dangling", tmp_path / "nothing")):
+        link.symlink_to(to)
+        res = invoke_cli("board", "build", "--out", str(link), "--store", str(store))
+        assert res.returncode == 2, res.stderr
+        assert "Traceback" not in res.stderr and len(res.stderr.strip().splitlines()) == 1
+        assert "symbolic link" in res.stderr and str(link) in res.stderr
+        assert link.is_symlink()
+    assert sorted(p.name for p in target.iterdir()) == before and before
+    assert not (tmp_path / "nothing").exists()

@@ -70,3 +70,24 @@ def test_cli_run_with_hf_and_the_token_stays_secret(tmp_path, router) -> None:
                       env={"HF_TOKEN": ""})  # fmt: skip
     assert missing.returncode != 0 and "HF_TOKEN" in missing.stderr
     assert "Traceback" not in missing.stderr
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["http://user:SENTINELpw@{host}/v1", "http://SENTINELtoken@{host}/v1",
+     "http://{host}/v1?api_key=SENTINEL"],
+)  # fmt: skip
+def test_a_router_url_with_credentials_is_refused_and_never_printed_or_stored(
+    tmp_path, router, url
+) -> None:
+    """Issue #30: INTIMA_HF_ROUTER_URL=http://user:pw@... was printed and stored with the run
+    (runs.config_json); it is refused in one line naming the variable, without repeating it."""
+    store = tmp_path / "s.db"
+    env = {"HF_TOKEN": TOKEN, ROUTER_ENV: url.format(host=f"127.0.0.1:{router.port}")}
+    proc = run_cli("run", "-m", f"hf:{MODEL}", "--dataset", "demo", "--limit", "1",
+                   "--store", str(store), env=env)  # fmt: skip
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert ROUTER_ENV in proc.stderr and "Traceback" not in proc.stderr
+    assert "SENTINEL" not in proc.stdout + proc.stderr
+    assert not store.exists() or b"SENTINEL" not in store.read_bytes()
+    assert router.chat_bodies == []

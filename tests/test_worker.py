@@ -382,3 +382,113 @@ def test_a_hub_request_is_never_answered_with_the_demo_prompts(
         runs = store.query("SELECT COUNT(*) FROM runs")[0][0]
     assert done.status == "failed" and str(tmp_path / "demo") in (done.reason or "")
     assert server.requests == 0 and runs == 0
+
+
+def _prices(tmp_path: Path, **models: float) -> Path:
+    """A price table: each model at the same USD per million tokens in and out."""
+    path = tmp_path / "prices.json"
+    table = {m: {"input_per_mtok": p, "output_per_mtok": p} for m, p in models.items()}
+    path.write_text(json.dumps(table))
+    return path
+
+
+def test_worker_max_cost_caps_the_spend_over_its_requests_and_hands_back_the_rest(
+    tmp_path: Path, fake_server: Callable[..., FakeOpenAI]
+) -> None:
+    """Issue #30: the worker had no --max-cost. It is held over every request it runs, with the
+    budget ``run --max-cost`` uses; the request in hand when it is spent goes back to the queue
+    with its answers kept, and the worker stops, saying why."""
+    server = fake_server()
+    db = tmp_path / "w.db"
+    with Store.open(db) as store:
+        reqs = [add_request(store, _spec(server), dataset="demo", system_prompt=f"persona {i}")
+                for i in range(3)]  # fmt: skip
+    prices = _prices(tmp_path, fake=1000.0)
+    result = invoke_cli(
+        "worker", "--drain", "--limit", "6", "--concurrency", "1", "--poll", "0.1",
+        "--prices", str(prices), "--max-cost", "0.1", "--store", str(db),
+    )  # fmt: skip
+    assert result.returncode == 1, result.stderr
+    assert "worker stopped: the worker's --max-cost is reached" in result.stderr
+    spent = _scalar(db, "SELECT CAST(SUM(cost_usd) * 1e6 AS INTEGER) FROM responses") / 1e6
+    answered = _scalar(db, "SELECT COUNT(*) FROM responses WHERE status = 'ok'")
+    # About $0.035 an answer: the cap stops the first request half-way, one answer past at most.
+    assert 0.1 <= spent < 0.2 and 0 < answered < 6
+    assert server.requests == answered
+    with Store.open(db) as store:
+        states = [get_request(store, r.request_id).status for r in reqs]
+    assert states == ["pending"] * 3  # the first handed back, to a worker with money left
+
+
+def test_worker_max_cost_refuses_what_has_no_price(
+    tmp_path: Path, fake_server: Callable[..., FakeOpenAI]
+) -> None:
+    """A model the price table does not name cannot be held to the cap: its request fails
+    before any prompt is sent; a judge with no price is refused before anything is claimed."""
+    server = fake_server()
+    db = tmp_path / "w.db"
+    with Store.open(db) as store:
+        rec = add_request(store, f"openai-compat:unpriced@{server.base_url}", dataset="demo")
+    prices = _prices(tmp_path, fake=1.0)
+    judged = invoke_cli(
+        "worker", "--drain", "--prices", str(prices), "--max-cost", "5", "--store", str(db),
+        "-j", f"openai-compat:judge-x@{server.base_url}",
+    )  # fmt: skip
+    assert judged.returncode == 2 and "no price for the judge openai-compat:judge-x" in (
+        judged.stderr
+    )
+    with Store.open(db) as store:
+        assert get_request(store, rec.request_id).attempts == 0
+    result = invoke_cli(
+        "worker", "--drain", "--poll", "0.1", "--prices", str(prices), "--max-cost", "5",
+        "--store", str(db),
+    )  # fmt: skip
+    assert result.returncode == 1, result.stderr
+    with Store.open(db) as store:
+        failed = get_request(store, rec.request_id)
+    assert failed.status == "failed" and "no price for the model" in (failed.reason or "")
+    assert server.requests == 0
+    alone = invoke_cli("worker", "--drain", "--max-cost", "5", "--store", str(db))
+    assert alone.returncode == 2 and "--prices" in alone.stderr
+
+
+def test_the_worker_s_own_bad_options_are_refused_before_anything_is_claimed(
+    tmp_path: Path, fake_server: Callable[..., FakeOpenAI]
+) -> None:
+    """Issue #30: ``--base-url http://user:pw@...`` was refused only after a claim, using up
+    one of the request's attempts (and three workers, all of them)."""
+    db = tmp_path / "w.db"
+    with Store.open(db) as store:
+        rec = add_request(store, "openai-compat:acme/model-8b", dataset="demo")
+    bad = ("http://user:SENTINELpw@127.0.0.1:9/v1", "http://127.0.0.1:9/v1?key=SENTINEL")
+    for url in bad:
+        res = invoke_cli("worker", "--drain", "--base-url", url, "--store", str(db))
+        assert res.returncode == 2 and "--base-url" in res.stderr, res.stderr
+        assert "SENTINEL" not in res.stdout + res.stderr and "Traceback" not in res.stderr
+    with Store.open(db) as store:
+        again = get_request(store, rec.request_id)
+    assert (again.status, again.attempts) == ("pending", 0)
+
+
+def test_worker_results_folder_takes_a_bundle_per_request(
+    tmp_path: Path, fake_server: Callable[..., FakeOpenAI]
+) -> None:
+    """Issue #30: ``--results FOLDER`` failed the second request after all its work (the
+    folder was "not empty"). Each request's bundle goes in FOLDER/bundles/, as on the Hub, and
+    the folder imports whole."""
+    server = fake_server()
+    db, results = tmp_path / "w.db", tmp_path / "results"
+    with Store.open(db) as store:
+        reqs = [add_request(store, _spec(server), dataset="demo", system_prompt=f"persona {i}")
+                for i in range(2)]  # fmt: skip
+    res = invoke_cli("worker", "--drain", "--limit", "2", "--poll", "0.1", "--results",
+                     str(results), "--store", str(db))  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    with Store.open(db) as store:
+        assert [get_request(store, r.request_id).status for r in reqs] == ["finished"] * 2
+    bundles = sorted(p.name for p in (results / "bundles").iterdir())
+    assert len(bundles) == 2 and sorted(p.name for p in results.iterdir()) == ["bundles"]
+    copy = tmp_path / "copy.db"
+    imported = invoke_cli("import", str(results), "--store", str(copy))
+    assert imported.returncode == 0, imported.stderr
+    assert _scalar(copy, "SELECT COUNT(*) FROM responses") == 4

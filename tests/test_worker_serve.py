@@ -51,6 +51,7 @@ def test_worker_serves_each_requested_model_and_fails_one_that_cannot_load(
             "--serve-command", f"{sys.executable} {STAND_IN}", "--tensor-parallel", "2",
             "--gpu-memory-utilization", "0.85", "--judge", f"openai-compat:fake@{judge.base_url}",
             "--results", f"hf://datasets/{RESULTS}", "--store", str(db),
+            "--serve-env", "FAKE_SERVER_LOG",
             env={**env, "FAKE_SERVER_LOG": str(starts)},
         )  # fmt: skip
         bundles = {p.split("/")[1] for p in hub.repo(RESULTS).head() if p.startswith("bundles/")}
@@ -71,6 +72,7 @@ def test_worker_serves_each_requested_model_and_fails_one_that_cannot_load(
     launched = [json.loads(line) for line in starts.read_text().splitlines()]
     assert [s["args"][0] for s in launched] == [*MODELS, "org/broken-model"]
     for start in launched:
+        assert "HF_TOKEN" not in start["env"] and "PATH" in start["env"]  # the worker's is kept
         args = start["args"]
         assert args[args.index("--tensor-parallel-size") + 1] == "2"
         assert args[args.index("--gpu-memory-utilization") + 1] == "0.85"
@@ -105,3 +107,38 @@ def test_serve_options_that_contradict_each_other_are_refused(tmp_path: Path) ->
     assert both.returncode != 0 and "--route" in both.stderr and "Traceback" not in both.stderr
     alone = run_cli("worker", "--drain", "--serve-command", "vllm serve", "--store", store)
     assert alone.returncode != 0 and "--serve" in alone.stderr
+
+
+def test_serve_options_a_server_cannot_take_are_one_line_before_any_claim(tmp_path: Path) -> None:
+    """Issue #30: an unclosed quote in --serve-command was a traceback; --tensor-parallel and
+    --gpu-memory-utilization were silently ignored by llama-server; a secret could be lent."""
+    db = tmp_path / "w.db"
+    with Store.open(db) as store:
+        rec = add_request(store, f"openai-compat:{MODEL}", dataset="demo")
+    cases = [
+        (("--serve", "vllm", "--serve-command", 'vllm"serve'), "--serve-command"),
+        (("--serve", "vllm", "--serve-command", "''"), "--serve-command names no program"),
+        (("--serve", "llamacpp", "--tensor-parallel", "2"), "cannot honour --tensor-parallel"),
+        (("--serve", "llamacpp", "--gpu-memory-utilization", "0.5"), "--gpu-memory-utilization"),
+        (("--serve", "vllm", "--serve-env", "HF_TOKEN"), "--serve-env HF_TOKEN"),
+        (("--serve-env", "HOME"), "--serve-env needs --serve"),
+    ]
+    for args, expected in cases:
+        res = run_cli("worker", "--drain", *args, "--store", str(db))
+        assert res.returncode == 2 and expected in res.stderr, (args, res.stderr)
+        assert "Traceback" not in res.stderr and len(res.stderr.strip().splitlines()) == 1
+    with Store.open(db) as store:
+        assert get_request(store, rec.request_id).attempts == 0
+
+
+def test_router_url_with_credentials_is_refused_before_any_claim(tmp_path: Path) -> None:
+    """Issue #30: INTIMA_HF_ROUTER_URL=http://user:pw@... was printed and stored."""
+    db = tmp_path / "w.db"
+    with Store.open(db) as store:
+        rec = add_request(store, f"openai-compat:{MODEL}", dataset="demo")
+    env = {"HF_TOKEN": "hf_x_0123456789", ROUTER_ENV: "http://user:SENTINELpw@127.0.0.1:9/v1"}
+    res = run_cli("worker", "--drain", "--route", "hf", "--store", str(db), env=env)
+    assert res.returncode == 2 and ROUTER_ENV in res.stderr, res.stderr
+    assert "SENTINEL" not in res.stdout + res.stderr and b"SENTINEL" not in db.read_bytes()
+    with Store.open(db) as store:
+        assert get_request(store, rec.request_id).attempts == 0

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Callable
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -49,6 +50,14 @@ AllowUnlistedOpt = Annotated[
         "--allow-unlisted-model",
         help="Run even if an OpenAI-compatible server's model list does not name the model "
         "(default: refuse, since a server that ignores names would answer with its own model).",
+    ),
+]
+
+#: ``--prices`` of the commands that may spend money (``run``, ``judge``, ``worker``).
+PricesOpt = Annotated[
+    Path | None,
+    typer.Option(
+        exists=True, dir_okay=False, help="Price table: TOML or JSON, USD per million tokens."
     ),
 ]
 

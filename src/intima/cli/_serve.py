@@ -11,7 +11,7 @@ import typer
 
 from intima.cli._params import nonempty
 from intima.core.errors import ConfigError
-from intima.service.model_server import Route, ServerKind, ServeSettings
+from intima.service.model_server import SECRET_NAME, Route, ServerKind, ServeSettings, unhonoured
 
 ServeOpt = Annotated[
     ServerKind | None,
@@ -43,6 +43,16 @@ ServeTimeoutOpt = Annotated[
     float,
     typer.Option(min=1.0, max=86400.0, help="Seconds a started server has to load its model."),
 ]
+ServeEnvOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--serve-env",
+        parser=nonempty,
+        help="Also lend the server this environment variable of the worker's; repeatable "
+        "(default: only PATH, HOME, the locale, the GPUs', the Hub cache's and the servers' "
+        "own settings; never a key or token).",
+    ),
+]
 RouteOpt = Annotated[
     Route | None,
     typer.Option(
@@ -62,6 +72,7 @@ def serve_settings(
     *,
     route: Route | None,
     base_url: list[str] | None,
+    env: list[str] | None = None,
 ) -> ServeSettings | None:
     """The worker's server settings, or None; refuses options that contradict each other."""
     if serve is not None and (route is not None or base_url):
@@ -69,11 +80,35 @@ def serve_settings(
     if route is not None and base_url:
         raise ConfigError("--route sends requests to the router: leave out --base-url")
     if serve is None:
-        if command is not None:
-            raise ConfigError("--serve-command needs --serve (vllm, llamacpp or sglang)")
+        for name, given in (("--serve-command", command is not None), ("--serve-env", env)):
+            if given:
+                raise ConfigError(f"{name} needs --serve (vllm, llamacpp or sglang)")
         return None
-    executable = tuple(shlex.split(command)) if command else None
+    if problem := unhonoured(serve, tensor_parallel, gpu_memory):
+        raise ConfigError(problem)
+    lent = tuple(env or ())
+    if secret := [name for name in lent if SECRET_NAME.search(name)]:
+        raise ConfigError(
+            f"--serve-env {secret[0]}: a served model is never lent a key or token (a public "
+            "model needs none)"
+        )
     return ServeSettings(
-        kind=serve, executable=executable, tensor_parallel=tensor_parallel,
+        kind=serve, executable=_program(command), tensor_parallel=tensor_parallel,
         gpu_memory_utilization=gpu_memory, max_model_len=max_model_len, ready_timeout_s=timeout,
+        pass_env=lent,
     )  # fmt: skip
+
+
+def _program(command: str | None) -> tuple[str, ...] | None:
+    """``--serve-command`` split as a shell would, without a shell."""
+    if command is None:
+        return None
+    try:
+        words = tuple(shlex.split(command))
+    except ValueError as exc:  # an unclosed quote
+        raise ConfigError(
+            f"--serve-command {command!r} cannot be split into words ({exc}); close its quotes"
+        ) from exc
+    if not words or not words[0].strip():
+        raise ConfigError("--serve-command names no program")
+    return words

@@ -27,6 +27,7 @@ from intima.cli._params import (
     BaseUrlOpt,
     BatchOpt,
     PollEveryOpt,
+    PricesOpt,
     nonempty,
 )
 from intima.core.config import (
@@ -179,12 +180,7 @@ def judge_cmd(
     timeout: JudgeTimeoutOpt = DEFAULT_JUDGE_TIMEOUT,
     max_retries: JudgeMaxRetriesOpt = DEFAULT_JUDGE_MAX_RETRIES,
     allow_unlisted_model: AllowUnlistedOpt = False,
-    prices: Annotated[
-        Path | None,
-        typer.Option(
-            exists=True, dir_okay=False, help="Price table: TOML or JSON, USD per million tokens."
-        ),
-    ] = None,
+    prices: PricesOpt = None,
     max_cost: Annotated[
         float | None,
         typer.Option(

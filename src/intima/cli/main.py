@@ -25,6 +25,7 @@ from intima.cli import validate  # noqa: F401
 from intima.cli import board  # noqa: F401
 from intima.cli import drift  # noqa: F401
 from intima.cli import queue  # noqa: F401
+from intima.cli import worker  # noqa: F401
 from intima.cli import serve  # noqa: F401
 from intima.cli import doctor  # noqa: F401
 

@@ -45,6 +45,7 @@ from intima.cli._params import (
     BaseUrlOpt,
     BatchOpt,
     PollEveryOpt,
+    PricesOpt,
     nonempty,
 )
 from intima.core.config import GenerationSettings, ModelConfig, load_price_table, load_run_file
@@ -109,12 +110,7 @@ def run_cmd(
     ] = None,
     timeout: TimeoutOpt = TIMEOUT_S,
     max_retries: MaxRetriesOpt = MAX_RETRIES,
-    prices: Annotated[
-        Path | None,
-        typer.Option(
-            exists=True, dir_okay=False, help="Price table: TOML or JSON, USD per million tokens."
-        ),
-    ] = None,
+    prices: PricesOpt = None,
     max_cost: Annotated[
         float | None,
         typer.Option(

@@ -21,6 +21,7 @@ scripts only clone a template's already parsed content.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -28,6 +29,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from intima.core.errors import IntimaError
 from intima.core.perf import paused_gc
 from intima.core.ratings import RatingSet
 from intima.core.version import __version__
@@ -97,6 +99,12 @@ def _build(
 ) -> SiteResult:
     ids = [r.dataset_id for r in data.runs]
     title = title or wording.board_title(ids)
+    if out_dir.is_symlink():
+        # Clearing a link's target would remove files elsewhere; rmtree refuses a link anyway.
+        raise IntimaError(
+            f"--out {out_dir} is a symbolic link (to {os.readlink(out_dir)}): give the folder "
+            "itself or a new folder"
+        )
     if out_dir.exists():
         _clear(out_dir)
     (out_dir / "data").mkdir(parents=True, exist_ok=True)
@@ -145,12 +153,10 @@ def _write_chunks(data: BoardData, folder: Path) -> int:
 def _clear(out_dir: Path) -> None:
     """Remove a previous build, but never a folder that does not look like one."""
     if not out_dir.is_dir():
-        raise NotADirectoryError(f"{out_dir} exists and is not a folder")
+        raise IntimaError(f"--out {out_dir} exists and is not a folder: choose a new folder")
     entries = {p.name for p in out_dir.iterdir()}
     ours = {"index.html", "data", *_STATIC, DRIFT_SCRIPT, ".nojekyll"}
     if entries - ours:
-        from intima.core.errors import IntimaError
-
         raise IntimaError(
             f"{out_dir} holds files that are not a leaderboard build ({sorted(entries - ours)[:3]}"
             "); choose an empty or new folder"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+from urllib.parse import urlsplit
 
 from intima.core.config import ModelConfig
 from intima.core.errors import ConfigError
@@ -22,9 +23,23 @@ _MODEL = re.compile(r"^[\w.-]+/[\w.-]+(:[\w.-]+)?$")
 
 
 def router_url() -> str:
+    """The router's URL. It is printed and stored with each run, so a user name, a password or a
+    query string (where keys hide) is refused, and never repeated in the message."""
     url = os.environ.get(ROUTER_ENV, "").strip().rstrip("/") or ROUTER_URL
     if not url.startswith(("http://", "https://")):
         raise ConfigError(f"{ROUTER_ENV} must be an http(s) URL, e.g. {ROUTER_URL}")
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError for a port out of range
+    except ValueError as exc:
+        raise ConfigError(f"{ROUTER_ENV} is not a valid URL ({exc})") from None
+    if "@" in parts.netloc or parts.query or parts.fragment or "?" in url or "#" in url:
+        raise ConfigError(
+            f"{ROUTER_ENV} carries credentials or a query string; give the server and path "
+            f"only (e.g. {ROUTER_URL}): the key goes in HF_TOKEN"
+        )
+    if not parts.hostname:
+        raise ConfigError(f"{ROUTER_ENV} has no host; e.g. {ROUTER_URL}")
     return url
 
 

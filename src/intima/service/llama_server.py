@@ -57,16 +57,20 @@ def poll_ready(
     every: float = 0.3,
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] = time.sleep,
+    probe: Callable[[], bool] | None = None,
 ) -> Readiness:
-    """Ask ``base_url``/models until it answers 200 (``ready``), the server process ends
-    (``exited``) or ``timeout`` seconds pass (``timeout``): one loop for every server intima
-    starts, each caller saying in its own words what went wrong."""
+    """Ask ``base_url``/models until it answers 200 (or ``probe()`` says True: ``ready``), the
+    server process ends (``exited``) or ``timeout`` seconds pass (``timeout``): one loop for
+    every server intima starts, each caller saying in its own words what went wrong."""
     deadline = clock() + timeout
     while clock() < deadline:
         if proc.poll() is not None:
             return "exited"
         try:
-            if httpx.get(f"{base_url}/models", timeout=2).status_code == 200:
+            if probe is not None:
+                if probe():
+                    return "ready"
+            elif httpx.get(f"{base_url}/models", timeout=2).status_code == 200:
                 return "ready"
         except httpx.HTTPError:
             pass

@@ -2,13 +2,21 @@
 this machine, serving the requested Hub model under its own name (``intima worker --serve``).
 
 The worker starts it when it claims a request for a Hub model (``openai-compat:OWNER/NAME`` with
-no server), waits until ``/v1/models`` answers, runs the request against it and stops it. A
-model that fails to load fails the request with the server's own last words (its log's tail).
+no server), waits until ``/health`` answers 200 and ``/v1/models`` lists the model, runs the
+request against it and stops it. A model that fails to load fails the request with the
+server's own last words (its log's tail, secrets blanked out).
 The command is an argument list (never a shell); the model id has been checked to be a Hub id.
+The server runs under :mod:`intima.service.server_guard`, in a process group of its own that is
+stopped whole, and gets only the environment it needs (:func:`server_env`): never the worker's
+keys and tokens.
 """
 
 from __future__ import annotations
 
+import os
+import re
+import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -20,7 +28,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from intima.core.config import ModelConfig
 from intima.core.errors import ProviderError
@@ -36,6 +44,23 @@ DEFAULT_EXECUTABLES: dict[str, tuple[str, ...]] = {
 }
 #: Characters of the server's log quoted in a failure reason.
 REASON_CHARS = 600
+#: What a served model gets of the worker's environment: these names, and names starting with
+#: one of the prefixes (locale, GPUs, the Hub's cache and offline mode, the servers' own
+#: settings). Never a key or token (:data:`SECRET_NAME`): a request names the model, and a
+#: public model needs none, so the worker's ``HF_TOKEN`` must not fetch a private one.
+SERVER_ENV_NAMES = frozenset(
+    {"PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TZ", "TERM",
+     "TMPDIR", "TMP", "TEMP", "PYTHONPATH", "VIRTUAL_ENV", "LD_LIBRARY_PATH",
+     "XDG_CACHE_HOME", "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE",
+     "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy",
+     "HF_HOME", "HF_HUB_CACHE", "HF_HUB_OFFLINE", "HF_ENDPOINT", "HF_HUB_ENABLE_HF_TRANSFER",
+     "HF_XET_CACHE", "HF_HUB_DISABLE_TELEMETRY", "TRANSFORMERS_OFFLINE",
+     "ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "OMP_NUM_THREADS"}
+)  # fmt: skip
+SERVER_ENV_PREFIXES = ("LC_", "CUDA_", "NCCL_", "VLLM_", "SGLANG_", "LLAMA_ARG_")
+#: Names that hold secrets; never lent, whatever the list or ``--serve-env`` says.
+SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH", re.IGNORECASE)
+_GUARD = Path(__file__).with_name("server_guard.py")
 
 
 class ModelLoadFailed(ProviderError):
@@ -57,8 +82,47 @@ class ServeSettings(BaseModel):
     #: More arguments, passed as they are (e.g. ``--quantization awq``).
     extra_args: tuple[str, ...] = ()
     ready_timeout_s: float = Field(default=1800.0, gt=0)
-    #: Where server logs go (one file per start); a temporary folder when unset.
+    #: Where server logs go (one file per start); a temporary folder, removed on stop, when unset.
     log_dir: Path | None = None
+    #: More of the worker's environment variables to lend the server (never a secret's name).
+    pass_env: tuple[str, ...] = ()
+
+    @model_validator(mode="after")
+    def _honoured(self) -> ServeSettings:
+        if problem := unhonoured(self.kind, self.tensor_parallel, self.gpu_memory_utilization):
+            raise ValueError(problem)
+        if secret := [n for n in self.pass_env if SECRET_NAME.search(n)]:
+            raise ValueError(f"{secret[0]} looks like a secret; a served model is never lent one")
+        return self
+
+
+def unhonoured(kind: str, tensor_parallel: int, gpu_memory: float | None) -> str | None:
+    """Why the server cannot take these GPU settings, or None: llama-server splits a model over
+    every visible GPU by itself and has no memory share, so the options would be ignored."""
+    if kind != "llamacpp":
+        return None
+    asked = (("--tensor-parallel", tensor_parallel != 1), ("--gpu-memory-utilization", gpu_memory))
+    given = [option for option, value in asked if value]
+    if not given:
+        return None
+    return (
+        f"llama-server cannot honour {' and '.join(given)}: it spreads the model over every "
+        "visible GPU itself (choose them with CUDA_VISIBLE_DEVICES); leave the option out or "
+        "serve with vllm or sglang"
+    )
+
+
+def server_env(
+    extra: tuple[str, ...] = (), environ: dict[str, str] | None = None
+) -> dict[str, str]:
+    """The environment a served model starts with: the allowed part of the worker's."""
+    source = dict(os.environ if environ is None else environ)
+    return {
+        name: value
+        for name, value in source.items()
+        if (name in SERVER_ENV_NAMES or name.startswith(SERVER_ENV_PREFIXES) or name in extra)
+        and not SECRET_NAME.search(name)
+    }
 
 
 def server_command(settings: ServeSettings, model: str, port: int) -> list[str]:
@@ -104,18 +168,30 @@ class ServedModel:
         self._sleep, self._clock = sleep, clock
         self._proc: subprocess.Popen[bytes] | None = None
         self._log: Path | None = None
+        self._temp: Path | None = None
 
     def __enter__(self) -> ServedModel:
-        folder = self.settings.log_dir or Path(tempfile.mkdtemp(prefix="intima-serve-"))
+        folder = self.settings.log_dir
+        if folder is None:
+            folder = self._temp = Path(tempfile.mkdtemp(prefix="intima-serve-"))
         folder.mkdir(parents=True, exist_ok=True)
         self._log = folder / f"{self.settings.kind}-{self.port}.log"
         command = server_command(self.settings, self.model, self.port)
+        if shutil.which(command[0]) is None:
+            self._remove_temp()
+            raise ModelLoadFailed(
+                f"cannot start the {self.settings.kind} server ({command[0]}): no such program"
+            )
+        guarded = [sys.executable, str(_GUARD), str(os.getpid()), *command]
         with self._log.open("wb") as sink:
             try:
+                # A session of its own: one killpg stops the server and all it started.
                 self._proc = subprocess.Popen(  # noqa: S603 - an argument list, no shell
-                    command, stdout=sink, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
-                )
+                    guarded, stdout=sink, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                    env=server_env(self.settings.pass_env), start_new_session=True,
+                )  # fmt: skip
             except OSError as exc:
+                self._remove_temp()
                 raise ModelLoadFailed(
                     f"cannot start the {self.settings.kind} server ({command[0]}): {exc.strerror}"
                 ) from exc
@@ -131,12 +207,29 @@ class ServedModel:
     ) -> None:
         self.stop()
 
+    def _ready(self) -> bool:
+        """``/health`` says 200 only once the model is loaded (llama-server answers
+        ``/v1/models`` while still loading), and the model list must name the model."""
+        import httpx
+
+        root = self.base_url.removesuffix("/v1")
+        if httpx.get(f"{root}/health", timeout=2).status_code != 200:
+            return False
+        listed = httpx.get(f"{self.base_url}/models", timeout=2)
+        if listed.status_code != 200:
+            return False
+        try:
+            data = listed.json().get("data")
+            return any(isinstance(m, dict) and m.get("id") == self.model for m in data)
+        except (ValueError, AttributeError, TypeError):
+            return False
+
     def _wait_ready(self) -> None:
         assert self._proc is not None
         from intima.service.llama_server import poll_ready  # httpx: only when serving
 
         state = poll_ready(self.base_url, self._proc, self.settings.ready_timeout_s, every=0.5,
-                           clock=self._clock, sleep=self._sleep)  # fmt: skip
+                           clock=self._clock, sleep=self._sleep, probe=self._ready)  # fmt: skip
         if state == "exited":
             raise ModelLoadFailed(
                 f"the {self.settings.kind} server could not load {self.model} (exit "
@@ -149,24 +242,49 @@ class ServedModel:
             )
 
     def log_tail(self) -> str:
-        """The end of the server's log, on one line: what it said before it stopped."""
+        """The end of the server's log, on one line: what it said before it stopped, with the
+        worker's secrets blanked out *before* it is cut, so no part of one survives the cut."""
+        from intima.service.queue import redact
+
         if self._log is None or not self._log.exists():
             return "no log"
-        text = self._log.read_bytes()[-8192:].decode("utf-8", "replace")
-        lines = [line.strip() for line in text.splitlines() if line.strip()]
+        with self._log.open("rb") as f:
+            start = max(0, f.seek(0, os.SEEK_END) - 8192)
+            f.seek(start)
+            text = f.read().decode("utf-8", "replace")
+        if start:  # the first word may be the end of a longer one (a token's tail): drop it
+            text = re.sub(r"^\S*", "", text)
+        lines = [line.strip() for line in redact(text).splitlines() if line.strip()]
         tail = " | ".join(lines[-3:]) or "the server printed nothing"
         return tail[-REASON_CHARS:]
 
     def stop(self) -> None:
+        """Stop the server's whole process group, then remove a temporary log folder."""
         proc, self._proc = self._proc, None
-        if proc is None or proc.poll() is not None:
-            return
-        proc.terminate()
+        if proc is not None:
+            _stop_group(proc)
+        self._remove_temp()
+
+    def _remove_temp(self) -> None:
+        # Failure reasons quote the log before this runs; a log folder the worker chose stays.
+        temp, self._temp = self._temp, None
+        if temp is not None:
+            shutil.rmtree(temp, ignore_errors=True)
+
+
+def _stop_group(proc: subprocess.Popen[bytes]) -> None:
+    """SIGTERM to the group (the guard waits for the server, then kills what is left); SIGKILL
+    to the group if the guard is not done in time."""
+    for sig, wait in ((signal.SIGTERM, 30.0), (signal.SIGKILL, 10.0)):
         try:
-            proc.wait(30)
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            pass
+        try:
+            proc.wait(wait)
+            return
         except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(10)
+            continue
 
 
 def is_hub_request(config: ModelConfig) -> bool:

@@ -8,18 +8,19 @@ worker killed mid-request leaves its request to the next worker once the lease r
 
 from __future__ import annotations
 
-import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel
 
-from intima.core.config import ModelConfig
+from intima.core.config import ModelConfig, PriceTable
 from intima.core.errors import IntimaError
 from intima.dataset import PromptSet, load_prompts
+from intima.service.heartbeat import Heartbeat
 from intima.service.model_server import Route, ServeSettings, serving
 from intima.service.queue import (
     DEFAULT_LEASE_S,
@@ -31,6 +32,7 @@ from intima.service.queue import (
     redact,
 )
 from intima.service.request_policy import RequestRefused, runnable_config
+from intima.service.spending import BudgetReached, NoPrice, Spending
 from intima.store import Store, claim_owner
 
 #: Receives the worker's one-line reports; they hold untrusted text (model specs, server
@@ -55,6 +57,8 @@ class StageContext:
     #: Work a stage left undone without failing the request (e.g. some judgments unscored):
     #: reason -> count. The worker adds them up and reports them.
     unscored: Counter[str] = field(default_factory=Counter)
+    #: The worker's prices and --max-cost, shared by every request it runs.
+    spending: Spending = field(default_factory=Spending)
 
 
 Stage = Callable[[StageContext], None]
@@ -66,6 +70,8 @@ class WorkSummary(BaseModel):
     finished: int = 0
     failed: int = 0
     lost: int = 0  # leases taken over by another worker while this one was still working
+    #: Why the worker stopped before the queue was done (its --max-cost), if it did.
+    stopped: str | None = None
     #: Why requests failed: reason -> count.
     failed_reasons: dict[str, int] = {}
     #: Judgments left unscored in requests that finished: reason -> count.
@@ -87,8 +93,12 @@ def generation_stage(ctx: StageContext) -> None:
     """Ask the model for every prompt still missing; stored answers are reused."""
     from intima.generate import runner
 
-    summaries = runner.generate(ctx.store, ctx.prompts, [ctx.config])
+    pay = ctx.spending.call_args(ctx.config)
+    summaries = runner.generate(ctx.store, ctx.prompts, [ctx.config], **pay)
+    ctx.spending.add(s.cost_usd for s in summaries)
     ctx.run_ids.extend(s.run_id for s in summaries)
+    if any(s.status == "stopped (max cost)" for s in summaries):
+        raise BudgetReached(ctx.spending.reached())
     bad = [s for s in summaries if s.status != "complete"]
     if bad:
         s = bad[0]
@@ -109,7 +119,13 @@ def judging_stage(judges: Sequence[ModelConfig], max_reasks: int | None = None) 
 
     def stage(ctx: StageContext) -> None:
         reasks = DEFAULT_MAX_REASKS if max_reasks is None else max_reasks
-        summaries = judge(ctx.store, list(judges), ctx.run_ids, max_reasks=reasks)
+        pay: dict[str, Any] = {}
+        for config in judges:  # every judge is held to the worker's cap
+            pay = ctx.spending.call_args(config, "judge")
+        summaries = judge(ctx.store, list(judges), ctx.run_ids, max_reasks=reasks, **pay)
+        ctx.spending.add(s.cost_usd for s in summaries)
+        if any(s.stopped_by_budget for s in summaries):
+            raise BudgetReached(ctx.spending.reached())
         for s in summaries:
             for note in s.notes:
                 _say(ctx.on_message, note)
@@ -178,6 +194,8 @@ def work(
     give_up_s: float = DEFAULT_GIVE_UP_S,
     allow_unlisted_model: bool = False,
     clock: Callable[[], float] = time.monotonic,
+    prices: PriceTable | None = None,
+    max_cost: float | None = None,
 ) -> WorkSummary:
     """Process queued requests one by one.
 
@@ -200,6 +218,9 @@ def work(
     ``serve``: start a model server for each request for a Hub model (stopped after it; a model
     that fails to load fails the request with the server's reason); ``route="hf"``: send those
     requests to Inference Providers. Neither changes a configuration key.
+    ``max_cost``: USD this worker may spend over all its requests (``prices`` says what each
+    model costs; a request for a model with no price fails); once it is spent, the request in
+    hand goes back to the queue and the worker stops (``summary.stopped``).
 
     A request fails (with the reason) when generation leaves prompts unanswered or a judge's
     judgments are all unscored; the summary counts failed requests and, for finished ones,
@@ -209,6 +230,11 @@ def work(
         raise IntimaError(
             "--lease and --poll must be positive numbers of seconds, --give-up-after at least 0"
         )
+    # The worker's own options are checked before anything is claimed: a bad one must not use
+    # up a request's attempts.
+    _check_options(base_urls, results, route)
+    spending = Spending(prices, max_cost)
+    spending.check_judges(judges)
     pipeline = (
         list(stages)
         if stages is not None
@@ -221,6 +247,9 @@ def work(
     unreachable_since: float | None = None
     with Store.open(store_path) as store:
         while True:
+            if spending.exhausted:
+                summary.stopped = spending.reached()
+                return summary
             try:
                 req = source.claim_next(summary.worker_id, lease_s, max_attempts=max_attempts)
             except QueueUnavailable as exc:
@@ -250,7 +279,8 @@ def work(
             try:
                 # Checked where it runs: a request file may have been written by anyone.
                 wanted = runnable_config(req, public=source.public)
-            except RequestRefused as exc:
+                spending.check_price(wanted)  # before a server is started for it
+            except (RequestRefused, NoPrice) as exc:
                 outcome, reasons = _failed(source, req, req.worker_id or "", str(exc), on_message)
             else:
                 config = _config_for(wanted, base_urls, concurrency, max_retries, timeout_s,
@@ -258,7 +288,11 @@ def work(
                 outcome, reasons = _process(store, source, req, pipeline, dataset=dataset,
                                             limit=limit, config=config, lease_s=lease_s,
                                             results=results, on_message=on_message,
-                                            serve=serve, route=route)  # fmt: skip
+                                            serve=serve, route=route,
+                                            spending=spending)  # fmt: skip
+            if outcome == "stopped":
+                summary.stopped = spending.reached()
+                return summary
             setattr(summary, outcome, getattr(summary, outcome) + 1)
             if outcome == "failed":
                 failed_reasons.update(reasons)
@@ -284,10 +318,11 @@ def _process(
     on_message: OnMessage | None,
     serve: ServeSettings | None = None,
     route: Route | None = None,
+    spending: Spending | None = None,
 ) -> tuple[str, Counter[str]]:
     """Run the stages (and publish) under a renewed lease; returns 'finished', 'failed' or
     'lost', with the failure's reason (failed) or the reasons of the work left unscored."""
-    beat = _Heartbeat(queue, req.request_id, req.worker_id or "", lease_s)
+    beat = Heartbeat(queue, req.request_id, req.worker_id or "", lease_s)
     beat.start()
     worker_id = req.worker_id or ""
     published: list[str] = []
@@ -299,6 +334,7 @@ def _process(
             ctx = StageContext(
                 store=store, request=req, config=config,
                 prompts=_prompts_for(req, dataset, limit), on_message=on_message,
+                spending=spending or Spending(),
             )  # fmt: skip
             for stage in pipeline:
                 stage(ctx)
@@ -309,6 +345,11 @@ def _process(
         if queue.release(req.request_id, worker_id, "worker stopped; released"):
             _say(on_message, f"{req.request_id}: released to the queue; finished answers kept")
         raise
+    except BudgetReached as exc:
+        beat.stop()  # not the request's fault: another worker (or a bigger budget) finishes it
+        if queue.release(req.request_id, worker_id, f"{exc}; released"):
+            _say(on_message, f"{req.request_id}: {exc}; released to the queue, answers kept")
+        return "stopped", Counter()
     except IntimaError as exc:
         beat.stop()
         return _failed(queue, req, worker_id, str(exc), on_message)
@@ -328,12 +369,31 @@ def _process(
 
 
 def _publish(store: Store, dest: str, run_ids: list[str], on_message: OnMessage | None) -> str:
-    from intima.service.bundle import publish
+    from intima.service.worker_results import publish_results
 
-    manifest = publish(store, dest, run_ids)  # a BundleError fails the request with its reason
-    where = f"bundles/{manifest.bundle_id}" if dest.startswith("hf://") else dest
+    manifest, where = publish_results(store, dest, run_ids)
     _say(on_message, f"published bundle {manifest.bundle_id} to {dest}")
     return where
+
+
+def _check_options(base_urls: Sequence[str], results: str | None, route: Route | None) -> None:
+    """The worker's own settings, refused in one line before any request is claimed."""
+    from pydantic import ValidationError
+
+    if base_urls:
+        try:
+            ModelConfig(spec="openai-compat:check", base_urls=tuple(base_urls))
+        except ValidationError as exc:
+            reason = str(exc.errors()[0]["msg"]).removeprefix("Value error, ")
+            raise IntimaError(f"--base-url: {reason}") from None
+    if route == "hf":
+        from intima.providers.hf_router import router_url
+
+        router_url()  # INTIMA_HF_ROUTER_URL
+    if results is not None:
+        from intima.service.worker_results import check_results
+
+        check_results(results)
 
 
 def _failed(
@@ -387,33 +447,3 @@ def _unique(items: Sequence[str]) -> list[str]:
 def _say(on_message: OnMessage | None, text: str) -> None:
     if on_message is not None:
         on_message(text)
-
-
-class _Heartbeat:
-    """Renews the lease from a thread (the queue opens its own connection per call)."""
-
-    def __init__(
-        self, queue: RequestQueue, request_id: str, worker_id: str, lease_s: float
-    ) -> None:
-        self._args = (queue, request_id, worker_id, lease_s)
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True, name="intima-heartbeat")
-        self.lost = False
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join()
-
-    def _run(self) -> None:
-        queue, request_id, worker_id, lease_s = self._args
-        while not self._stop.wait(lease_s / 3):
-            try:
-                held = queue.heartbeat(request_id, worker_id, lease_s)
-            except IntimaError:
-                continue  # the Hub may be briefly out of reach; the lease has time left
-            if not held:
-                self.lost = True
-                return
