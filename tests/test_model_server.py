@@ -28,6 +28,19 @@ def test_command_lines_carry_the_model_and_the_gpu_settings() -> None:
         "--served-model-name", MODEL, "--tensor-parallel-size", "2",
         "--gpu-memory-utilization", "0.8",
     ]  # fmt: skip
+    # every setting each server takes, under its own flag (a dropped one fails here)
+    full = {"tensor_parallel": 4, "gpu_memory_utilization": 0.7, "max_model_len": 16384}
+    vllm_full = server_command(ServeSettings(kind="vllm", **full), MODEL, 9003)
+    assert vllm_full[vllm_full.index("--served-model-name") :] == [
+        "--served-model-name", MODEL, "--tensor-parallel-size", "4",
+        "--gpu-memory-utilization", "0.7", "--max-model-len", "16384",
+    ]  # fmt: skip
+    sglang_full = server_command(ServeSettings(kind="sglang", **full), MODEL, 9004)
+    assert sglang_full[sglang_full.index("--model-path") :] == [
+        "--model-path", MODEL, "--host", "127.0.0.1", "--port", "9004",
+        "--served-model-name", MODEL, "--tp", "4", "--mem-fraction-static", "0.7",
+        "--context-length", "16384",
+    ]  # fmt: skip
     llama = server_command(ServeSettings(kind="llamacpp", max_model_len=8192), MODEL, 9001)
     assert llama[:3] == ["llama-server", "-hf", MODEL] and llama[-2:] == ["--ctx-size", "8192"]
     sglang = server_command(ServeSettings(kind="sglang", extra_args=("--x", "1")), MODEL, 9002)
