@@ -157,6 +157,10 @@ def test_hostile_files_are_skipped_with_a_warning_and_the_queue_keeps_working(
     added = run_cli("request", f"openai-compat:{MODEL}", "--system-prompt", "Be brief.",
                     "--dataset", "demo", "--queue", URL, env=env)  # fmt: skip
     assert added.returncode == 0, added.stderr
+    # from the command line there is no form: the refusal names the public queue's rule
+    local = run_cli("request", "llamacpp:/models/x.gguf", "--queue", URL, env=env)
+    assert local.returncode == 2 and "a public queue takes Hub models" in local.stderr
+    assert "form" not in local.stderr
     worker = subprocess.run(
         [sys.executable, "-m", "intima", "worker", "--queue", URL, "--drain", "--limit", "1",
          "--base-url", served.base_url, "--poll", "0.1", "--results", f"hf://datasets/{RESULTS}",

@@ -55,7 +55,7 @@ def check_public_spec(spec: ModelSpec) -> None:
     allowed = API_ALLOW_LIST.get(spec.provider)
     if allowed is None:
         raise PublicRequestError(
-            f"the form takes Hub models ({HUB_PROVIDER}:OWNER/NAME) or API models "
+            f"a public queue takes Hub models ({HUB_PROVIDER}:OWNER/NAME) or API models "
             f"({', '.join(API_ALLOW_LIST)}), not {spec.provider[:30]!r}"
         )
     if spec.model not in allowed:
