@@ -288,6 +288,28 @@ def test_cli_cancels_a_request_in_the_store_s_own_queue(tmp_path: Path) -> None:
     assert sqlite3.connect(db).execute("SELECT status FROM requests").fetchone() == ("cancelled",)
 
 
+def test_cancel_takes_the_start_of_an_id_and_refuses_an_ambiguous_one(tmp_path: Path) -> None:
+    """As `intima explain` does, `requests cancel` takes a prefix (it needed all 16 digits); a
+    prefix two requests share is refused naming both, and neither is touched."""
+    from intima.service.request_rules import resolve_request_id
+
+    db = tmp_path / "p.db"
+    for spec in ("openai:gpt-4o-mini", "openai:gpt-4o"):
+        assert invoke_cli("request", spec, "--store", str(db)).returncode == 0
+    ids = [r[0] for r in sqlite3.connect(db).execute("SELECT request_id FROM requests")]
+    res = invoke_cli("requests", "cancel", ids[0][:6], "--store", str(db))
+    assert res.returncode == 0, res.stderr
+    assert f"{ids[0]} " in res.stderr and ": cancelled" in res.stderr
+    statuses = dict(sqlite3.connect(db).execute("SELECT request_id, status FROM requests"))
+    assert statuses == {ids[0]: "cancelled", ids[1]: "pending"}
+    # two ids sharing a start, as the function sees them
+    shared = ["abcd000000000001", "abcd000000000002"]
+    with pytest.raises(QueueError, match="abcd is the start of 2 requests"):
+        resolve_request_id("abcd", shared)
+    assert resolve_request_id("abcd0000000000", [*shared, "ffff000000000000"][1:]) == shared[1]
+    assert resolve_request_id("../x", shared) == "../x"  # left for the queue's own refusal
+
+
 def test_a_model_id_is_never_an_option_and_a_refused_request_creates_no_store(
     tmp_path: Path, fake_server: Any
 ) -> None:

@@ -12,7 +12,7 @@ from rich.table import Table
 from intima.cli._common import DEFAULT_STORE, RunOpt, StoreOpt, app, console, for_terminal, out
 from intima.cli._params import IntimaGroup, nonempty
 from intima.core.config import ModelConfig
-from intima.service.queue import cancel
+from intima.service.queue import cancel, list_requests
 from intima.store import Store
 
 QueueOpt = Annotated[
@@ -83,7 +83,7 @@ def requests_cmd(
     """
     if ctx.invoked_subcommand is not None:
         return
-    from intima.service.queue import RequestRecord, list_requests
+    from intima.service.queue import RequestRecord
 
     rows: list[RequestRecord]
     if queue is not None:
@@ -198,7 +198,9 @@ ByOpt = Annotated[
 ]
 
 
-RequestIdArg = Annotated[str, typer.Argument(parser=nonempty, help="The request's id.")]
+RequestIdArg = Annotated[
+    str, typer.Argument(parser=nonempty, help="The request's id, or its start (4+ hex digits).")
+]
 
 
 @requests_app.command("approve")
@@ -226,13 +228,17 @@ def _review(
     action: Literal["approve", "cancel"], request_id: str, url: str | None, by: str | None,
     store: Path = DEFAULT_STORE,
 ) -> None:  # fmt: skip
+    from intima.service.request_rules import resolve_request_id
+
     if url is None:  # the store's own queue (approving is the Hub's: its form is public)
         with Store.open(store, create=False) as db:
-            rec = cancel(db, request_id, by)
+            known = (r.request_id for r in list_requests(db))
+            rec = cancel(db, resolve_request_id(request_id, known), by)
     else:
         from intima.service.hub_queue import HubQueue
 
         hub = HubQueue(url)
+        request_id = resolve_request_id(request_id, (r.request_id for r in hub.requests()))
         rec = (hub.approve if action == "approve" else hub.cancel)(request_id, by=by)
     _say(f"{rec.request_id} {rec.spec}: {rec.status}")
 

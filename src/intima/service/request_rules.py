@@ -6,6 +6,9 @@ hold, lengths within limits, and a dataset that is no path.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
+
 from intima.core.config import GenerationSettings, ModelConfig, ModelSpec
 from intima.core.errors import ConfigError
 from intima.core.escape import strip_controls
@@ -111,3 +114,16 @@ def _check_text(what: str, text: str) -> None:
         raise QueueError(
             f"{what} holds text that is not valid Unicode (a lone surrogate or an undecodable byte)"
         ) from None
+
+
+def resolve_request_id(given: str, known: Iterable[str]) -> str:
+    """The one request whose id starts with ``given`` (a prefix, as ``intima explain`` takes
+    one); ``given`` itself when it is a whole id, not hex, or matches none, so the queue's own
+    error names it. Two or more matches are refused: acting on the wrong request is worse."""
+    if len(given) >= 16 or not re.fullmatch(r"[0-9a-f]{4,15}", given):
+        return given
+    matches = sorted({i for i in known if i.startswith(given)})
+    if len(matches) > 1:
+        shown = ", ".join(matches[:5]) + (", ..." if len(matches) > 5 else "")
+        raise QueueError(f"{given} is the start of {len(matches)} requests ({shown}); give more")
+    return matches[0] if matches else given
