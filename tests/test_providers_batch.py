@@ -346,3 +346,33 @@ def test_an_item_answered_twice_is_counted_and_stored_once(tmp_path, vendor) -> 
     assert run.cost_usd == pytest.approx(5 * PRICE.cost(USAGE_IN, USAGE_OUT) / 2)
     assert [tuple(r) for r in stored] == [("ok", 5)]
     assert any("answered more than once" in n for n in run.notes)
+
+
+def test_answers_the_store_cannot_hold_fail_their_items_alone(tmp_path, vendor) -> None:
+    """A lone surrogate (JSON can spell one), a negative or a huge token count: before, the
+    store refused the whole batch's answers and every rerun failed the same way."""
+    config = ModelConfig(spec=f"{vendor.vendor}:m@{vendor.base_url}")
+    reply = "body" if vendor.vendor == "openai" else "message"
+    tokens = "completion_tokens" if vendor.vendor == "openai" else "output_tokens"
+
+    def unstorable(lines: list[str]) -> list[str]:
+        out = [*lines[:2]]
+        for n, change in ((2, "text"), (3, -3), (4, 10**30)):
+            line, holder = _result_line(vendor.vendor, lines[n])
+            if change == "text" and vendor.vendor == "openai":
+                holder[reply]["choices"][0]["message"]["content"] = "he\ud800llo"
+            elif change == "text":
+                holder[reply]["content"][0]["text"] = "he\ud800llo"
+            else:
+                holder[reply]["usage"][tokens] = change
+            out.append(json.dumps(line))
+        return out
+
+    vendor.mangle = unstorable
+    with Store.open(tmp_path / "s.db") as store:
+        [run] = asyncio.run(agenerate_batch(store, _five(), [config], sleep=_no_wait))
+        [batch] = store.query("SELECT status FROM provider_batches")
+        errors = [r[0] for r in store.query("SELECT error FROM responses WHERE status='error'")]
+    assert (run.generated, run.failed, batch["status"]) == (2, 3, "imported")
+    assert sum("not valid Unicode" in e for e in errors) == 1
+    assert sum("out of range" in e for e in errors) == 2

@@ -67,6 +67,8 @@ METADATA_KEY = "intima_batch"
 _OPENAI_ENDED = frozenset({"completed", "expired", "failed", "cancelled"})
 #: How far before the stored intent a listing is read: the vendor's clock may differ from ours.
 LISTING_MARGIN = timedelta(hours=1)
+#: More tokens than any one reply has: a larger count is a broken line (and SQLite's limit).
+MAX_TOKENS = 2**31 - 1
 
 
 @asynccontextmanager
@@ -284,7 +286,7 @@ class _Reader:
     def _line(self, n: int, raw: str) -> None:
         try:
             line = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):
             self.problems.append(f"line {n} is not JSON")
             return
         custom_id = line.get("custom_id") if isinstance(line, dict) else None
@@ -306,12 +308,20 @@ class _Reader:
 
 
 def _checked(result: BatchResult) -> BatchResult:
-    """What a reply must be to be stored: counts that are counts, text that is text."""
+    """What a reply must be to be stored (else the store refuses the whole batch's answers and
+    every rerun fails the same way): counts that are counts, text that is text."""
     c = result.completion
     if c is not None:
-        if any(t is not None and t < 0 for t in (c.prompt_tokens, c.completion_tokens)):
-            raise _Malformed("a negative token count")
-        c.text.encode("utf-8")  # a lone surrogate (\ud800) cannot be stored
+        if any(
+            t is not None and not 0 <= t <= MAX_TOKENS
+            for t in (c.prompt_tokens, c.completion_tokens)
+        ):
+            raise _Malformed("a token count out of range")
+        for text in (c.text, c.finish_reason or ""):
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError:  # a lone surrogate (\ud800), which JSON can spell
+                raise _Malformed("text that is not valid Unicode") from None
     return result
 
 
