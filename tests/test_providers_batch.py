@@ -315,7 +315,7 @@ def test_malformed_result_lines_fail_their_items_and_the_good_answers_are_import
         [second] = asyncio.run(agenerate_batch(store, _five(), [config], sleep=_no_wait))
     assert (first.generated, first.failed, first.status) == (1, 4, "incomplete")
     assert batch["status"] == "imported" and len(errors) == 4 and all(errors)
-    assert sum("could not be read" in e for e in errors) == 2  # not JSON, a list: no custom id
+    assert sum("malformed line(s)" in e for e in errors) == 2  # not JSON, a list: no custom id
     assert sum("without a" in e for e in errors) == 1  # no body
     [warning] = [n for n in first.notes if batch["batch_id"] in n]
     assert "malformed result line" in warning and "\n" not in warning

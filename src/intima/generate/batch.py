@@ -165,7 +165,7 @@ def _settle(
                 kept[result.custom_id] = result
     why = f"batch {state.status}" + (f": {state.reason}" if state.reason else ": no answer")
     if read.problems:
-        why += f" ({len(read.problems)} result line(s) could not be read)"
+        why += f" (the results had {len(read.problems)} malformed line(s))"
     results = [kept.get(c) or BatchResult(custom_id=c, error=why) for c in refs]
     said = []
     if read.problems:
@@ -177,7 +177,7 @@ def _settle(
     failed = sum(r.completion is None for r in results)
     warning = (
         f"warning: batch {batch_id}: " + "; ".join(said) + f"; {failed} item(s) stored as "
-        "failed with the reason, asked again by the next run"
+        "failed with their reason, asked again by the next run"
     )
     return results, warning
 
