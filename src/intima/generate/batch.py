@@ -4,7 +4,9 @@ vendor's batch API as one batch, at half price, answered within 24 hours.
 The batch id is stored (``provider_batches``) as soon as the vendor gives it, so a command that
 is killed and run again polls the same batch and never submits twice. Vendors publish a batch's
 answers once it has ended; they are then imported like any other answer. Items that expired or
-failed are stored with their reason and asked again by the next run (a new, smaller batch).
+failed are stored with their reason and asked again by the next run (a new, smaller batch); so
+are items whose result line is malformed (one warning line says so). An item answered twice
+counts once, by its first answer.
 Cost is recorded at the batch price: half the price table's.
 """
 
@@ -127,6 +129,7 @@ async def run_batch(
         # The intent is stored before the vendor hears of it, under a token the vendor keeps
         # (OpenAI: the batch's metadata; Anthropic, which keeps none: every request's custom
         # id): a command killed before it learns the batch id finds the batch by the token.
+        # (Anthropic takes custom ids of 1-64 characters of [A-Za-z0-9_-]: hex, "-", a count.)
         token = PENDING + uuid.uuid4().hex
         items = [
             BatchItem(custom_id=f"{token.removeprefix(PENDING)}-{n}", messages=ask.messages,

@@ -8,7 +8,10 @@
   ``canceled``, ``expired``).
 
 Each item's body is exactly what the provider sends for one request, so a batch answer is
-stored as the same response would be.
+stored as the same response would be. A batch whose id was never stored is found again by what
+the vendor keeps: OpenAI, the token in its metadata; Anthropic, which keeps nothing of ours on
+the batch, the custom ids in its results (they carry the token). Results are read line by line:
+a malformed line fails its item, or no item when it names none, and the reading goes on.
 """
 
 from __future__ import annotations
