@@ -342,10 +342,15 @@ def test_an_item_answered_twice_is_counted_and_stored_once(tmp_path, vendor) -> 
         [run] = asyncio.run(agenerate_batch(store, _five(), [config], prices=prices,
                                             sleep=_no_wait))  # fmt: skip
         stored = store.query("SELECT status, COUNT(*) FROM responses GROUP BY status")
+        [judged] = asyncio.run(ajudge_batch(store, [config], prices=prices, sleep=_no_wait))
+        judgments = store.query("SELECT COUNT(*) FROM judgments")[0][0]
     assert (run.generated, run.failed, run.status) == (5, 0, "complete")
     assert run.cost_usd == pytest.approx(5 * PRICE.cost(USAGE_IN, USAGE_OUT) / 2)
     assert [tuple(r) for r in stored] == [("ok", 5)]
     assert any("answered more than once" in n for n in run.notes)
+    assert (judged.scored, judged.unscored, judged.requests, judgments) == (5, 0, 5, 5)
+    assert judged.cost_usd == pytest.approx(5 * PRICE.cost(USAGE_IN, USAGE_OUT) / 2)
+    assert any("answered more than once" in n for n in judged.notes)
 
 
 def test_answers_the_store_cannot_hold_fail_their_items_alone(tmp_path, vendor) -> None:
