@@ -8,7 +8,10 @@ Every chat request is answered with fixed usage (100 tokens in, 10 out) so costs
 reply breaks the vendor's format) until it is empty; ``served`` counts the faults sent. Batches end after
 ``polls_to_finish`` retrieves unless ``hold`` is set; in the first batch, the first
 ``expire_first`` items expire and the next ``fail_first`` fail. ``submissions`` counts batch
-creations.
+creations. Batch listings are paged as the vendors page them (newest first, ``limit`` default
+20; OpenAI ``after``, Anthropic ``after_id``/``before_id``, both ``has_more``). ``mangle``, when
+set, rewrites a batch's result lines (JSON texts) before they are served, as a hostile or broken
+vendor might.
 """
 
 from __future__ import annotations
@@ -17,10 +20,12 @@ import json
 import threading
 import time
 from collections import Counter, deque
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from email.parser import BytesParser
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import parse_qsl
 
 USAGE_IN, USAGE_OUT = 100, 10
 
@@ -67,6 +72,7 @@ class FakeVendor:
         self.files: dict[str, bytes] = {}
         self.batches: dict[str, dict[str, Any]] = {}
         self.batch_items: dict[str, list[dict[str, Any]]] = {}
+        self.mangle: Callable[[list[str]], list[str]] | None = None
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self._server.daemon_threads = True
@@ -85,14 +91,21 @@ class FakeVendor:
         self._server.server_close()
 
     # -- routing ---------------------------------------------------------------------------
-    def route(self, method: str, path: str, headers: dict[str, str], body: bytes) -> Reply:
+    def route(
+        self,
+        method: str,
+        path: str,
+        headers: dict[str, str],
+        body: bytes,
+        query: dict[str, str] | None = None,
+    ) -> Reply:
         if not self._authorised(headers):
             self.rejected_auth += 1
             return self._error(401, "authentication_error", "invalid x-api-key / bearer token")
         self.headers_seen.append(headers)
         if self.vendor == "anthropic":
-            return self._anthropic(method, path, body)
-        return self._openai(method, path, headers, body)
+            return self._anthropic(method, path, body, query or {})
+        return self._openai(method, path, headers, body, query or {})
 
     def _authorised(self, headers: dict[str, str]) -> bool:
         if self.vendor == "anthropic":
@@ -104,7 +117,9 @@ class FakeVendor:
             return sent == self.key and bool(headers.get("anthropic-version"))
         return headers.get("authorization") == f"Bearer {self.key}"
 
-    def _openai(self, method: str, path: str, headers: dict[str, str], body: bytes) -> Reply:
+    def _openai(
+        self, method: str, path: str, headers: dict[str, str], body: bytes, query: dict[str, str]
+    ) -> Reply:
         if method == "POST" and path == "/v1/chat/completions":
             return self._chat(json.loads(body))
         if self.vendor != "openai":
@@ -114,21 +129,21 @@ class FakeVendor:
         if method == "POST" and path == "/v1/batches":
             return self._create_openai_batch(json.loads(body))
         if method == "GET" and path == "/v1/batches":
-            return Reply(200, self._listing())
+            return Reply(200, self._listing(query))
         if method == "GET" and path.startswith("/v1/batches/"):
             return Reply(200, self._poll(path.rsplit("/", 1)[1]))
         if method == "GET" and path.startswith("/v1/files/") and path.endswith("/content"):
             return Reply(200, raw=self.files[path.split("/")[3]])
         return self._error(404, "not_found", f"no route {path}")
 
-    def _anthropic(self, method: str, path: str, body: bytes) -> Reply:
+    def _anthropic(self, method: str, path: str, body: bytes, query: dict[str, str]) -> Reply:
         if method == "POST" and path == "/v1/messages":
             return self._chat(json.loads(body))
         if method == "POST" and path == "/v1/messages/batches":
             return self._create_anthropic_batch(json.loads(body))
         parts = path.split("/")
         if method == "GET" and path == "/v1/messages/batches":
-            return Reply(200, self._listing())
+            return Reply(200, self._listing(query))
         if method == "GET" and path.startswith("/v1/messages/batches/"):
             if parts[-1] == "results":
                 return Reply(200, raw=self._anthropic_results(parts[-2]))
@@ -230,21 +245,50 @@ class FakeVendor:
 
     def _create_anthropic_batch(self, body: dict[str, Any]) -> Reply:
         items = [{"custom_id": r["custom_id"], "body": r["params"]} for r in body["requests"]]
-        now = datetime.now(UTC)
-        batch = {"id": f"msgbatch_{self.submissions + 1}", "type": "message_batch",
-                 "processing_status": "in_progress", "created_at": now.isoformat(),
-                 "expires_at": (now + timedelta(hours=24)).isoformat(), "ended_at": None,
-                 "results_url": None, "archived_at": None, "cancel_initiated_at": None,
-                 "request_counts": {"processing": len(items), "succeeded": 0, "errored": 0,
-                                    "canceled": 0, "expired": 0}}  # fmt: skip
+        batch = _message_batch(f"msgbatch_{self.submissions + 1}", len(items))
         return Reply(200, self._register(batch, items))
 
-    def _listing(self) -> dict[str, Any]:
-        """Newest first, as both vendors list them."""
-        data = list(reversed(self.batches.values()))
-        first, last = (data[0]["id"], data[-1]["id"]) if data else (None, None)
-        listing = {"data": data, "has_more": False, "first_id": first, "last_id": last}
+    def _listing(self, query: dict[str, str]) -> dict[str, Any]:
+        """One page, newest first, as both vendors list them: ``limit`` batches after the cursor
+        (OpenAI ``after``, Anthropic ``after_id``) or before ``before_id`` (Anthropic)."""
+        with self._lock:
+            ids = list(reversed(self.batches))
+        limit = int(query.get("limit", "20"))
+        after = query.get("after") or query.get("after_id")
+        if before := query.get("before_id"):
+            ids = ids[: ids.index(before)][-limit:]
+            more = bool(ids) and ids[0] != next(reversed(self.batches))
+        else:
+            ids = ids[ids.index(after) + 1 :] if after else ids
+            ids, more = ids[:limit], len(ids) > limit
+        data = [self.batches[i] for i in ids]
+        first, last = (ids[0], ids[-1]) if ids else (None, None)
+        listing = {"data": data, "has_more": more, "first_id": first, "last_id": last}
         return {"object": "list", **listing} if self.vendor == "openai" else listing
+
+    def add_foreign_batches(self, count: int, n_items: int) -> None:
+        """``count`` ended batches of ``n_items`` requests that someone else submitted (no
+        metadata, their own custom ids), newer than every batch so far; not counted as
+        ``submissions``."""
+        prefix = "msgbatch" if self.vendor == "anthropic" else "batch"
+        for k in range(count):
+            items = [{"custom_id": f"other-{k}-{i}",
+                      "body": {"model": "m", "messages": [{"role": "user", "content": "hi"}]}}
+                     for i in range(n_items)]  # fmt: skip
+            batch: dict[str, Any]
+            if self.vendor == "anthropic":
+                batch = _message_batch(f"{prefix}_o{k}", n_items)
+            else:
+                batch = {"id": f"{prefix}_o{k}", "object": "batch", "status": "in_progress",
+                         "endpoint": "/v1/chat/completions", "input_file_id": "file-none",
+                         "completion_window": "24h", "metadata": None,
+                         "created_at": int(time.time()), "output_file_id": None,
+                         "error_file_id": None,
+                         "request_counts": {"total": n_items, "completed": 0, "failed": 0}}  # fmt: skip
+            with self._lock:
+                self.batches[batch["id"]] = batch
+                self.batch_items[batch["id"]] = items
+                self._finish(batch)
 
     def _register(self, batch: dict[str, Any], items: list[dict[str, Any]]) -> dict[str, Any]:
         with self._lock:
@@ -303,18 +347,22 @@ class FakeVendor:
                 error = {"code": "batch_expired", "message": "This request could not be executed "
                          "before the completion window expired."}  # fmt: skip
                 err.append({**line, "response": None, "error": error})
-        batch["output_file_id"] = self._file(out)
+        batch["output_file_id"] = self._file(out, mangle=self.mangle)
         batch["error_file_id"] = self._file(err) if err else None
         batch["status"] = "expired" if "expired" in outcomes else "completed"
         batch["request_counts"] = {"total": len(items), "completed": len(out), "failed": len(err)}
 
-    def _file(self, lines: list[dict[str, Any]]) -> str:
+    def _file(
+        self, lines: list[dict[str, Any]], mangle: Callable[[list[str]], list[str]] | None = None
+    ) -> str:
         file_id = f"file-out-{len(self.files) + 1}"
-        self.files[file_id] = "".join(json.dumps(x) + "\n" for x in lines).encode()
+        texts = [json.dumps(x) for x in lines]
+        texts = mangle(texts) if mangle else texts
+        self.files[file_id] = "".join(x + "\n" for x in texts).encode()
         return file_id
 
     def _anthropic_results(self, batch_id: str) -> bytes:
-        lines = []
+        lines: list[str] = []
         items = self.batch_items[batch_id]
         for item, outcome in zip(items, self._outcomes(batch_id), strict=True):
             if outcome == "ok":
@@ -326,8 +374,19 @@ class FakeVendor:
                 result = {"type": "errored", "error": {"type": "error", "error": error}}
             else:
                 result = {"type": "expired"}
-            lines.append(json.dumps({"custom_id": item["custom_id"], "result": result}) + "\n")
-        return "".join(lines).encode()
+            lines.append(json.dumps({"custom_id": item["custom_id"], "result": result}))
+        lines = self.mangle(lines) if self.mangle else lines
+        return "".join(x + "\n" for x in lines).encode()
+
+
+def _message_batch(batch_id: str, n_items: int) -> dict[str, Any]:
+    now = datetime.now(UTC)
+    return {"id": batch_id, "type": "message_batch",
+            "processing_status": "in_progress", "created_at": now.isoformat(),
+            "expires_at": (now + timedelta(hours=24)).isoformat(), "ended_at": None,
+            "results_url": None, "archived_at": None, "cancel_initiated_at": None,
+            "request_counts": {"processing": n_items, "succeeded": 0, "errored": 0,
+                               "canceled": 0, "expired": 0}}  # fmt: skip
 
 
 def openai_completion(body: dict[str, Any], prompt: str, fault: str | None) -> dict[str, Any]:
@@ -387,7 +446,8 @@ def _handler(vendor: FakeVendor) -> type[BaseHTTPRequestHandler]:
             length = int(self.headers.get("content-length") or 0)
             body = self.rfile.read(length) if length else b""
             headers = {k.lower(): v for k, v in self.headers.items()}
-            reply = vendor.route(self.command, self.path.split("?")[0], headers, body)
+            path, _, query = self.path.partition("?")
+            reply = vendor.route(self.command, path, headers, body, dict(parse_qsl(query)))
             self.send_response(reply.status)
             self.send_header("content-type", "application/json")
             self.send_header("content-length", str(len(reply.body)))

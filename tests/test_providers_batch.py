@@ -4,11 +4,12 @@ files) and Anthropic's Message Batches (create, retrieve, results), tests/fake_v
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 
@@ -178,7 +179,7 @@ def test_a_submission_killed_before_its_id_was_stored_is_found_not_submitted_aga
     tmp_path, vendor, monkeypatch
 ) -> None:
     """The window between the vendor's answer and the store's commit: the stored intent's token
-    (OpenAI: batch metadata; Anthropic: the one batch of that size since) finds the batch."""
+    (OpenAI: batch metadata; Anthropic: the custom ids its results carry) finds the batch."""
     from intima.generate import batch as batch_mod
 
     config = ModelConfig(spec=f"{vendor.vendor}:m@{vendor.base_url}")
@@ -212,3 +213,171 @@ def test_an_intent_the_vendor_never_received_is_dropped_and_submitted(tmp_path, 
         [run] = asyncio.run(agenerate_batch(store, _five(), [config], sleep=_no_wait))
         ids = [r[0] for r in store.query("SELECT batch_id FROM provider_batches")]
     assert (run.generated, vendor.submissions) == (5, 1) and "pending-never-sent" not in ids
+
+
+class _Killed(BaseException):
+    """The process dies here: nothing after it runs (BaseException, as a kill is no error)."""
+
+
+def _kill_before_recording(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The window between the vendor's answer and the store's commit, held open: the batch
+    ids are never stored."""
+    from intima.generate import batch as batch_mod
+
+    monkeypatch.setattr(batch_mod, "_confirm_batch", lambda *_: None)
+
+
+def test_a_judge_panel_killed_before_its_batch_ids_were_stored_resumes_to_its_own_batches(
+    tmp_path, vendor, monkeypatch
+) -> None:
+    """Every panel's judges ask for equally many items: each intent must find its own batch
+    (Anthropic keeps no tag: by the custom ids its results carry), never the other's."""
+    configs = [ModelConfig(spec=f"{vendor.vendor}:{m}@{vendor.base_url}") for m in ("a", "b")]
+
+    async def killed_once_both_are_in(_: float) -> None:
+        if vendor.submissions == 3:
+            raise _Killed
+
+    with Store.open(tmp_path / "s.db") as store:
+        asyncio.run(agenerate_batch(store, _five(), configs[:1], sleep=_no_wait))
+        vendor.hold.set()
+        with monkeypatch.context() as patch:
+            _kill_before_recording(patch)
+            with pytest.raises(_Killed):
+                asyncio.run(ajudge_batch(store, configs, sleep=killed_once_both_are_in))
+        pending = store.query("SELECT 1 FROM provider_batches WHERE batch_id LIKE 'pending-%'")
+        assert len(pending) == 2 and vendor.submissions == 3
+        vendor.hold.clear()
+        panel = asyncio.run(ajudge_batch(store, configs, sleep=_no_wait))
+        rows = store.query("SELECT batch_id, status FROM provider_batches WHERE purpose='judge'")
+        again = asyncio.run(ajudge_batch(store, configs, sleep=_no_wait))
+    assert [(s.scored, s.unscored) for s in panel] == [(5, 0), (5, 0)]
+    assert sorted(r["batch_id"] for r in rows) == sorted(b for b in vendor.batches)[1:]
+    assert {r["status"] for r in rows} == {"imported"} and vendor.submissions == 3
+    assert [s.already_done for s in again] == [5, 5] and vendor.submissions == 3
+
+
+def test_a_submission_is_found_behind_more_than_a_page_of_newer_batches(
+    tmp_path, vendor, monkeypatch
+) -> None:
+    """Listings come a page at a time (at most 100): 150 batches submitted since (by others,
+    of the same size) must not hide the intent's batch, or it is submitted and paid twice."""
+    config = ModelConfig(spec=f"{vendor.vendor}:m@{vendor.base_url}")
+
+    async def killed(_: float) -> None:
+        raise _Killed
+
+    with Store.open(tmp_path / "s.db") as store:
+        vendor.hold.set()
+        with monkeypatch.context() as patch:
+            _kill_before_recording(patch)
+            with pytest.raises(_Killed):
+                asyncio.run(agenerate_batch(store, _five(), [config], sleep=killed))
+        [ours] = list(vendor.batches)
+        vendor.add_foreign_batches(150, n_items=5)
+        vendor.hold.clear()
+        [run] = asyncio.run(agenerate_batch(store, _five(), [config], sleep=_no_wait))
+        [row] = store.query("SELECT batch_id, status FROM provider_batches")
+    assert (run.generated, run.failed, vendor.submissions) == (5, 0, 1)
+    assert (row["batch_id"], row["status"]) == (ours, "imported")
+
+
+def _result_line(vendor: str, text: str) -> tuple[dict, dict]:
+    """A result line, and what holds its reply (OpenAI: the response; Anthropic: the result)."""
+    line = json.loads(text)
+    return line, line["response"] if vendor == "openai" else line["result"]
+
+
+def _break_lines(vendor: str) -> Callable[[list[str]], list[str]]:
+    """Five answers: the first intact, then not JSON, a list, no body, usage "lots"."""
+    reply = "body" if vendor == "openai" else "message"
+
+    def mangle(lines: list[str]) -> list[str]:
+        no_body, holder = _result_line(vendor, lines[3])
+        del holder[reply]
+        lots, holder = _result_line(vendor, lines[4])
+        holder[reply]["usage"] = "lots"
+        return [lines[0], "this is not JSON {", "[1, 2]", json.dumps(no_body), json.dumps(lots)]
+
+    return mangle
+
+
+def test_malformed_result_lines_fail_their_items_and_the_good_answers_are_imported(
+    tmp_path, vendor
+) -> None:
+    config = ModelConfig(spec=f"{vendor.vendor}:m@{vendor.base_url}")
+    vendor.mangle = _break_lines(vendor.vendor)
+    with Store.open(tmp_path / "s.db") as store:
+        [first] = asyncio.run(agenerate_batch(store, _five(), [config], sleep=_no_wait))
+        [batch] = store.query("SELECT batch_id, status FROM provider_batches")
+        errors = [r[0] for r in store.query("SELECT error FROM responses WHERE status='error'")]
+        vendor.mangle = None
+        [second] = asyncio.run(agenerate_batch(store, _five(), [config], sleep=_no_wait))
+    assert (first.generated, first.failed, first.status) == (1, 4, "incomplete")
+    assert batch["status"] == "imported" and len(errors) == 4 and all(errors)
+    assert sum("malformed line(s)" in e for e in errors) == 2  # not JSON, a list: no custom id
+    assert sum("without a" in e for e in errors) == 1  # no body
+    [warning] = [n for n in first.notes if batch["batch_id"] in n]
+    assert "malformed result line" in warning and "\n" not in warning
+    assert (second.generated, second.status, vendor.submissions) == (4, "complete", 2)
+
+
+def test_an_item_answered_twice_is_counted_and_stored_once(tmp_path, vendor) -> None:
+    """A repeated custom id: the first answer counts; an item's failure does not hide a later
+    answer to it."""
+    config = ModelConfig(spec=f"{vendor.vendor}:m@{vendor.base_url}")
+    prices = PriceTable(prices={"m": PRICE})
+
+    def repeat(lines: list[str]) -> list[str]:
+        failed, _ = _result_line(vendor.vendor, lines[1])
+        if vendor.vendor == "openai":
+            failed["response"] = {"status_code": 500, "body": {"error": {"message": "fake"}}}
+        else:
+            error = {"type": "error", "error": {"type": "api_error", "message": "fake"}}
+            failed["result"] = {"type": "errored", "error": error}
+        return [lines[0], json.dumps(failed), *lines[1:], lines[0]]
+
+    vendor.mangle = repeat
+    with Store.open(tmp_path / "s.db") as store:
+        [run] = asyncio.run(agenerate_batch(store, _five(), [config], prices=prices,
+                                            sleep=_no_wait))  # fmt: skip
+        stored = store.query("SELECT status, COUNT(*) FROM responses GROUP BY status")
+        [judged] = asyncio.run(ajudge_batch(store, [config], prices=prices, sleep=_no_wait))
+        judgments = store.query("SELECT COUNT(*) FROM judgments")[0][0]
+    assert (run.generated, run.failed, run.status) == (5, 0, "complete")
+    assert run.cost_usd == pytest.approx(5 * PRICE.cost(USAGE_IN, USAGE_OUT) / 2)
+    assert [tuple(r) for r in stored] == [("ok", 5)]
+    assert any("answered more than once" in n for n in run.notes)
+    assert (judged.scored, judged.unscored, judged.requests, judgments) == (5, 0, 5, 5)
+    assert judged.cost_usd == pytest.approx(5 * PRICE.cost(USAGE_IN, USAGE_OUT) / 2)
+    assert any("answered more than once" in n for n in judged.notes)
+
+
+def test_answers_the_store_cannot_hold_fail_their_items_alone(tmp_path, vendor) -> None:
+    """A lone surrogate (JSON can spell one), a negative or a huge token count: before, the
+    store refused the whole batch's answers and every rerun failed the same way."""
+    config = ModelConfig(spec=f"{vendor.vendor}:m@{vendor.base_url}")
+    reply = "body" if vendor.vendor == "openai" else "message"
+    tokens = "completion_tokens" if vendor.vendor == "openai" else "output_tokens"
+
+    def unstorable(lines: list[str]) -> list[str]:
+        out = [*lines[:2]]
+        for n, change in ((2, "text"), (3, -3), (4, 10**30)):
+            line, holder = _result_line(vendor.vendor, lines[n])
+            if change == "text" and vendor.vendor == "openai":
+                holder[reply]["choices"][0]["message"]["content"] = "he\ud800llo"
+            elif change == "text":
+                holder[reply]["content"][0]["text"] = "he\ud800llo"
+            else:
+                holder[reply]["usage"][tokens] = change
+            out.append(json.dumps(line))
+        return out
+
+    vendor.mangle = unstorable
+    with Store.open(tmp_path / "s.db") as store:
+        [run] = asyncio.run(agenerate_batch(store, _five(), [config], sleep=_no_wait))
+        [batch] = store.query("SELECT status FROM provider_batches")
+        errors = [r[0] for r in store.query("SELECT error FROM responses WHERE status='error'")]
+    assert (run.generated, run.failed, batch["status"]) == (2, 3, "imported")
+    assert sum("not valid Unicode" in e for e in errors) == 1
+    assert sum("out of range" in e for e in errors) == 2

@@ -4,7 +4,9 @@ vendor's batch API as one batch, at half price, answered within 24 hours.
 The batch id is stored (``provider_batches``) as soon as the vendor gives it, so a command that
 is killed and run again polls the same batch and never submits twice. Vendors publish a batch's
 answers once it has ended; they are then imported like any other answer. Items that expired or
-failed are stored with their reason and asked again by the next run (a new, smaller batch).
+failed are stored with their reason and asked again by the next run (a new, smaller batch); so
+are items whose result line is malformed (one warning line says so). An item answered twice
+counts once, by its first answer.
 Cost is recorded at the batch price: half the price table's.
 """
 
@@ -17,7 +19,7 @@ import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 from intima.core.config import GenerationSettings, ModelConfig, Price, PriceTable
 from intima.core.errors import ConfigError, ProviderError
@@ -37,11 +39,13 @@ from intima.providers.base import (
     BatchClient,
     BatchItem,
     BatchResult,
+    BatchResults,
     BatchState,
+    Message,
     Model,
     TransientError,
 )
-from intima.store import Store, now, response_id_for
+from intima.store import Store, now
 
 #: What a batch request costs, as a share of the same request's price.
 BATCH_PRICE_FACTOR = 0.5
@@ -80,19 +84,32 @@ class BatchJob:
     sleep: Sleep = asyncio.sleep
 
 
+@dataclass(frozen=True)
+class Ask:
+    """One item to ask: ``ref`` is what it answers for the caller (a prompt id, a content
+    hash); the batch gives it its custom id."""
+
+    ref: str
+    messages: list[Message]
+    json_schema: dict[str, Any] | None = None
+
+
 @dataclass
 class BatchOutcome:
     batch_id: str
     state: BatchState
     #: custom id -> the reference the caller gave it (a prompt id, a content hash)
     refs: dict[str, str]
+    #: one per item of ``refs``: its answer or why there is none
     results: list[BatchResult]
+    #: what was wrong with the vendor's results, in one line (None when nothing was)
+    warning: str | None = None
 
 
 async def run_batch(
     store: Store,
     job: BatchJob,
-    build: Callable[[], list[tuple[BatchItem, str]]],
+    build: Callable[[], list[Ask]],
     on_progress: OnProgress | None,
 ) -> BatchOutcome | None:
     """Resume this scope's submitted batch, or submit one from ``build()`` (None when nothing
@@ -104,28 +121,72 @@ async def run_batch(
         raise ConfigError(f"{provider} has no batch API; --batch works with openai and anthropic")
     found = _open_batch(store, job.purpose, job.scope)
     if found is not None and found[0].startswith(PENDING):
-        found = await _adopt(store, client, job, *found)
+        found = await _adopt(store, client, job, *found, on_progress)
     if found is None:
-        pairs = build()
-        if not pairs:
+        asks = build()
+        if not asks:
             return None
-        refs = {item.custom_id: ref for item, ref in pairs}
-        # The intent is stored before the vendor hears of it, under a token the vendor keeps:
-        # a command killed before it learns the batch id finds the batch by the token.
+        # The intent is stored before the vendor hears of it, under a token the vendor keeps
+        # (OpenAI: the batch's metadata; Anthropic, which keeps none: every request's custom
+        # id): a command killed before it learns the batch id finds the batch by the token.
+        # (Anthropic takes custom ids of 1-64 characters of [A-Za-z0-9_-]: hex, "-", a count.)
         token = PENDING + uuid.uuid4().hex
+        items = [
+            BatchItem(custom_id=f"{token.removeprefix(PENDING)}-{n}", messages=ask.messages,
+                      json_schema=ask.json_schema)
+            for n, ask in enumerate(asks)
+        ]  # fmt: skip
+        refs = {item.custom_id: ask.ref for item, ask in zip(items, asks, strict=True)}
         _record_batch(store, job, token, refs)
-        batch_id = await client.submit([item for item, _ in pairs], job.settings, token)
+        batch_id = await client.submit(items, job.settings, token)
         _confirm_batch(store, token, batch_id)
     else:
         batch_id, refs = found
     ticker = Ticker(f"{job.label} (batch {batch_id})", len(refs), on_progress)
     state = await _poll_until_ended(client.poll, batch_id, job, ticker)
-    results = await _retrying(lambda: client.results(batch_id), job)
-    answered = {r.custom_id for r in results}
+    read = await _retrying(lambda: client.results(batch_id), job)
+    results, warning = _settle(batch_id, state, refs, read)
+    return BatchOutcome(batch_id=batch_id, state=state, refs=refs, results=results,
+                        warning=warning)  # fmt: skip
+
+
+def _settle(
+    batch_id: str, state: BatchState, refs: dict[str, str], read: BatchResults
+) -> tuple[list[BatchResult], str | None]:
+    """One result per item of ``refs``: an item answered twice counts once (its first answer,
+    or its first failure when none answered); an item with no readable answer fails with the
+    batch's reason. The warning says what was wrong with the vendor's lines."""
+    kept: dict[str, BatchResult] = {}
+    repeated: set[str] = set()
+    for result in read.results:
+        if result.custom_id not in refs:
+            continue  # not this batch's item: nothing to store it under
+        first = kept.setdefault(result.custom_id, result)
+        if first is not result:
+            repeated.add(result.custom_id)
+            if first.completion is None and result.completion is not None:
+                kept[result.custom_id] = result
     why = f"batch {state.status}" + (f": {state.reason}" if state.reason else ": no answer")
-    results = [r for r in results if r.custom_id in refs]
-    results += [BatchResult(custom_id=c, error=why) for c in refs if c not in answered]
-    return BatchOutcome(batch_id=batch_id, state=state, refs=refs, results=results)
+    if read.problems:
+        why += f" (the results had {len(read.problems)} malformed line(s))"
+    results = [kept.get(c) or BatchResult(custom_id=c, error=why) for c in refs]
+    said = []
+    if read.problems:
+        said.append(f"{len(read.problems)} malformed result line(s) ({read.problems[0]})")
+    if repeated:
+        said.append(f"{len(repeated)} item(s) answered more than once (the first answer is kept)")
+    if not said:
+        return results, None
+    failed = sum(r.completion is None for r in results)
+    warning = (
+        f"warning: batch {batch_id}: " + "; ".join(said) + f"; {failed} item(s) stored as "
+        "failed with their reason, asked again by the next run"
+    )
+    return results, warning
+
+
+def warning_notes(outcome: BatchOutcome | None) -> list[str]:
+    return [outcome.warning] if outcome is not None and outcome.warning else []
 
 
 def mark_imported(store: Store, batch_id: str, vendor_status: str) -> None:
@@ -139,19 +200,34 @@ def mark_imported(store: Store, batch_id: str, vendor_status: str) -> None:
 
 
 async def _adopt(
-    store: Store, client: BatchClient, job: BatchJob, token: str, refs: dict[str, str]
+    store: Store,
+    client: BatchClient,
+    job: BatchJob,
+    token: str,
+    refs: dict[str, str],
+    on_progress: OnProgress | None,
 ) -> tuple[str, dict[str, str]] | None:
-    """A submission whose batch id was never stored: the vendor's batch with that token, or
-    None (the row is dropped) when the vendor never got it."""
+    """A submission whose batch id was never stored: the vendor's batch with that token (or
+    those custom ids), or None (the row is dropped) when the vendor never got it. While some
+    batches may be it but cannot be told apart yet, this waits for them."""
     [row] = store.query("SELECT created_at FROM provider_batches WHERE batch_id = ?", (token,))
     since = datetime.fromisoformat(row["created_at"])
-    batch_id = await _retrying(lambda: client.find(token, len(refs), since), job)
-    if batch_id is None:
+    taken = {
+        r[0] for r in store.query("SELECT batch_id FROM provider_batches")
+        if not r[0].startswith(PENDING)
+    }  # fmt: skip
+    Ticker(f"{job.label} (finding the batch submitted before)", len(refs), on_progress)
+    while True:
+        search = await _retrying(lambda: client.find(token, refs.keys(), since, taken), job)
+        if search.batch_id is not None or not search.undecided:
+            break
+        await job.sleep(job.poll_s)
+    if search.batch_id is None:
         with store.transaction() as conn:
             conn.execute("DELETE FROM provider_batches WHERE batch_id = ?", (token,))
         return None
-    _confirm_batch(store, token, batch_id)
-    return batch_id, refs
+    _confirm_batch(store, token, search.batch_id)
+    return search.batch_id, refs
 
 
 def _confirm_batch(store: Store, token: str, batch_id: str) -> None:
@@ -262,12 +338,8 @@ async def _generate_one(
     started = time.perf_counter()
     missing = store.missing_prompt_ids(record.run_id, config.config_key)
 
-    def build() -> list[tuple[BatchItem, str]]:
-        return [
-            (BatchItem(custom_id=response_id_for(config.config_key, pid),
-                       messages=messages_for(config, by_id[pid])), pid)
-            for pid in missing
-        ]  # fmt: skip
+    def build() -> list[Ask]:
+        return [Ask(ref=pid, messages=messages_for(config, by_id[pid])) for pid in missing]
 
     job = BatchJob(model, "generate", record.run_id, record.label, config.generation, poll_s, sleep)
     tally = _Tally()
@@ -290,5 +362,5 @@ async def _generate_one(
         already_done=len(prompts) - len(missing), generated=tally.ok, failed=tally.failed,
         prompt_tokens=tally.prompt_tokens, completion_tokens=tally.completion_tokens,
         cost_usd=tally.cost if price else None, elapsed_s=time.perf_counter() - started,
-        status=status, notes=list(model.notes),
+        status=status, notes=[*model.notes, *warning_notes(outcome)],
     )  # fmt: skip

@@ -15,24 +15,21 @@ from intima.core.config import ModelConfig, PriceTable
 from intima.core.progress import OnProgress
 from intima.generate.batch import (
     DEFAULT_POLL_S,
+    Ask,
     BatchJob,
     Sleep,
     batch_price,
     mark_imported,
     run_batch,
+    warning_notes,
 )
 from intima.generate.pool import Budget
 from intima.judges.loop import JudgeSummary, _Attempt, _JudgeJob, _Tally
 from intima.judges.parse import parse_reply
-from intima.judges.prompt import JUDGE_PROMPT_VERSION, judge_messages
-from intima.judges.store_io import (
-    JudgmentRecord,
-    judgment_id_for,
-    load_targets,
-    write_judgments,
-)
+from intima.judges.prompt import judge_messages
+from intima.judges.store_io import JudgmentRecord, load_targets, write_judgments
 from intima.providers import get_model
-from intima.providers.base import BatchItem, BatchResult
+from intima.providers.base import BatchResult
 from intima.store import Store, StoredResponse
 
 
@@ -90,11 +87,10 @@ async def _judge_one(
     todo = job._todo(targets)
     n_unique = len({t.content_hash for t in targets})
 
-    def build() -> list[tuple[BatchItem, str]]:
+    def build() -> list[Ask]:
         return [
-            (BatchItem(custom_id=judgment_id_for(t.content_hash, job.key, JUDGE_PROMPT_VERSION),
-                       messages=judge_messages(t.prompt, t.response, t.context),
-                       json_schema=job.schema), t.content_hash)
+            Ask(ref=t.content_hash, messages=judge_messages(t.prompt, t.response, t.context),
+                json_schema=job.schema)
             for t in todo
         ]  # fmt: skip
 
@@ -121,7 +117,7 @@ async def _judge_one(
         completion_tokens=tally.completion_tokens,
         cost_usd=tally.cost if job.price else None, elapsed_s=time.perf_counter() - started,
         stopped_by_budget=False, unscored_reasons=dict(tally.reasons),
-        notes=list(job.model.notes),
+        notes=[*job.model.notes, *warning_notes(outcome)],
     )  # fmt: skip
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from abc import ABC, abstractmethod
+from collections.abc import Collection
 from datetime import datetime
 from typing import Any, ClassVar, Literal, Protocol
 
@@ -98,20 +99,40 @@ class BatchResult(BaseModel):
     error: str | None = None
 
 
+class BatchResults(BaseModel):
+    """A batch's results as read. A line that is not a well-formed result (not JSON, no custom
+    id, no body, usage that is not a number) is a ``problem``; when it names its item, that
+    item is also in ``results`` as failed with the reason."""
+
+    results: list[BatchResult]
+    problems: list[str] = []
+
+
+class BatchSearch(BaseModel):
+    """What the vendor's listings say of a submission whose batch id was never stored."""
+
+    batch_id: str | None = None
+    #: batches that may be it but cannot be told apart yet (Anthropic's show their custom ids
+    #: only in their results, once they have ended): ask again later
+    undecided: int = 0
+
+
 class BatchClient(Protocol):
     """A vendor's batch API: submit once, poll, read the results once the batch has ended."""
 
     async def submit(self, items: list[BatchItem], settings: GenerationSettings, token: str) -> str:
         """Create the batch, tagged with ``token`` where the vendor keeps tags; its id."""
 
-    async def find(self, token: str, n_items: int, since: datetime) -> str | None:
+    async def find(
+        self, token: str, custom_ids: Collection[str], since: datetime, taken: Collection[str]
+    ) -> BatchSearch:
         """The batch a submission created, when its id was never stored (the command was
-        killed before): by ``token``, or where the vendor keeps no tag, the one batch of
-        ``n_items`` created since ``since``; None when there is none."""
+        killed before): the one tagged ``token``, or whose requests carry ``custom_ids``,
+        created since about ``since`` and not one of ``taken`` (the ids stored already)."""
 
     async def poll(self, batch_id: str) -> BatchState: ...
 
-    async def results(self, batch_id: str) -> list[BatchResult]: ...
+    async def results(self, batch_id: str) -> BatchResults: ...
 
 
 class Model(ABC):

@@ -8,15 +8,18 @@
   ``canceled``, ``expired``).
 
 Each item's body is exactly what the provider sends for one request, so a batch answer is
-stored as the same response would be.
+stored as the same response would be. A batch whose id was never stored is found again by what
+the vendor keeps: OpenAI, the token in its metadata; Anthropic, which keeps nothing of ours on
+the batch, the custom ids in its results (they carry the token). Results are read line by line:
+a malformed line fails its item, or no item when it names none, and the reading goes on.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Collection
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
 from intima.core.config import GenerationSettings
@@ -24,6 +27,8 @@ from intima.core.errors import ProviderError
 from intima.providers.base import (
     BatchItem,
     BatchResult,
+    BatchResults,
+    BatchSearch,
     BatchState,
     Completion,
     Message,
@@ -63,6 +68,10 @@ class _AnthropicVendor(_Vendor, Protocol):
 #: The metadata key of an OpenAI batch that holds intima's submission token.
 METADATA_KEY = "intima_batch"
 _OPENAI_ENDED = frozenset({"completed", "expired", "failed", "cancelled"})
+#: How far before the stored intent a listing is read: the vendor's clock may differ from ours.
+LISTING_MARGIN = timedelta(hours=1)
+#: More tokens than any one reply has: a larger count is a broken line (and SQLite's limit).
+MAX_TOKENS = 2**31 - 1
 
 
 @asynccontextmanager
@@ -109,13 +118,19 @@ class OpenAIBatches:
             )  # fmt: skip
         return str(batch.id)
 
-    async def find(self, token: str, n_items: int, since: datetime) -> str | None:
+    async def find(
+        self, token: str, custom_ids: Collection[str], since: datetime, taken: Collection[str]
+    ) -> BatchSearch:
+        """The batch whose metadata holds ``token``: every page of the listing (newest first)
+        back to a while before ``since``."""
+        oldest = since - LISTING_MARGIN
         async with self._calls() as client:
-            page = await client.batches.list(limit=100)
-        for batch in page.data:
-            if (batch.metadata or {}).get(METADATA_KEY) == token:
-                return str(batch.id)
-        return None
+            async for batch in client.batches.list(limit=100):
+                if (batch.metadata or {}).get(METADATA_KEY) == token and batch.id not in taken:
+                    return BatchSearch(batch_id=str(batch.id))
+                if datetime.fromtimestamp(batch.created_at, UTC) < oldest:
+                    break
+        return BatchSearch()
 
     async def poll(self, batch_id: str) -> BatchState:
         async with self._calls() as client:
@@ -129,7 +144,7 @@ class OpenAIBatches:
         return BatchState(status=batch.status, done=done, total=total,
                           ended=batch.status in _OPENAI_ENDED, reason=reason)  # fmt: skip
 
-    async def results(self, batch_id: str) -> list[BatchResult]:
+    async def results(self, batch_id: str) -> BatchResults:
         async with self._calls() as client:
             batch = await client.batches.retrieve(batch_id)
             texts = [
@@ -137,18 +152,20 @@ class OpenAIBatches:
                 for file_id in (batch.output_file_id, batch.error_file_id)
                 if file_id
             ]
-        out = []
+        read = _Reader(lambda line: _openai_line(line, self.parse, self.model.urls[0]))
         for text in texts:
-            for line in text.splitlines():
-                if line.strip():
-                    out.append(_openai_line(json.loads(line), self.parse, self.model.urls[0]))
-        return out
+            read.text(text)
+        return read.done()
 
 
 def _openai_line(line: dict[str, Any], parse: ParseReply, served_by: str) -> BatchResult:
-    custom_id = str(line.get("custom_id"))
+    custom_id = str(line["custom_id"])
     response, error = line.get("response") or {}, line.get("error") or {}
+    if not isinstance(response, dict) or not isinstance(error, dict):
+        raise _Malformed("response and error must be objects")
     if response.get("status_code") == 200:
+        if not isinstance(response.get("body"), dict):
+            raise _Malformed("an answer (status 200) without a body")
         try:
             return BatchResult(custom_id=custom_id, completion=parse(response["body"], served_by))
         except (RequestError, TransientError) as exc:
@@ -184,16 +201,27 @@ class AnthropicBatches:
             batch = await client.messages.batches.create(requests=requests)
         return str(batch.id)
 
-    async def find(self, token: str, n_items: int, since: datetime) -> str | None:
-        """Message Batches keep no tag: the earliest batch of ``n_items`` requests created
-        from a minute before the submission was stored."""
+    async def find(
+        self, token: str, custom_ids: Collection[str], since: datetime, taken: Collection[str]
+    ) -> BatchSearch:
+        """Message Batches keep no tag, and show their requests' custom ids only in their
+        results: of the batches of that many requests created since (every page of the
+        listing), the one whose results carry ``custom_ids``; the ones that have not ended yet
+        are ``undecided``."""
+        oldest, fits = since - LISTING_MARGIN, []
         async with self._calls() as client:
-            page = await client.messages.batches.list(limit=100)
-        fits = [
-            b for b in page.data
-            if b.created_at >= since - timedelta(minutes=1) and _total(b.request_counts) == n_items
-        ]  # fmt: skip
-        return str(min(fits, key=lambda b: b.created_at).id) if fits else None
+            async for batch in client.messages.batches.list(limit=100):
+                if batch.created_at < oldest:
+                    break
+                if _total(batch.request_counts) == len(custom_ids) and batch.id not in taken:
+                    fits.append(batch)
+        ours, undecided = set(custom_ids), 0
+        for listed in sorted(fits, key=lambda b: b.created_at):
+            if listed.processing_status != "ended" and not (await self.poll(listed.id)).ended:
+                undecided += 1
+            elif any(r.custom_id in ours for r in (await self.results(listed.id)).results):
+                return BatchSearch(batch_id=str(listed.id))
+        return BatchSearch(undecided=undecided)
 
     async def poll(self, batch_id: str) -> BatchState:
         async with self._calls() as client:
@@ -203,24 +231,107 @@ class AnthropicBatches:
         return BatchState(status=batch.processing_status, done=done, total=_total(c),
                           ended=batch.processing_status == "ended")  # fmt: skip
 
-    async def results(self, batch_id: str) -> list[BatchResult]:
-        out = []
-        async with self._calls() as client:
-            async for row in await client.messages.batches.results(batch_id):
-                result = row.result
-                if result.type == "succeeded":
-                    try:
-                        completion = self.parse(result.message.model_dump(), self.model.served_by)
-                        out.append(BatchResult(custom_id=row.custom_id, completion=completion))
-                    except RequestError as exc:
-                        out.append(BatchResult(custom_id=row.custom_id, error=str(exc)))
-                elif result.type == "errored":
-                    err = result.error.error
-                    text = f"batch: errored: {err.type}: {str(err.message)[:200]}"
-                    out.append(BatchResult(custom_id=row.custom_id, error=text))
-                else:
-                    out.append(BatchResult(custom_id=row.custom_id, error=f"batch: {result.type}"))
-        return out
+    async def results(self, batch_id: str) -> BatchResults:
+        # Read as text, line by line: the SDK's own reader stops at the first line that is not
+        # JSON, and would lose every answer after it.
+        async with (
+            self._calls() as client,
+            client.messages.batches.with_streaming_response.results(batch_id) as reply,
+        ):
+            text = await reply.text()
+        read = _Reader(lambda line: _anthropic_line(line, self.parse, self.model.served_by))
+        read.text(text)
+        return read.done()
+
+
+def _anthropic_line(line: dict[str, Any], parse: ParseReply, served_by: str) -> BatchResult:
+    custom_id, result = str(line["custom_id"]), line.get("result")
+    if not isinstance(result, dict):
+        raise _Malformed("no result object")
+    kind = result.get("type")
+    if kind == "succeeded":
+        if not isinstance(result.get("message"), dict):
+            raise _Malformed("a succeeded result without a message")
+        try:
+            return BatchResult(custom_id=custom_id, completion=parse(result["message"], served_by))
+        except (RequestError, TransientError) as exc:
+            return BatchResult(custom_id=custom_id, error=str(exc))
+    if kind == "errored":
+        outer = result.get("error")
+        err = (outer.get("error") if isinstance(outer, dict) else None) or {}
+        if not isinstance(err, dict):
+            raise _Malformed("an errored result whose error is not an object")
+        text = f"batch: errored: {err.get('type')}: {str(err.get('message'))[:200]}"
+        return BatchResult(custom_id=custom_id, error=text)
+    if kind in ("canceled", "expired"):
+        return BatchResult(custom_id=custom_id, error=f"batch: {kind}")
+    raise _Malformed(f"unknown result type {str(kind)[:40]!r}")
+
+
+class _Malformed(ValueError):
+    """A result line that is not what the vendor documents."""
+
+
+class _Reader:
+    """A results file, one line at a time: each line that is not a well-formed result is a
+    problem (the item it names, if any, fails with the reason) and the reading goes on."""
+
+    def __init__(self, read_line: Callable[[dict[str, Any]], BatchResult]) -> None:
+        self.read_line = read_line
+        self.results: list[BatchResult] = []
+        self.problems: list[str] = []
+
+    def text(self, text: str) -> None:
+        for n, raw in enumerate(text.splitlines(), 1):
+            if raw.strip():
+                self._line(n, raw)
+
+    def _line(self, n: int, raw: str) -> None:
+        try:
+            line = json.loads(raw)
+        except (ValueError, RecursionError):
+            self.problems.append(f"line {n} is not JSON")
+            return
+        custom_id = line.get("custom_id") if isinstance(line, dict) else None
+        if not isinstance(custom_id, str):
+            self.problems.append(f"line {n} names no custom_id")
+            return
+        try:
+            result = _checked(self.read_line(line))
+        # Vendor data: a reply the parser cannot read (a string for a number, a list for an
+        # object) fails that item alone, whatever the parser raises.
+        except (ValueError, TypeError, KeyError, AttributeError, IndexError) as exc:
+            why = f"line {n}: malformed result: {_short(exc)}"
+            self.problems.append(why)
+            result = BatchResult(custom_id=custom_id, error=f"batch: {why}")
+        self.results.append(result)
+
+    def done(self) -> BatchResults:
+        return BatchResults(results=self.results, problems=self.problems)
+
+
+def _checked(result: BatchResult) -> BatchResult:
+    """What a reply must be to be stored (else the store refuses the whole batch's answers and
+    every rerun fails the same way): counts that are counts, text that is text."""
+    c = result.completion
+    if c is not None:
+        if any(
+            t is not None and not 0 <= t <= MAX_TOKENS
+            for t in (c.prompt_tokens, c.completion_tokens)
+        ):
+            raise _Malformed("a token count out of range")
+        for text in (c.text, c.finish_reason or ""):
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError:  # a lone surrogate (\ud800), which JSON can spell
+                raise _Malformed("text that is not valid Unicode") from None
+    return result
+
+
+def _short(exc: Exception) -> str:
+    """An exception's first line, shortened (pydantic's run to many lines, with the input)."""
+    text = str(exc).strip().splitlines()
+    return (text[0] if text else type(exc).__name__)[:160]
 
 
 def _total(counts: Any) -> int:
