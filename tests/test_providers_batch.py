@@ -74,6 +74,11 @@ def test_batch_generates_records_expired_and_failed_items_and_reasks_them(tmp_pa
         assert item["body"]["response_format"]["type"] == "json_schema"
     else:
         assert item["body"]["tool_choice"]["type"] == "tool" and "seed" not in item["body"]
+    # stored as the same judgment made live would be: with the form it was sent in
+    with Store.open(tmp_path / "s.db") as store:
+        used = {json.loads(r[0]).get("structured_output_used")
+                for r in store.query("SELECT judge_config_json FROM judgments")}  # fmt: skip
+    assert used == {"json_schema" if vendor.vendor == "openai" else "tool"}
 
 
 def _second_id(vendor: FakeVendor) -> str:
@@ -355,7 +360,9 @@ def test_an_item_answered_twice_is_counted_and_stored_once(tmp_path, vendor) -> 
 
 def test_answers_the_store_cannot_hold_fail_their_items_alone(tmp_path, vendor) -> None:
     """A lone surrogate (JSON can spell one), a negative or a huge token count: before, the
-    store refused the whole batch's answers and every rerun failed the same way."""
+    store refused the whole batch's answers and every rerun failed the same way. The surrogate
+    is replaced (U+FFFD) and the paid-for answer kept, as a live reply's is; the counts fail
+    their items alone."""
     config = ModelConfig(spec=f"{vendor.vendor}:m@{vendor.base_url}")
     reply = "body" if vendor.vendor == "openai" else "message"
     tokens = "completion_tokens" if vendor.vendor == "openai" else "output_tokens"
@@ -378,6 +385,8 @@ def test_answers_the_store_cannot_hold_fail_their_items_alone(tmp_path, vendor) 
         [run] = asyncio.run(agenerate_batch(store, _five(), [config], sleep=_no_wait))
         [batch] = store.query("SELECT status FROM provider_batches")
         errors = [r[0] for r in store.query("SELECT error FROM responses WHERE status='error'")]
-    assert (run.generated, run.failed, batch["status"]) == (2, 3, "imported")
-    assert sum("not valid Unicode" in e for e in errors) == 1
-    assert sum("out of range" in e for e in errors) == 2
+        texts = [r[0] for r in store.query("SELECT text FROM responses WHERE status='ok'")]
+    assert (run.generated, run.failed, batch["status"]) == (3, 2, "imported"), errors
+    assert "he\ufffdllo" in texts
+    assert len(errors) == 2 and any("is -3, not a count" in e for e in errors)
+    assert any("a token count out of range" in e for e in errors)

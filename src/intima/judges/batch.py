@@ -126,7 +126,8 @@ def _record(job: _JudgeJob, target: StoredResponse, result: BatchResult) -> Judg
     acc.add(result.completion, 1, 0.0)
     if result.completion is None:
         return job._record(target, acc, None, None, f"request failed: {result.error}")
-    acc.structured_output = result.completion.structured_output
+    # Every judge item carries the schema: the form it went in, as a live judgment records it.
+    acc.structured_output = result.completion.structured_output or job.model.structured_form()
     raw = result.completion.text
     parsed = parse_reply(raw)
     if parsed.ok:

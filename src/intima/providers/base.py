@@ -178,6 +178,11 @@ class Model(ABC):
         """The vendor's batch API, for providers that have one (``--batch``)."""
         return None
 
+    def structured_form(self) -> str | None:
+        """The reply form a request with a schema is sent in, where the reply itself does not
+        say (an OpenAI batch's results): stored with the judgment as live ones are."""
+        return None
+
     async def preflight(self) -> None:  # noqa: B027 - optional hook
         """Fail fast with a clear :class:`ProviderError` if the backend cannot be reached."""
 

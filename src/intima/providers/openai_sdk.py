@@ -90,10 +90,13 @@ class OpenAIModel(EndpointModel):
             except openai.APIConnectionError as exc:
                 raise TransientError(f"connection to {url} failed") from exc
         completion = chat_completion(read_json(raw.content), url)
-        mode = self.config.structured_output
-        if json_schema is not None and mode != "off":
-            completion.structured_output = "json_schema" if mode == "auto" else mode
+        if json_schema is not None:
+            completion.structured_output = self.structured_form()
         return completion
+
+    def structured_form(self) -> str | None:
+        mode = self.config.structured_output
+        return None if mode == "off" else "json_schema" if mode == "auto" else mode
 
     def batches(self) -> BatchClient:
         from intima.providers.batches import OpenAIBatches
