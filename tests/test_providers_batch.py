@@ -194,7 +194,7 @@ def test_a_submission_killed_before_its_id_was_stored_is_found_not_submitted_aga
 
     with Store.open(tmp_path / "s.db") as store:
         with monkeypatch.context() as patch:
-            patch.setattr(batch_mod, "_confirm_batch", killed)
+            patch.setattr(batch_mod, "confirm_batch", killed)
             with pytest.raises(SystemExit):
                 asyncio.run(agenerate_batch(store, _five(), [config], sleep=_no_wait))
         [pending] = store.query("SELECT batch_id FROM provider_batches")
@@ -214,7 +214,9 @@ def test_an_intent_the_vendor_never_received_is_dropped_and_submitted(tmp_path, 
         model = get_model(config)
         run_id = batch_mod.run_record(model.config, _five()).run_id
         job = batch_mod.BatchJob(model, "generate", run_id, "label", config.generation)
-        batch_mod._record_batch(store, job, "pending-never-sent", {"x": "y"})
+        batch_mod.record_batch(
+            store, "pending-never-sent", vendor.vendor, job.purpose, job.scope, {"x": "y"}
+        )
         [run] = asyncio.run(agenerate_batch(store, _five(), [config], sleep=_no_wait))
         ids = [r[0] for r in store.query("SELECT batch_id FROM provider_batches")]
     assert (run.generated, vendor.submissions) == (5, 1) and "pending-never-sent" not in ids
@@ -229,7 +231,7 @@ def _kill_before_recording(monkeypatch: pytest.MonkeyPatch) -> None:
     ids are never stored."""
     from intima.generate import batch as batch_mod
 
-    monkeypatch.setattr(batch_mod, "_confirm_batch", lambda *_: None)
+    monkeypatch.setattr(batch_mod, "confirm_batch", lambda *_: None)
 
 
 def test_a_judge_panel_killed_before_its_batch_ids_were_stored_resumes_to_its_own_batches(

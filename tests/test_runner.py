@@ -245,7 +245,7 @@ def test_judging_holds_its_cap_at_high_concurrency(tmp_path, fake_server, demo) 
         assert server.requests - asked == len(costs)  # one ask each: every reply was valid
         from intima.providers import get_model
 
-        job = loop._JudgeJob(store, get_model(judge), price, loop.Budget(), 2)
+        job = loop.JudgeJob(store, get_model(judge), price, loop.Budget(), 2)
         assert min(job._worst(t) for t in loop.load_targets(store)) > cap  # as said above
 
 

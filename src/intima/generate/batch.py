@@ -13,26 +13,33 @@ Cost is recorded at the batch price: half the price table's.
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any, Literal, TypeVar
 
 from intima.core.config import GenerationSettings, ModelConfig, Price, PriceTable
 from intima.core.errors import ConfigError, ProviderError
 from intima.core.progress import OnProgress, Ticker
 from intima.dataset import PromptSet
+from intima.generate.batch_store import (
+    batch_ids,
+    confirm_batch,
+    drop_intent,
+    intent_created,
+    mark_imported,
+    open_batch,
+    record_batch,
+)
 from intima.generate.pool import CallOutcome
 from intima.generate.runner import (
     RunSummary,
-    _final_status,
-    _Tally,
-    _to_record,
+    RunTally,
+    final_status,
     messages_for,
     run_record,
+    to_record,
 )
 from intima.providers import get_model
 from intima.providers.base import (
@@ -45,7 +52,7 @@ from intima.providers.base import (
     Model,
     TransientError,
 )
-from intima.store import Store, now
+from intima.store import Store
 
 #: What a batch request costs, as a share of the same request's price.
 BATCH_PRICE_FACTOR = 0.5
@@ -119,7 +126,7 @@ async def run_batch(
     if client is None:
         provider = job.model.config.parsed.provider
         raise ConfigError(f"{provider} has no batch API; --batch works with openai and anthropic")
-    found = _open_batch(store, job.purpose, job.scope)
+    found = open_batch(store, job.purpose, job.scope)
     if found is not None and found[0].startswith(PENDING):
         found = await _adopt(store, client, job, *found, on_progress)
     if found is None:
@@ -137,9 +144,9 @@ async def run_batch(
             for n, ask in enumerate(asks)
         ]  # fmt: skip
         refs = {item.custom_id: ask.ref for item, ask in zip(items, asks, strict=True)}
-        _record_batch(store, job, token, refs)
+        record_batch(store, token, job.model.config.parsed.provider, job.purpose, job.scope, refs)
         batch_id = await client.submit(items, job.settings, token)
-        _confirm_batch(store, token, batch_id)
+        confirm_batch(store, token, batch_id)
     else:
         batch_id, refs = found
     ticker = Ticker(f"{job.label} (batch {batch_id})", len(refs), on_progress)
@@ -189,16 +196,6 @@ def warning_notes(outcome: BatchOutcome | None) -> list[str]:
     return [outcome.warning] if outcome is not None and outcome.warning else []
 
 
-def mark_imported(store: Store, batch_id: str, vendor_status: str) -> None:
-    """After the results are stored: the next run submits anew for whatever is still missing."""
-    with store.transaction() as conn:
-        conn.execute(
-            "UPDATE provider_batches SET status = 'imported', vendor_status = ?, updated_at = ? "
-            "WHERE batch_id = ?",
-            (vendor_status, now(), batch_id),
-        )
-
-
 async def _adopt(
     store: Store,
     client: BatchClient,
@@ -210,12 +207,8 @@ async def _adopt(
     """A submission whose batch id was never stored: the vendor's batch with that token (or
     those custom ids), or None (the row is dropped) when the vendor never got it. While some
     batches may be it but cannot be told apart yet, this waits for them."""
-    [row] = store.query("SELECT created_at FROM provider_batches WHERE batch_id = ?", (token,))
-    since = datetime.fromisoformat(row["created_at"])
-    taken = {
-        r[0] for r in store.query("SELECT batch_id FROM provider_batches")
-        if not r[0].startswith(PENDING)
-    }  # fmt: skip
+    since = intent_created(store, token)
+    taken = {b for b in batch_ids(store) if not b.startswith(PENDING)}
     Ticker(f"{job.label} (finding the batch submitted before)", len(refs), on_progress)
     while True:
         search = await _retrying(lambda: client.find(token, refs.keys(), since, taken), job)
@@ -223,40 +216,10 @@ async def _adopt(
             break
         await job.sleep(job.poll_s)
     if search.batch_id is None:
-        with store.transaction() as conn:
-            conn.execute("DELETE FROM provider_batches WHERE batch_id = ?", (token,))
+        drop_intent(store, token)
         return None
-    _confirm_batch(store, token, search.batch_id)
+    confirm_batch(store, token, search.batch_id)
     return search.batch_id, refs
-
-
-def _confirm_batch(store: Store, token: str, batch_id: str) -> None:
-    with store.transaction() as conn:
-        conn.execute(
-            "UPDATE provider_batches SET batch_id = ?, updated_at = ? WHERE batch_id = ?",
-            (batch_id, now(), token),
-        )
-
-
-def _open_batch(store: Store, purpose: str, scope: str) -> tuple[str, dict[str, str]] | None:
-    rows = store.query(
-        "SELECT batch_id, items_json FROM provider_batches WHERE purpose = ? AND scope = ? "
-        "AND status = 'submitted' ORDER BY created_at LIMIT 1",
-        (purpose, scope),
-    )
-    return (rows[0]["batch_id"], json.loads(rows[0]["items_json"])) if rows else None
-
-
-def _record_batch(store: Store, job: BatchJob, batch_id: str, refs: dict[str, str]) -> None:
-    stamp = now()
-    with store.transaction() as conn:
-        conn.execute(
-            "INSERT INTO provider_batches (batch_id, provider, purpose, scope, status, "
-            "vendor_status, n_items, items_json, created_at, updated_at) "
-            "VALUES (?, ?, ?, ?, 'submitted', NULL, ?, ?, ?, ?)",
-            (batch_id, job.model.config.parsed.provider, job.purpose, job.scope, len(refs),
-             json.dumps(refs, sort_keys=True), stamp, stamp),
-        )  # fmt: skip
 
 
 async def _poll_until_ended(
@@ -342,11 +305,11 @@ async def _generate_one(
         return [Ask(ref=pid, messages=messages_for(config, by_id[pid])) for pid in missing]
 
     job = BatchJob(model, "generate", record.run_id, record.label, config.generation, poll_s, sleep)
-    tally = _Tally()
+    tally = RunTally()
     outcome = await run_batch(store, job, build, on_progress)
     if outcome is not None:
         records = [
-            _to_record(config.config_key, by_id[outcome.refs[r.custom_id]],
+            to_record(config.config_key, by_id[outcome.refs[r.custom_id]],
                        CallOutcome(r.completion, r.error, 1, 0.0), price)
             for r in outcome.results
             if outcome.refs[r.custom_id] in by_id
@@ -355,7 +318,7 @@ async def _generate_one(
         for rec in records:
             tally.add(rec)
         mark_imported(store, outcome.batch_id, outcome.state.status)
-    status = _final_status(store, record.run_id, config.config_key, "done")
+    status = final_status(store, record.run_id, config.config_key, "done")
     store.set_run_status(record.run_id, status)
     return RunSummary(
         run_id=record.run_id, label=record.label, n_prompts=len(prompts),

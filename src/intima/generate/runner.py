@@ -169,7 +169,7 @@ async def _run_one(
     by_id = {p.prompt_id: p for p in prompts.prompts}
     todo = [by_id[pid] for pid in store.missing_prompt_ids(record.run_id, config.config_key)]
     price = prices.for_model(config.parsed) if prices else None
-    tally = _Tally()
+    tally = RunTally()
     started = time.perf_counter()
     if todo and not is_new:
         await model.preflight()
@@ -180,7 +180,7 @@ async def _run_one(
 
     async def work(prompt: Prompt) -> ResponseRecord:
         outcome = await call_with_retries(model, messages_for(config, prompt), config.generation)
-        rec = _to_record(config.config_key, prompt, outcome, price)
+        rec = to_record(config.config_key, prompt, outcome, price)
         budget.add(rec.cost_usd)
         return rec
 
@@ -199,7 +199,7 @@ async def _run_one(
 
     def end(ending: Ending) -> None:
         nonlocal status
-        status = _final_status(store, record.run_id, config.config_key, ending)
+        status = final_status(store, record.run_id, config.config_key, ending)
         store.set_run_status(record.run_id, status)
 
     job = ClaimedJob(
@@ -223,11 +223,14 @@ async def _run_one(
     )
 
 
-def _final_status(store: Store, run_id: str, config_key: str, ending: Ending) -> RunStatus:
+def final_status(store: Store, run_id: str, config_key: str, ending: Ending) -> RunStatus:
+    """A run's status after a pass (live or batched): complete only if no prompt is missing."""
     return run_status(ending, lambda: not store.missing_prompt_ids(run_id, config_key))
 
 
-class _Tally:
+class RunTally:
+    """What one pass over a run generated: counts, tokens and cost (the run's summary)."""
+
     def __init__(self) -> None:
         self.n = self.ok = self.failed = self.prompt_tokens = self.completion_tokens = 0
         self.cost = 0.0
@@ -243,9 +246,11 @@ class _Tally:
         self.cost += rec.cost_usd or 0.0
 
 
-def _to_record(
+def to_record(
     config_key: str, prompt: Prompt, outcome: CallOutcome, price: Price | None
 ) -> ResponseRecord:
+    """The stored row for one prompt's outcome (live or from a batch): the answer with its
+    tokens and cost, or the error."""
     base = ResponseRecord(
         response_id=response_id_for(config_key, prompt.prompt_id),
         config_key=config_key,

@@ -19,12 +19,12 @@ from intima.generate.batch import (
     BatchJob,
     Sleep,
     batch_price,
-    mark_imported,
     run_batch,
     warning_notes,
 )
+from intima.generate.batch_store import mark_imported
 from intima.generate.pool import Budget
-from intima.judges.loop import JudgeSummary, _Attempt, _JudgeJob, _Tally
+from intima.judges.loop import Attempt, JudgeJob, JudgeSummary, JudgeTally
 from intima.judges.parse import parse_reply
 from intima.judges.prompt import judge_messages
 from intima.judges.store_io import JudgmentRecord, load_targets, write_judgments
@@ -59,7 +59,7 @@ async def ajudge_batch(
     targets = load_targets(store, run_ids)
     models = [get_model(c) for c in judges]  # a bad spec fails before anything is submitted
     jobs = [
-        _JudgeJob(store, m, batch_price(prices.for_model(m.config.parsed) if prices else None),
+        JudgeJob(store, m, batch_price(prices.for_model(m.config.parsed) if prices else None),
                   Budget(limit=None), max_reasks=0)
         for m in models
     ]  # fmt: skip
@@ -77,14 +77,14 @@ async def ajudge_batch(
 
 async def _judge_one(
     store: Store,
-    job: _JudgeJob,
+    job: JudgeJob,
     targets: Sequence[StoredResponse],
     poll_s: float,
     sleep: Sleep,
     on_progress: OnProgress | None,
 ) -> JudgeSummary:
     started = time.perf_counter()
-    todo = job._todo(targets)
+    todo = job.todo(targets)
     n_unique = len({t.content_hash for t in targets})
 
     def build() -> list[Ask]:
@@ -97,7 +97,7 @@ async def _judge_one(
     label = f"judge {job.config.display_name}"
     spec = BatchJob(job.model, "judge", job.key, label, job.settings, poll_s, sleep)
     outcome = await run_batch(store, spec, build, on_progress)
-    tally = _Tally()
+    tally = JudgeTally()
     if outcome is not None:
         # A resumed batch may answer responses of runs this call did not name.
         by_hash = {t.content_hash: t for t in (*targets, *load_targets(store, None))}
@@ -121,15 +121,15 @@ async def _judge_one(
     )  # fmt: skip
 
 
-def _record(job: _JudgeJob, target: StoredResponse, result: BatchResult) -> JudgmentRecord:
-    acc = _Attempt()
+def _record(job: JudgeJob, target: StoredResponse, result: BatchResult) -> JudgmentRecord:
+    acc = Attempt()
     acc.add(result.completion, 1, 0.0)
     if result.completion is None:
-        return job._record(target, acc, None, None, f"request failed: {result.error}")
+        return job.record(target, acc, None, None, f"request failed: {result.error}")
     # Every judge item carries the schema: the form it went in, as a live judgment records it.
     acc.structured_output = result.completion.structured_output or job.model.structured_form()
     raw = result.completion.text
     parsed = parse_reply(raw)
     if parsed.ok:
-        return job._record(target, acc, raw, parsed, None)
-    return job._record(target, acc, raw, None, f"invalid reply: {parsed.problem or 'unparsed'}")
+        return job.record(target, acc, raw, parsed, None)
+    return job.record(target, acc, raw, None, f"invalid reply: {parsed.problem or 'unparsed'}")

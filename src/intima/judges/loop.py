@@ -160,7 +160,7 @@ async def ajudge(
     try:
         for model in models:
             price = prices.for_model(model.config.parsed) if prices else None
-            job = _JudgeJob(store, model, price, budget, max_reasks)
+            job = JudgeJob(store, model, price, budget, max_reasks)
             out.append(await job.run(targets, on_progress))
             if budget.exhausted:
                 break
@@ -171,7 +171,9 @@ async def ajudge(
 
 
 @dataclass
-class _Tally:
+class JudgeTally:
+    """What one judge's pass judged (live or batched): counts, reasons, tokens and cost."""
+
     scored: int = 0
     unscored: int = 0
     requests: int = 0
@@ -195,7 +197,7 @@ class _Tally:
 
 
 @dataclass
-class _Attempt:
+class Attempt:
     """Accumulates one judgment's calls: tokens, latency, replies and problems."""
 
     requests: int = 0
@@ -214,7 +216,11 @@ class _Attempt:
             self.completion_tokens += c.completion_tokens or 0
 
 
-class _JudgeJob:
+class JudgeJob:
+    """One judge over the stored responses: what is left to judge (:meth:`todo`) and how a
+    reply becomes a stored judgment (:meth:`record`); the live loop and ``judges.batch`` share
+    it."""
+
     def __init__(
         self, store: Store, model: Model, price: Price | None, budget: Budget, max_reasks: int
     ) -> None:
@@ -229,7 +235,8 @@ class _JudgeJob:
         self.settings = model.config.generation
         self.meta = judge_config_json(model.config)
 
-    def _todo(self, targets: Sequence[StoredResponse]) -> list[StoredResponse]:
+    def todo(self, targets: Sequence[StoredResponse]) -> list[StoredResponse]:
+        """The distinct responses this judge has not scored under the current prompt."""
         done = scored_hashes(self.store, self.key, JUDGE_PROMPT_VERSION)
         todo: dict[str, StoredResponse] = {}
         for t in targets:
@@ -240,9 +247,9 @@ class _JudgeJob:
     async def run(
         self, targets: Sequence[StoredResponse], on_progress: OnProgress | None
     ) -> JudgeSummary:
-        todo = self._todo(targets)
+        todo = self.todo(targets)
         n_unique = len({t.content_hash for t in targets})
-        tally = _Tally()
+        tally = JudgeTally()
         started = time.perf_counter()
         if todo:
             await self.model.preflight()
@@ -303,7 +310,7 @@ class _JudgeJob:
 
     async def _judge_one(self, target: StoredResponse) -> tuple[JudgmentRecord, int]:
         messages: list[Message] = judge_messages(target.prompt, target.response, target.context)
-        acc = _Attempt()
+        acc = Attempt()
         raw: str | None = None
         for _ask in range(self.max_reasks + 1):
             outcome = await call_with_retries(
@@ -315,11 +322,11 @@ class _JudgeJob:
             if outcome.completion is None:
                 # A transport failure is not a judge's verdict: store it unscored, with why.
                 reason = f"request failed: {outcome.error}"
-                return self._record(target, acc, raw, None, reason), acc.requests
+                return self.record(target, acc, raw, None, reason), acc.requests
             raw = outcome.completion.text
             parsed = parse_reply(raw)
             if parsed.ok:
-                return self._record(target, acc, raw, parsed, None), acc.requests
+                return self.record(target, acc, raw, parsed, None), acc.requests
             problem = parsed.problem or "invalid reply"
             acc.problems.append(problem)
             messages = [
@@ -329,22 +336,24 @@ class _JudgeJob:
             ]
         asks = len(acc.problems)
         reason = f"invalid reply after {asks} ask(s): " + " | ".join(acc.problems)
-        return self._record(target, acc, raw, None, reason), acc.requests
+        return self.record(target, acc, raw, None, reason), acc.requests
 
-    def _meta(self, acc: _Attempt) -> dict[str, object]:
+    def _meta(self, acc: Attempt) -> dict[str, object]:
         used = acc.structured_output
         if used is None or used == self.config.structured_output:
             return self.meta
         return {**self.meta, "structured_output_used": used}
 
-    def _record(
+    def record(
         self,
         target: StoredResponse,
-        acc: _Attempt,
+        acc: Attempt,
         raw: str | None,
         parsed: ParseOutcome | None,
         reason: str | None,
     ) -> JudgmentRecord:
+        """The stored judgment: scored from ``parsed``, or unscored with ``reason`` and the raw
+        reply; its cost is added to the budget."""
         cost = None
         if self.price is not None:
             cost = self.price.cost(acc.prompt_tokens, acc.completion_tokens)
