@@ -60,6 +60,9 @@ RANGES: Final[Mapping[tuple[str, str], tuple[float, float]]] = {
     },
     ("simulated_user_messages", "latency_s"): _SECONDS,
     ("validation_reports", "n"): _COUNT,
+    **{("judgment_samples", c): _COUNT for c in ("size", "population")},
+    ("judgment_samples", "seed"): (0, 2**32 - 1),  # ``intima judge --sample-seed``
+    ("judgment_sample_members", "position"): _COUNT,
 }
 
 _STRICT = ConfigDict(strict=True, allow_inf_nan=False, extra="allow")
