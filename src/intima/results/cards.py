@@ -117,6 +117,50 @@ class Card(BaseModel):
         return "; ".join(parts)
 
 
+#: An AUROC interval at least this wide says too little to call a scorer validated (issue 31).
+MAX_AUROC_WIDTH: Final = 0.2
+#: Fewest graded rows for a Spearman to grade a scorer on.
+MIN_GRADED_ROWS: Final = 30
+#: The baseline every class card is held against (``intima validate`` stores it beside each).
+BASELINE_SCORER: Final = "keyword"
+GradeWord = Literal["validated", "failed", "too small"]
+
+
+def grade(card: Card, cards: Iterable[Card] = ()) -> tuple[GradeWord, str]:
+    """How good, not only that: ``validated``, ``failed`` (below the keyword baseline on the
+    same set, or no better than chance) or ``too small`` (an AUROC interval 0.2 wide or
+    more, of zero width, or missing), with the reason in a sentence."""
+    if card.graded is not None and card.auroc is None:
+        rho, n = card.graded.spearman, card.graded.n
+        if rho is None or n < MIN_GRADED_ROWS:
+            return "too small", f"{n} graded rows; a Spearman needs at least {MIN_GRADED_ROWS}"
+        if rho <= 0:
+            return "failed", f"Spearman {rho:.3f}: no better than chance"
+        return "validated", f"Spearman {rho:.3f} on {n} graded rows"
+    lo, hi = card.auroc_lo, card.auroc_hi
+    if card.auroc is None or lo is None or hi is None or hi - lo <= 0:
+        shown = "no AUROC interval" if lo is None or hi is None else f"[{lo:.3f}, {hi:.3f}]"
+        return "too small", f"{card.n} labelled rows: {shown}, no measure of how good"
+    if hi - lo >= MAX_AUROC_WIDTH:
+        return "too small", (
+            f"{card.n} labelled rows: AUROC interval [{lo:.3f}, {hi:.3f}] is "
+            f"{MAX_AUROC_WIDTH} wide or more"
+        )
+    if hi <= 0.5:
+        return "failed", f"AUROC {card.auroc:.3f} [{lo:.3f}, {hi:.3f}]: no better than chance"
+    base = next(
+        (c for c in cards if c.scorer == BASELINE_SCORER and c.set_sha256 == card.set_sha256),
+        None,
+    )
+    if card.scorer != BASELINE_SCORER and base is not None and base.macro_f1 is not None:
+        if (card.macro_f1 or 0.0) < base.macro_f1:
+            return "failed", (
+                f"macro-F1 {card.macro_f1 or 0.0:.3f} is below the keyword baseline's "
+                f"{base.macro_f1:.3f} on the same set"
+            )
+    return "validated", f"AUROC {card.auroc:.3f} [{lo:.3f}, {hi:.3f}] on {card.n} labelled rows"
+
+
 def _num(v: float | None) -> str:
     return "–" if v is None else f"{v:.3f}"
 
