@@ -20,7 +20,7 @@ or misleading scorer costs nothing.
 
 **The interval.** The normal-theory plug-in ``theta_hat +- z * se`` covers a rare share's
 truth far less than 95% of the time: 0-3 positives in 60 labelled make ``S_e^2`` collapse
-(coverage 13% in the worst cell of ``benchmarks/bench_ppi.py``). The interval here is a
+(coverage 10% in the worst cell of ``benchmarks/bench_ppi.py``). The interval here is a
 score interval, as Wilson's is for the judge alone: ``S_e^2`` is split by class,
 
     S_e^2(theta) = theta (1 - theta) (1 - lambda D)^2 + lambda^2 (theta V1 + (1 - theta) V0)
