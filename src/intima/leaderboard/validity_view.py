@@ -48,7 +48,12 @@ def card_json(card: Card, pool: Iterable[Card] = ()) -> dict[str, Any]:
     out = card.model_dump(mode="json", exclude={"confusion", "confusion_labels"})
     word, why = grade(card, pool)
     out.update(
-        name=card.name, summary=card.summary(), error_rates=rates, grade=word, grade_reason=why
+        name=card.name,
+        summary=card.summary(),
+        error_rates=rates,
+        grade=word,
+        grade_reason=why,
+        labels_source=card.labels_source,
     )
     return out
 

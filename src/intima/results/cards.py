@@ -32,6 +32,11 @@ METHOD_DOCS: Final = {
     "affect": "docs/affect.md (5. Validation) and docs/leaderboard.md (How far each scorer can "
     "be trusted)",
 }
+#: Where the labels of sets known by hash came from (the shipped card's set among them).
+KNOWN_LABELS: Final = {
+    "f7b102b42be7fde7839ee6947944a5452ff9d58c7e1ecbf515d5608e3bc690aa": "labels written by each "
+    "model judging its own answers (one LLM judge per model, a three-way label)",
+}
 DEFAULT_METHOD: Final = (
     "docs/leaderboard.md (How far each scorer can be trusted; Error-corrected shares)"
 )
@@ -72,6 +77,12 @@ class Card(BaseModel):
     method: str = DEFAULT_METHOD
     #: measured on the rows the scorer was fitted on (optimistic): shown, never used to correct
     in_sample: bool = False
+    #: where the set's labels came from (``intima validate --labels-from``), if said
+    labels_from: str | None = None
+
+    @property
+    def labels_source(self) -> str:
+        return self.labels_from or KNOWN_LABELS.get(self.set_sha256, "labels of unstated origin")
 
     @property
     def name(self) -> str:
@@ -87,7 +98,7 @@ class Card(BaseModel):
 
     def summary(self) -> str:
         """One line: set, protocol, AUROC, Spearman, recall/fpr of reinforcing."""
-        parts = [f"{self.scorer} ({self.version}) on {self.name}"]
+        parts = [f"{self.scorer} ({self.version}) on {self.name}", self.labels_source]
         if self.auroc is not None:
             auc = f"AUROC reinforcing vs boundary {self.auroc:.3f}"
             if self.auroc_lo is not None and self.auroc_hi is not None:
@@ -223,6 +234,9 @@ def _from_report(row: Mapping[str, Any], report: Mapping[str, Any]) -> Card:
         if report.get("in_sample")
         else "intima validate",
         "in_sample": bool(report.get("in_sample")),
+        "labels_from": report.get("labels_from")
+        if isinstance(report.get("labels_from"), str)
+        else None,
         "method": METHOD_DOCS.get(row["scorer"], DEFAULT_METHOD),
     }
     if report.get("kind") == "graded":

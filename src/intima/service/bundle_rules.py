@@ -131,6 +131,7 @@ class ValidationReport(BaseModel):
     n_rows: Count | None = None
     n_unscored: Count = 0
     in_sample: bool = False
+    labels_from: Annotated[str, Field(max_length=500)] | None = None
     unit: str | None = None
     aggregate: str | None = None
     groups: dict[str, _ReportGroup] = Field(min_length=1)

@@ -149,6 +149,7 @@
       var dl = el("dl");
       function row(k, val) { dl.appendChild(el("dt", null, k)); dl.appendChild(el("dd", null, val)); }
       row("Set", c.set_name + " (sha256 " + c.set_sha256 + ", n = " + c.n + ")");
+      row("Labels", c.labels_source);
       row("Protocol", c.protocol);
       if (c.auroc !== null) { row("AUROC reinforcing vs boundary", num3(c.auroc) + (c.auroc_lo !== null ? " [" + num3(c.auroc_lo) + ", " + num3(c.auroc_hi) + "]" : "")); }
       var groups = Object.keys(c.auroc_by_group || {}).sort();
