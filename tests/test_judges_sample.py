@@ -113,3 +113,30 @@ def test_a_judgment_outside_the_sample_never_feeds_the_estimator(
     assert row.judge_share == 0.0 and row.estimate == 0.0
     assert row.note == "as scripted:a would label all 62, from 20 labelled and affect on all"
     assert row.hi is not None and 0.0 < row.hi < 0.2
+
+
+def test_the_judge_command_samples_and_extends(
+    tmp_path: Path, fake_server: Callable[..., Any]
+) -> None:
+    from conftest import invoke_cli
+
+    server = fake_server()
+    db, url = tmp_path / "c.db", server.base_url
+    gen = invoke_cli(
+        "run", "-m", f"openai-compat:fake@{url}", "--dataset", "demo", "--limit", "20",
+        "--store", str(db), "--no-progress",
+    )  # fmt: skip
+    assert gen.returncode == 0, gen.stderr
+    judge = ("judge", "-j", f"openai-compat:judge@{url}", "--store", str(db), "--no-progress")
+    assert invoke_cli(*judge, "--sample", "4").returncode == 0
+    assert server.completed == 20 + 4
+    res = invoke_cli(*judge, "--fraction", "0.5")
+    assert res.returncode == 0, res.stderr
+    assert server.completed == 20 + 10  # extended to 10: 6 more
+    with Store.open(db, create=False) as store:
+        (s,) = samples(store)
+    assert s.size == 10 and len(s.members) == 10
+    bad = invoke_cli(*judge, "--sample", "4", "--sample-seed", "9")
+    assert bad.returncode != 0 and "--sample-seed 0" in bad.stderr and "Traceback" not in bad.stderr
+    both = invoke_cli(*judge, "--sample", "4", "--fraction", "0.5")
+    assert both.returncode != 0 and "not both" in both.stderr
