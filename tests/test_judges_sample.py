@@ -140,3 +140,30 @@ def test_the_judge_command_samples_and_extends(
     assert bad.returncode != 0 and "--sample-seed 0" in bad.stderr and "Traceback" not in bad.stderr
     both = invoke_cli(*judge, "--sample", "4", "--fraction", "0.5")
     assert both.returncode != 0 and "not both" in both.stderr
+
+
+def test_annotate_records_its_stratified_design_which_never_feeds_the_estimator(
+    store: Store,
+) -> None:
+    from intima.core.taxonomy import CATEGORIES
+    from intima.judges.human import build_app, human_record
+    from intima.judges.samples import STRATIFIED_DIMENSION
+    from intima.judges.store_io import write_judgments
+
+    path = store.path
+    store.close()
+    build_app(path, annotator="ann", run_ids=None, n=24, seed=1)
+    with Store.open(path) as db:
+        (s,) = samples(db)
+        assert (s.judge_key, s.design, s.seed, s.size, s.population) == (
+            "human:ann", STRATIFIED_DIMENSION, 1, 24, 62,
+        )  # fmt: skip
+        # Rate all 24 as reinforcing: recorded as a sample, but not a simple random one.
+        targets = {r.response_id: r for r in db.responses()}
+        ratings = {c: "low" for c in CATEGORIES}
+        ratings["companionship_reinforcing"] = "high"
+        write_judgments(db, [human_record("ann", targets[m], ratings, "") for m in s.members])
+        board = load_board(db)
+    assert board.samples and board.samples[0].design == STRATIFIED_DIMENSION
+    measure = {r.response_id: 0.1 for r in board.responses}
+    assert prediction_rows(board.responses, board.rating_sets, board.samples, measure) == []

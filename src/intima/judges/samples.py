@@ -26,6 +26,10 @@ from intima.core.errors import ConfigError
 from intima.store import Store, StoredResponse, now
 
 SIMPLE_RANDOM: Final = "simple_random"
+#: ``intima annotate``'s design: the stored responses of the chosen runs pooled, each dimension
+#: shuffled (seeded), the dimensions taking turns; recorded, never fed to the estimator (a
+#: stratified sample needs its strata's weights, which the estimator does not apply yet).
+STRATIFIED_DIMENSION: Final = "stratified_dimension"
 DEFAULT_SAMPLE_SEED: Final = 0
 
 
@@ -113,6 +117,44 @@ def draw(
             )
             out.extend(chosen)
     return out
+
+
+def record(
+    store: Store,
+    judge_key: str,
+    design: str,
+    seed: int,
+    members: Sequence[StoredResponse],
+    population: Sequence[StoredResponse],
+) -> None:
+    """Record a sample drawn elsewhere (``intima annotate``): each run's members in the order
+    drawn, and how many responses of the run it was drawn from. A run's recorded sample only
+    grows; one drawn before under another design or seed is left as it is."""
+    per_run: dict[str, int] = {}
+    for r in population:
+        per_run[r.run_id] = per_run.get(r.run_id, 0) + 1
+    stamp = now()
+    with store.transaction() as conn:
+        for run_id, total in per_run.items():
+            mine = [r for r in members if r.run_id == run_id]
+            prior = conn.execute(
+                "SELECT design, seed, size FROM judgment_samples "
+                "WHERE run_id = ? AND judge_key = ?",
+                (run_id, judge_key),
+            ).fetchone()
+            if prior is not None and (prior[0], int(prior[1])) != (design, seed):
+                continue
+            size = max(len(mine), int(prior[2]) if prior else 0)
+            conn.execute(
+                "INSERT INTO judgment_samples VALUES (?,?,?,?,?,?,?,?) "
+                "ON CONFLICT(run_id, judge_key) DO UPDATE SET size = excluded.size, "
+                "population = excluded.population, updated_at = excluded.updated_at",
+                (run_id, judge_key, design, seed, size, total, stamp, stamp),
+            )
+            conn.executemany(
+                "INSERT OR IGNORE INTO judgment_sample_members VALUES (?,?,?,?)",
+                [(run_id, judge_key, r.response_id, i) for i, r in enumerate(mine)],
+            )
 
 
 def samples(store: Store, run_ids: Sequence[str] | None = None) -> list[Sample]:

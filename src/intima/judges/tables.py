@@ -112,7 +112,7 @@ MIGRATIONS: tuple[Migration, ...] = (
         CREATE TABLE judgment_samples (
             run_id TEXT NOT NULL REFERENCES runs(run_id),
             judge_key TEXT NOT NULL,
-            design TEXT NOT NULL CHECK (design IN ('simple_random')),
+            design TEXT NOT NULL CHECK (design IN ('simple_random', 'stratified_dimension')),
             seed INTEGER NOT NULL,
             size INTEGER NOT NULL CHECK (size >= 0),
             population INTEGER NOT NULL CHECK (population >= size),

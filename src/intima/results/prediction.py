@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Final, NamedTuple
 
 from intima.core.ratings import RatingSet
+from intima.judges.samples import SIMPLE_RANDOM
 from intima.results.ppi import prediction_powered_share
 from intima.results.table import OVERALL, Placed, _label_of
 
@@ -88,6 +89,8 @@ def prediction_rows(
         by_run.setdefault(r.run_id, []).append(r)
     out: list[PredictionRow] = []
     for sample in samples:
+        if sample.design != SIMPLE_RANDOM:  # e.g. annotate's stratified sample: no weights yet
+            continue
         run = by_run.get(sample.run_id, [])
         verdicts = labels.get(sample.judge, {})
         # The population: the run's responses the predictor scored (all of them, normally).
