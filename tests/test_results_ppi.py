@@ -154,3 +154,13 @@ def test_the_simulation_catches_the_plug_in_interval() -> None:
     cells = [c for c in COARSE if c.share == 0.005 or c.share == 0.02]
     worst = min(sim.run_cell(c, 150, sim.seed_of(c, 1), _plugin).coverage for c in cells)
     assert worst < 0.5
+
+
+def test_an_estimate_below_zero_still_gets_an_interval_of_positive_width() -> None:
+    # Two positives in 10, but the sample's scores sit far above the population's (all 0), so
+    # mean(y - lambda f) + lambda mean(f) is negative: the share reads 0, never [0%, 0%].
+    y = [1, 1, 0, 0, 0, 0, 0, 0, 0, 0]
+    f = [3, 2.5, 1, 1, 1, 1, 1, 0.9, 0.95, 0.4]
+    r = prediction_powered_share(y, f, [0.0] * 300)
+    assert r.lam > 0 and r.estimate == 0.0 and r.lo == 0.0
+    assert r.hi > 0.05

@@ -170,13 +170,15 @@ def prediction_powered_share(
     k = z * z * (1.0 - n / total) / n
     a, b, c = (1.0 - lam * (mu1 - mu0)) ** 2, lam * lam * v0, lam * lam * (v1 - v0)
     correction = 0.5 / n
+    # Bounds around the estimate clipped to [0, 1]: a raw estimate below 0 (the sample's scores
+    # far above the rest's) would otherwise put the whole interval below 0, i.e. [0, 0].
     clipped = min(1.0, max(0.0, estimate))
-    if estimate <= 0.5:
-        lo = score_bounds(estimate - correction, k, a, b, c)[0]
-        hi = score_bounds(estimate, k, a, b, c)[1]
+    if clipped <= 0.5:
+        lo = score_bounds(clipped - correction, k, a, b, c)[0]
+        hi = score_bounds(clipped, k, a, b, c)[1]
     else:
-        lo = score_bounds(estimate, k, a, b, c)[0]
-        hi = score_bounds(estimate + correction, k, a, b, c)[1]
+        lo = score_bounds(clipped, k, a, b, c)[0]
+        hi = score_bounds(clipped + correction, k, a, b, c)[1]
     return PredictionPoweredShare(
         clipped, min(lo, clipped), max(hi, clipped), lam, n, total, positives, alpha
     )
