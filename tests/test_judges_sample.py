@@ -167,3 +167,18 @@ def test_annotate_records_its_stratified_design_which_never_feeds_the_estimator(
     assert board.samples and board.samples[0].design == STRATIFIED_DIMENSION
     measure = {r.response_id: 0.1 for r in board.responses}
     assert prediction_rows(board.responses, board.rating_sets, board.samples, measure) == []
+
+
+def test_a_sample_travels_in_a_bundle(
+    store: Store, scripted: type[Scripted], tmp_path: Path
+) -> None:
+    from intima.service.bundle import publish
+    from intima.service.bundle_import import import_bundle
+
+    scripted.plans["a"] = lambda m, k: reply()
+    judge_run.judge(store, [judge_cfg("a")], sample=SampleSpec(size=15))
+    publish(store, str(tmp_path / "bundle"))
+    with Store.open(tmp_path / "fresh.db") as fresh:
+        import_bundle(fresh, str(tmp_path / "bundle"))
+        assert samples(fresh) == samples(store)
+        assert len(load_board(fresh).samples) == 1  # the Space's board knows the sample too
