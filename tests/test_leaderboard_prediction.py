@@ -134,3 +134,14 @@ def test_no_sample_no_prediction_section(tmp_path: Path, fake_server: Callable[.
     build_site(data, tmp_path / "out", bootstrap=20, seed=0)
     assert 'id="prediction-data"' not in (tmp_path / "out" / "index.html").read_text()
     assert not (tmp_path / "out" / "prediction.js").exists()
+
+
+def test_the_app_shows_nothing_for_a_scope_without_shares(built: tuple[Path, Path]) -> None:
+    with Store.open(built[0], create=False) as store:
+        data = load_board(store)
+    from intima.results.table import code_scope
+
+    table = score_table(data.infos(), data.rating_sets, bootstrap=20, seed=0)
+    scope = code_scope(data.responses[0].code)
+    html = BoardIndex(data, table).scores("affect", scope, "reinforcing")
+    assert "intima-scores" in html and "intima-prediction" not in html

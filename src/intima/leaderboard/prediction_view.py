@@ -92,6 +92,8 @@ def prediction_html(
     index = {(r.judge, r.run_id, r.scope, r.metric): r for r in rows}
     out = []
     for judge in sorted({r.judge for r in rows}):
+        if not any((judge, run_id, scope, metric) in index for run_id, _ in configs):
+            continue  # e.g. a code's scope: the shares are per configuration and dimension
         out.append(
             f"<p><strong>{esc(metric.capitalize())} share as {esc(judge)} would label every "
             "response</strong> (prediction-powered; raw share of the affect measure beside)</p>"
