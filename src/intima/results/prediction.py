@@ -125,7 +125,8 @@ def _row(
     labelled = [
         r.response_id for r in rows if r.response_id in members and r.response_id in verdicts
     ]
-    rest = [r.response_id for r in rows if r.response_id not in set(labelled)]
+    judged = set(labelled)
+    rest = [r.response_id for r in rows if r.response_id not in judged]
     n, total = len(labelled), len(rows)
     raw = sum(pred_label.get(r.response_id) == metric for r in rows) / total if total else None
     base = (sample.judge, predictor, sample.run_id, scope, metric)
