@@ -236,3 +236,12 @@ def test_corrected_interval_covers_the_true_share_at_n_368(
     cell: tuple[float, float, float, int, int],
 ) -> None:
     assert coverage(*cell) >= 0.93
+
+
+def test_a_raw_share_above_the_validations_recall_gets_no_corrected_number() -> None:
+    """Issue 31: the shipped card's recall 0.52 and fpr 0.043 turned a raw 67.7% into 100.0%."""
+    rates = ErrorRates("reinforcing", 52, 100, 43, 1000)
+    got = corrected_share(0.677, 368, rates)
+    assert got.rate is None and got.lo is None and got.hi is None
+    assert "above the validation's recall 52.0%" in got.note
+    assert corrected_share(0.5, 368, rates).rate == pytest.approx((0.5 - 0.043) / (0.52 - 0.043))

@@ -191,6 +191,25 @@ def judge_cmd(
             "is sent (needs --prices; default: no limit).",
         ),
     ] = None,
+    sample: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            max=1_000_000,
+            help="Judge only a seeded random sample of N responses of each run (the first N of "
+            "a fixed permutation: a larger N extends the sample). The board then shows the "
+            "judge's share over all responses, estimated with the affect measure on all.",
+        ),
+    ] = None,
+    fraction: Annotated[
+        float | None,
+        typer.Option(
+            min=0.0, max=1.0, help="As --sample, a fraction of each run's responses (rounded up)."
+        ),
+    ] = None,
+    sample_seed: Annotated[
+        int, typer.Option(min=0, max=SEED_MAX, help="Seed of the sample's permutation.")
+    ] = 0,
     batch: BatchOpt = False,
     poll_every: PollEveryOpt = 30.0,
     store: StoreOpt = DEFAULT_STORE,
@@ -203,6 +222,13 @@ def judge_cmd(
     """
     from intima.judges.loop import judge as run_judges
     from intima.judges.loop import unscored_reasons
+    from intima.judges.samples import SampleSpec
+
+    spec = None
+    if sample is not None or fraction is not None:
+        spec = SampleSpec(size=sample, fraction=fraction, seed=sample_seed)
+        if batch:
+            raise ConfigError("--sample and --fraction cannot be judged as a batch yet")
 
     configs = judge_configs(
         judge, label, GenerationSettings(temperature=temperature, max_tokens=max_tokens, seed=seed),
@@ -233,6 +259,7 @@ def judge_cmd(
                 max_cost=max_cost,
                 max_reasks=max_reasks,
                 on_progress=on_progress,
+                sample=spec,
             )
     table = Table(title="intima judge")
     cols = ("judge", "responses", "reused", "scored", "unscored", "requests", "tokens", "cost")

@@ -89,6 +89,14 @@ def validate_cmd(
             "--aggregate of its turns' scores (graded sets; default: each row on its own).",
         ),
     ] = None,
+    labels_from: Annotated[
+        str | None,
+        typer.Option(
+            parser=nonempty,
+            help="Where the set's labels came from, shown on every card of it, e.g. \"each "
+            'model judging its own answers" or "two annotators, adjudicated".',
+        ),
+    ] = None,
     aggregate: Annotated[
         Literal["mean", "max"],
         typer.Option(help="How --group combines a conversation's turn scores: mean or max."),
@@ -145,6 +153,7 @@ def validate_cmd(
             db, labelled, scorers=chosen, judges=judges, by=by_columns,
             aggregate=aggregate, out_dir=target,
             bootstrap=bootstrap, seed=seed, max_reasks=max_reasks, on_progress=on_progress,
+            labels_from=labels_from,
         )  # fmt: skip
         unscored = stored_unscored_reasons(db, [j.config_key for j in judges], [result.run_id])
     _print(result.model_dump())

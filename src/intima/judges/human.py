@@ -26,6 +26,7 @@ from intima.core.taxonomy import (
     Behaviour,
     SubBehaviour,
 )
+from intima.judges.samples import STRATIFIED_DIMENSION, record
 from intima.judges.store_io import (
     HUMAN_FORM_SHA256,
     HUMAN_FORM_VERSION,
@@ -109,7 +110,10 @@ def build_app(
 
     annotator = _check_annotator(annotator)
     with Store.open(store_path) as db:
-        items = sample_targets(load_targets(db, run_ids), n, seed)
+        targets = load_targets(db, run_ids)
+        items = sample_targets(targets, n, seed)
+        if items:  # the store knows which ratings form a sample, and of which design
+            record(db, f"human:{annotator}", STRATIFIED_DIMENSION, seed, items, targets)
     if not items:
         raise ConfigError(f"no stored responses to annotate in {store_path}; run `intima run`")
 

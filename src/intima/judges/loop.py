@@ -33,6 +33,7 @@ from intima.judges.prompt import (
     judge_messages,
     retry_message,
 )
+from intima.judges.samples import SampleSpec, draw
 from intima.judges.schema import reply_json_schema
 from intima.judges.store_io import (
     JudgmentRecord,
@@ -126,8 +127,10 @@ def judge(
     max_cost: float | None = None,
     max_reasks: int = DEFAULT_MAX_REASKS,
     on_progress: OnProgress | None = None,
+    sample: SampleSpec | None = None,
 ) -> list[JudgeSummary]:
-    """Judge the stored responses of the runs (all runs if None) with each judge in turn."""
+    """Judge the stored responses of the runs (all runs if None) with each judge in turn; with
+    ``sample``, only each run's seeded random sample (recorded, see :mod:`.samples`)."""
     return asyncio.run(
         ajudge(
             store,
@@ -137,6 +140,7 @@ def judge(
             max_cost=max_cost,
             max_reasks=max_reasks,
             on_progress=on_progress,
+            sample=sample,
         )
     )
 
@@ -150,6 +154,7 @@ async def ajudge(
     max_cost: float | None = None,
     max_reasks: int = DEFAULT_MAX_REASKS,
     on_progress: OnProgress | None = None,
+    sample: SampleSpec | None = None,
 ) -> list[JudgeSummary]:
     targets = load_targets(store, run_ids)
     models = [get_model(c) for c in judges]  # a bad spec fails before any work starts
@@ -161,7 +166,11 @@ async def ajudge(
         for model in models:
             price = prices.for_model(model.config.parsed) if prices else None
             job = JudgeJob(store, model, price, budget, max_reasks)
-            out.append(await job.run(targets, on_progress))
+            mine = targets
+            if sample is not None:  # every run's responses, each run sampled on its own
+                every = store.responses(run_ids, distinct=False)
+                mine = draw(store, model.config.config_key, every, sample)
+            out.append(await job.run(mine, on_progress))
             if budget.exhausted:
                 break
     finally:

@@ -104,4 +104,31 @@ MIGRATIONS: tuple[Migration, ...] = (
         ),
         operational=("judgment_claims",),
     ),
+    # Random samples of a run's responses for a judge (``intima judge --sample``, issue 31):
+    # which judgments may feed a prediction-powered share. Results, published with the run.
+    Migration(
+        name="judges_0004_samples",
+        sql="""
+        CREATE TABLE judgment_samples (
+            run_id TEXT NOT NULL REFERENCES runs(run_id),
+            judge_key TEXT NOT NULL,
+            design TEXT NOT NULL CHECK (design IN ('simple_random', 'stratified_dimension')),
+            seed INTEGER NOT NULL,
+            size INTEGER NOT NULL CHECK (size >= 0),
+            population INTEGER NOT NULL CHECK (population >= size),
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            PRIMARY KEY (run_id, judge_key)
+        ) STRICT;
+        CREATE TABLE judgment_sample_members (
+            run_id TEXT NOT NULL,
+            judge_key TEXT NOT NULL,
+            response_id TEXT NOT NULL,
+            position INTEGER NOT NULL CHECK (position >= 0),
+            PRIMARY KEY (run_id, judge_key, response_id),
+            UNIQUE (run_id, judge_key, position),
+            FOREIGN KEY (run_id, judge_key) REFERENCES judgment_samples(run_id, judge_key)
+        ) STRICT;
+        """,
+    ),
 )

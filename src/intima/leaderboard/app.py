@@ -24,13 +24,14 @@ from typing import TYPE_CHECKING, Any, Protocol
 from intima.core.errors import IntimaError
 from intima.core.perf import paused_gc
 from intima.core.ratings import RatingSet
-from intima.leaderboard import charts, render, validity_view, wording
+from intima.leaderboard import charts, prediction_view, render, validity_view, wording
 from intima.leaderboard.render import esc
 from intima.results import DEFAULT_BOOTSTRAP, DEFAULT_SEED
 from intima.results.conversations import ConversationBoard, load_conversations
 from intima.results.corrected import Corrections
 from intima.results.data import BoardData, load_board
 from intima.results.intervals import intervals_note
+from intima.results.prediction import PredictionRow
 from intima.results.rank import UNRANKED_NOTE
 from intima.results.table import (
     LABEL_METRICS,
@@ -84,10 +85,15 @@ class BoardIndex:
         """Corrected shares and mean scores (computed on first view, then kept)."""
         return board_corrections(self.data, self.table)
 
+    @functools.cached_property
+    def prediction(self) -> list[PredictionRow]:  # judges' random samples: the headline
+        return prediction_view.board_prediction_rows(self.data)
+
     def scores(self, scorer: str, scope: str, sort_metric: str) -> str:
-        """The scorer's validation, its table, and its corrected shares and mean score."""
+        """Prediction-powered shares, the scorer's validation, table, corrected shares, mean."""
         return (
-            validity_view.validity_html(self.cards, scorer)
+            prediction_view.prediction_html(self.prediction, self.table.configs, sort_metric, scope)
+            + validity_view.validity_html(self.cards, scorer)
             + render.scores_table(self.table, scorer, scope, sort_metric)
             + validity_view.corrected_html(self.table, self.corrections, scorer, scope, sort_metric)
         )
@@ -173,6 +179,7 @@ def methodology_html(data: BoardData, table: ScoreTable) -> str:
             f"leader whose interval its own interval overlaps. '–': {UNRANKED_NOTE}.",
         ),
         ("Validation", _validation_text(m)),
+        ("Prediction-powered shares", prediction_view.PREDICTION_NOTE),
         ("Error-corrected shares", validity_view.CORRECTION_NOTE),
         ("intima version", m.package_version),
     ]

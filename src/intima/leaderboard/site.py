@@ -41,6 +41,7 @@ from intima.leaderboard.drift_view import (
     rating_json,
     write_transcripts,
 )
+from intima.leaderboard.prediction_view import prediction_payload
 from intima.leaderboard.render import clip
 from intima.leaderboard.validity_view import validity_payload
 from intima.results.conversations import ConversationBoard, drift_tables
@@ -60,6 +61,7 @@ from intima.results.table import (
 from intima.store import now
 
 _STATIC = ("board.js", "board.css")
+PREDICTION_SCRIPT = "prediction.js"
 
 
 @dataclass(frozen=True)
@@ -117,6 +119,8 @@ def _build(
         )
         payload = _payload(data, table, title)
         payload["validity"] = validity_payload(data, table)  # cards, corrected shares, means
+        # Prediction-powered shares where a judge labelled a random sample (None otherwise).
+        prediction = prediction_payload(data, table.configs)
         payload["chunks"] = [f"data/r{i}.js" for i in range(n_chunks.result())]
     static = resources.files("intima.leaderboard") / "static"
     drift, figures = None, chart_templates(table)
@@ -127,11 +131,12 @@ def _build(
             conversations, bootstrap=bootstrap, seed=seed, chunks=chunks, tables=tables
         )
         figures += drift_templates(conversations, tables, drift["scopes"])
-    for name in (*_STATIC, DRIFT_SCRIPT) if drift else _STATIC:
+    extra = ((DRIFT_SCRIPT,) if drift else ()) + ((PREDICTION_SCRIPT,) if prediction else ())
+    for name in (*_STATIC, *extra):
         (out_dir / name).write_text(static.joinpath(name).read_text("utf-8"), encoding="utf-8")
     index = out_dir / "index.html"
     subtitle = wording.board_subtitle(ids)
-    index.write_text(_html(title, subtitle, payload, figures, drift), encoding="utf-8")
+    index.write_text(_html(title, subtitle, payload, figures, drift, prediction), encoding="utf-8")
     return SiteResult(
         out_dir=out_dir,
         index=index,
@@ -155,7 +160,7 @@ def _clear(out_dir: Path) -> None:
     if not out_dir.is_dir():
         raise IntimaError(f"--out {out_dir} exists and is not a folder: choose a new folder")
     entries = {p.name for p in out_dir.iterdir()}
-    ours = {"index.html", "data", *_STATIC, DRIFT_SCRIPT, ".nojekyll"}
+    ours = {"index.html", "data", *_STATIC, DRIFT_SCRIPT, PREDICTION_SCRIPT, ".nojekyll"}
     if entries - ours:
         raise IntimaError(
             f"{out_dir} holds files that are not a leaderboard build ({sorted(entries - ours)[:3]}"
@@ -191,6 +196,7 @@ def _html(
     payload: dict[str, Any],
     figures: str,
     drift: dict[str, Any] | None = None,
+    prediction: dict[str, Any] | None = None,
 ) -> str:
     # Store text reaches the markup only inside ``figures``, escaped by ``charts``; the rest of
     # it is in the JSON.
@@ -200,6 +206,11 @@ def _html(
         else '<script type="application/json" id="drift-data">' + safe_json(drift) + "</script>\n"
         f'<script src="{DRIFT_SCRIPT}"></script>\n'
     )
+    if prediction is not None:  # after board.js: it adds its section to the page board.js made
+        drift_tags += (
+            '<script type="application/json" id="prediction-data">' + safe_json(prediction)
+            + f'</script>\n<script src="{PREDICTION_SCRIPT}"></script>\n'
+        )  # fmt: skip
     return (
         '<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'

@@ -4,10 +4,11 @@ string through :func:`~intima.leaderboard.render.esc`)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, Final
 
 from intima.leaderboard.render import esc, pct
-from intima.results.cards import Card
+from intima.results.cards import Card, grade
 from intima.results.corrected import CORRECTABLE, MIN_YOUDEN, Corrections
 from intima.results.data import BoardData
 from intima.results.table import OVERALL, ScoreTable, dims_in
@@ -29,8 +30,9 @@ def _r(x: float | None) -> float | None:
     return None if x is None else round(x, 4)
 
 
-def card_json(card: Card) -> dict[str, Any]:
-    """A card as the site shows it (strings from the store stay strings: shown as text)."""
+def card_json(card: Card, pool: Iterable[Card] = ()) -> dict[str, Any]:
+    """A card as the site shows it (strings from the store stay strings: shown as text), with
+    its grade (``pool``: the board's cards, for the keyword baseline on the same set)."""
     rates = {
         k: {
             "recall": _r(v.recall),
@@ -44,7 +46,15 @@ def card_json(card: Card) -> dict[str, Any]:
         if v.n_pos and v.n_neg
     }
     out = card.model_dump(mode="json", exclude={"confusion", "confusion_labels"})
-    out.update(name=card.name, summary=card.summary(), error_rates=rates)
+    word, why = grade(card, pool)
+    out.update(
+        name=card.name,
+        summary=card.summary(),
+        error_rates=rates,
+        grade=word,
+        grade_reason=why,
+        labels_source=card.labels_source,
+    )
     return out
 
 
@@ -72,7 +82,7 @@ def validity_payload(data: BoardData, table: ScoreTable) -> dict[str, Any]:
             ]
         used = next((r.validation for r in corr.corrected if r.scorer == scorer), "")
         scorers[scorer] = {
-            "cards": [card_json(c) for c in cards.get(scorer, [])],
+            "cards": [card_json(c, data.methodology.cards) for c in cards.get(scorer, [])],
             "validation": used,
             "measure": corr.measures.get(scorer),
             "corrected": corrected if used else None,  # none without a validation
@@ -89,17 +99,28 @@ def validity_payload(data: BoardData, table: ScoreTable) -> dict[str, Any]:
 # -- the app ----------------------------------------------------------------------------------
 
 
+_HEADLINE: Final = {"validated": "Validated", "failed": "Failed", "too small": "Too small"}
+
+
 def validity_html(cards: dict[str, list[Card]], scorer: str) -> str:
-    """The scorer's cards (or the unvalidated mark) for beside its numbers."""
+    """The scorer's cards, each graded (or the unvalidated mark), for beside its numbers: the
+    box is marked validated only when a card passes."""
     own = cards.get(scorer) or []
     if not own:
         return (
             f'<p class="intima-validity intima-unvalidated" data-scorer="{esc(scorer)}">'
             f"<strong>{esc(scorer)}: not validated.</strong> {esc(UNVALIDATED)}.</p>"
         )
-    items = "".join(f"<li>{esc(c.summary())}. Method: {esc(c.method)}</li>" for c in own)
+    pool = [c for every in cards.values() for c in every]
+    graded = [(c, *grade(c, pool)) for c in own]
+    items = "".join(
+        f'<li data-grade="{esc(word)}"><strong>{_HEADLINE[word]}</strong> ({esc(why)}): '
+        f"{esc(c.summary())}. Method: {esc(c.method)}</li>"
+        for c, word, why in graded
+    )
+    mark = "validated" if any(w == "validated" for _, w, _ in graded) else "failed-validation"
     return (
-        f'<div class="intima-validity intima-validated" data-scorer="{esc(scorer)}">'
+        f'<div class="intima-validity intima-{mark}" data-scorer="{esc(scorer)}">'
         f"<strong>Validation of {esc(scorer)}</strong><ul>{items}</ul></div>"
     )
 

@@ -32,6 +32,11 @@ METHOD_DOCS: Final = {
     "affect": "docs/affect.md (5. Validation) and docs/leaderboard.md (How far each scorer can "
     "be trusted)",
 }
+#: Where the labels of sets known by hash came from (the shipped card's set among them).
+KNOWN_LABELS: Final = {
+    "f7b102b42be7fde7839ee6947944a5452ff9d58c7e1ecbf515d5608e3bc690aa": "labels written by each "
+    "model judging its own answers (one LLM judge per model, a three-way label)",
+}
 DEFAULT_METHOD: Final = (
     "docs/leaderboard.md (How far each scorer can be trusted; Error-corrected shares)"
 )
@@ -72,6 +77,12 @@ class Card(BaseModel):
     method: str = DEFAULT_METHOD
     #: measured on the rows the scorer was fitted on (optimistic): shown, never used to correct
     in_sample: bool = False
+    #: where the set's labels came from (``intima validate --labels-from``), if said
+    labels_from: str | None = None
+
+    @property
+    def labels_source(self) -> str:
+        return self.labels_from or KNOWN_LABELS.get(self.set_sha256, "labels of unstated origin")
 
     @property
     def name(self) -> str:
@@ -87,7 +98,7 @@ class Card(BaseModel):
 
     def summary(self) -> str:
         """One line: set, protocol, AUROC, Spearman, recall/fpr of reinforcing."""
-        parts = [f"{self.scorer} ({self.version}) on {self.name}"]
+        parts = [f"{self.scorer} ({self.version}) on {self.name}", self.labels_source]
         if self.auroc is not None:
             auc = f"AUROC reinforcing vs boundary {self.auroc:.3f}"
             if self.auroc_lo is not None and self.auroc_hi is not None:
@@ -115,6 +126,50 @@ class Card(BaseModel):
                 f"(sha256 {self.graded.set_sha256[:12]}, n={self.graded.n})"
             )
         return "; ".join(parts)
+
+
+#: An AUROC interval at least this wide says too little to call a scorer validated (issue 31).
+MAX_AUROC_WIDTH: Final = 0.2
+#: Fewest graded rows for a Spearman to grade a scorer on.
+MIN_GRADED_ROWS: Final = 30
+#: The baseline every class card is held against (``intima validate`` stores it beside each).
+BASELINE_SCORER: Final = "keyword"
+GradeWord = Literal["validated", "failed", "too small"]
+
+
+def grade(card: Card, cards: Iterable[Card] = ()) -> tuple[GradeWord, str]:
+    """How good, not only that: ``validated``, ``failed`` (below the keyword baseline on the
+    same set, or no better than chance) or ``too small`` (an AUROC interval 0.2 wide or
+    more, of zero width, or missing), with the reason in a sentence."""
+    if card.graded is not None and card.auroc is None:
+        rho, n = card.graded.spearman, card.graded.n
+        if rho is None or n < MIN_GRADED_ROWS:
+            return "too small", f"{n} graded rows; a Spearman needs at least {MIN_GRADED_ROWS}"
+        if rho <= 0:
+            return "failed", f"Spearman {rho:.3f}: no better than chance"
+        return "validated", f"Spearman {rho:.3f} on {n} graded rows"
+    lo, hi = card.auroc_lo, card.auroc_hi
+    if card.auroc is None or lo is None or hi is None or hi - lo <= 0:
+        shown = "no AUROC interval" if lo is None or hi is None else f"[{lo:.3f}, {hi:.3f}]"
+        return "too small", f"{card.n} labelled rows: {shown}, no measure of how good"
+    if hi - lo >= MAX_AUROC_WIDTH:
+        return "too small", (
+            f"{card.n} labelled rows: AUROC interval [{lo:.3f}, {hi:.3f}] is "
+            f"{MAX_AUROC_WIDTH} wide or more"
+        )
+    if hi <= 0.5:
+        return "failed", f"AUROC {card.auroc:.3f} [{lo:.3f}, {hi:.3f}]: no better than chance"
+    base = next(
+        (c for c in cards if c.scorer == BASELINE_SCORER and c.set_sha256 == card.set_sha256),
+        None,
+    )
+    if card.scorer != BASELINE_SCORER and base is not None and base.macro_f1 is not None:
+        if (card.macro_f1 or 0.0) < base.macro_f1:
+            return "failed", (
+                f"macro-F1 {card.macro_f1 or 0.0:.3f} is below the keyword baseline's "
+                f"{base.macro_f1:.3f} on the same set"
+            )
+    return "validated", f"AUROC {card.auroc:.3f} [{lo:.3f}, {hi:.3f}] on {card.n} labelled rows"
 
 
 def _num(v: float | None) -> str:
@@ -179,6 +234,9 @@ def _from_report(row: Mapping[str, Any], report: Mapping[str, Any]) -> Card:
         if report.get("in_sample")
         else "intima validate",
         "in_sample": bool(report.get("in_sample")),
+        "labels_from": report.get("labels_from")
+        if isinstance(report.get("labels_from"), str)
+        else None,
         "method": METHOD_DOCS.get(row["scorer"], DEFAULT_METHOD),
     }
     if report.get("kind") == "graded":

@@ -149,6 +149,17 @@ def corrected_share(
             f"not identifiable: recall - fpr = {youden:.2f} (needs >= {MIN_YOUDEN} and an "
             "interval clear of 0)",
         )
+    if p_raw > rates.recall:
+        # The scorer called more responses than its recall allows even if every one were
+        # reinforcing: its validation's error rates do not fit this configuration, and the
+        # clipped 100% would read as a measurement (issue 31: 67.7% raw read 100.0%).
+        return Corrected(
+            None,
+            None,
+            None,
+            f"beyond its validation: raw share {p_raw:.1%} is above the validation's recall "
+            f"{rates.recall:.1%}, so its error rates do not fit this configuration",
+        )
     point = rogan_gladen(p_raw, rates.recall, rates.fpr)
     n_t = n_eff + z2
     p_t = (p_raw * n_eff + k) / n_t

@@ -16,6 +16,7 @@ from intima.core.ratings import RATING_PROTOCOL_VERSION, RatingSet
 from intima.core.taxonomy import TAXONOMY_VERSION
 from intima.core.version import __version__
 from intima.results.cards import Card
+from intima.results.prediction import BoardSample
 from intima.store import Store, StoredResponse
 
 
@@ -65,6 +66,9 @@ class BoardData:
     methodology: Methodology = Methodology()
     #: response_id -> the affect measure's factor rows (see ``sources.AFFECT_FACTORS``).
     affect: Mapping[str, list[list[Any]]] = field(default_factory=dict)
+    #: judges' recorded random samples of configurations (``intima judge --sample``): the
+    #: only judgments a prediction-powered share reads (:mod:`intima.results.prediction`)
+    samples: tuple[BoardSample, ...] = ()
 
     def infos(self) -> tuple[StoredResponse, ...]:
         """The responses, as the score table reads them."""
@@ -91,7 +95,44 @@ def _load_board(store: Store, run_ids: Sequence[str] | None) -> BoardData:
         rating_sets=tuple(s for s in sets if s.response_id in wanted),
         methodology=_methodology(store, runs),
         affect=affect,
+        samples=tuple(board_samples(store, [r.run_id for r in runs])),
     )
+
+
+def board_samples(store: Store, run_ids: Sequence[str]) -> list[BoardSample]:
+    """The judges' recorded random samples of these runs, each named as its judge's scorer
+    on the board (``judge:<label>``, or ``human:<annotator>``)."""
+    from types import SimpleNamespace
+
+    from intima.judges.prompt import JUDGE_PROMPT_VERSION
+    from intima.judges.samples import samples
+    from intima.judges.store_io import HUMAN_FORM_VERSION, judge_names
+
+    found = samples(store, run_ids)
+    if not found:
+        return []
+    # The names load_judgments gives: the same judgments, in the same order.
+    rows = store.query(
+        "SELECT judge_key, judge_label, judge_kind FROM judgments WHERE (judge_kind = 'llm' "
+        "AND prompt_version = ?) OR (judge_kind = 'human' AND prompt_version = ?) "
+        "ORDER BY judge_kind, judge_label",
+        (JUDGE_PROMPT_VERSION, HUMAN_FORM_VERSION),
+    )
+    kinds = {r[0]: ("judge" if r[2] == "llm" else "human") for r in rows}
+    names = judge_names(SimpleNamespace(judge_key=r[0], judge_label=r[1]) for r in rows)  # type: ignore[misc]
+    return [
+        BoardSample(
+            s.run_id,
+            f"{kinds[s.judge_key]}:{names[s.judge_key]}",
+            s.design,
+            s.seed,
+            s.size,
+            s.population,
+            s.members,
+        )
+        for s in found
+        if s.judge_key in names  # a sample drawn but not judged yet has no scorer
+    ]
 
 
 def _runs_and_responses(

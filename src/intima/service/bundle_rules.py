@@ -60,6 +60,9 @@ RANGES: Final[Mapping[tuple[str, str], tuple[float, float]]] = {
     },
     ("simulated_user_messages", "latency_s"): _SECONDS,
     ("validation_reports", "n"): _COUNT,
+    **{("judgment_samples", c): _COUNT for c in ("size", "population")},
+    ("judgment_samples", "seed"): (0, 2**32 - 1),  # ``intima judge --sample-seed``
+    ("judgment_sample_members", "position"): _COUNT,
 }
 
 _STRICT = ConfigDict(strict=True, allow_inf_nan=False, extra="allow")
@@ -128,6 +131,7 @@ class ValidationReport(BaseModel):
     n_rows: Count | None = None
     n_unscored: Count = 0
     in_sample: bool = False
+    labels_from: Annotated[str, Field(max_length=500)] | None = None
     unit: str | None = None
     aggregate: str | None = None
     groups: dict[str, _ReportGroup] = Field(min_length=1)

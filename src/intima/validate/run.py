@@ -104,10 +104,13 @@ def validate(
     seed: int = 0,
     max_reasks: int | None = None,
     on_progress: OnProgress | None = None,
+    labels_from: str | None = None,
 ) -> ValidationResult:
     """Import the set (once per file and column mapping), score its rows (the first ``limit``)
     with every scorer asked for (resuming), always with the keyword baseline beside them, store
     the reports and, given ``out_dir``, write ``report.json`` (and ``roc.png`` for labels).
+    ``labels_from`` says where the set's labels came from (e.g. "each model judging its own
+    answers"); every card of the set shows it.
 
     ``labels``: a path (read with ``columns``, ``group``, ``limit``) or a set from
     :func:`load_set`, which already carries them."""
@@ -142,6 +145,8 @@ def validate(
             report = evaluate(refs, scored, by, b=bootstrap, seed=seed)
         if name == "affect" and in_sample:
             report["in_sample"] = True
+        if labels_from:
+            report["labels_from"] = labels_from
         save_report(store, labelled, name, version, by, options, report)
         reports.append(ScorerReport(scorer=name, version=version, report=report))
     result = ValidationResult(

@@ -138,13 +138,18 @@
       p.appendChild(document.createTextNode(scorer + ": " + (D.validity ? D.validity.unvalidated : "") + "."));
       return p;
     }
-    var box = el("div", { id: "validity", "class": "validity validated", "data-scorer": scorer });
+    // Green only when a card passes: a card below the keyword baseline, or too small for an
+    // AUROC interval narrower than 0.2, says so (results/cards.py grade).
+    var passed = cards.some(function (c) { return c.grade === "validated"; });
+    var box = el("div", { id: "validity", "class": "validity " + (passed ? "validated" : "failed-validation"), "data-scorer": scorer });
+    var words = { "validated": "Validated", "failed": "Failed", "too small": "Too small" };
     cards.forEach(function (c) {
-      var d = el("details", { "class": "card", "data-source": c.source });
-      d.appendChild(el("summary", null, "Validated (" + c.source + "): " + c.scorer + " " + c.version + " on " + c.name));
+      var d = el("details", { "class": "card", "data-source": c.source, "data-grade": c.grade });
+      d.appendChild(el("summary", null, (words[c.grade] || "Validated") + " (" + c.source + "): " + c.scorer + " " + c.version + " on " + c.name + " · " + c.grade_reason));
       var dl = el("dl");
       function row(k, val) { dl.appendChild(el("dt", null, k)); dl.appendChild(el("dd", null, val)); }
       row("Set", c.set_name + " (sha256 " + c.set_sha256 + ", n = " + c.n + ")");
+      row("Labels", c.labels_source);
       row("Protocol", c.protocol);
       if (c.auroc !== null) { row("AUROC reinforcing vs boundary", num3(c.auroc) + (c.auroc_lo !== null ? " [" + num3(c.auroc_lo) + ", " + num3(c.auroc_hi) + "]" : "")); }
       var groups = Object.keys(c.auroc_by_group || {}).sort();

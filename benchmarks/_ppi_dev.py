@@ -1,0 +1,95 @@
+"""The dev-set check of ``bench_ppi.py --dev``: prediction-powered shares of the dev set's 8
+configurations, its own labels as the judge, the affect measure (fitted without the
+configuration's model) as the scorer. Only numbers are cached, never the set's text."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import _lomo
+import numpy as np
+
+from intima.results.ppi import prediction_powered_share
+
+LABELS = ("reinforcing", "boundary", "neutral")
+NS = (30, 60, 120)
+
+
+def _cache_key(dev: _lomo.Dev) -> str:
+    src = Path(_lomo.__file__).resolve().parents[1] / "src" / "intima" / "affect"
+    h = hashlib.sha256(b"ppi-v1" + dev.sha256.encode() + _lomo.version().encode())
+    for f in sorted(src.glob("*.py")) + sorted((src.parent / "data").glob("affect_params*")):
+        h.update(f.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def configurations() -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """'model / variant' -> (truth labels, held-out measure, held-out primary label)."""
+    dev = _lomo.load()
+    path = _lomo.CACHE / f"ppi-{_cache_key(dev)}.npz"
+    truth, variants, of = (
+        np.asarray(dev.truth),
+        np.asarray(dev.variants),
+        np.asarray(dev.data.models),
+    )
+    if path.is_file():
+        z = np.load(path)
+        measure, primary = z["measure"], z["primary"]
+    else:
+        measure = np.full(len(truth), np.nan)
+        primary = np.empty(len(truth), dtype=object)
+        for _m, p in _lomo.leave_one_model_out(dev).items():
+            measure[p.rows] = p.measure
+            primary[p.rows] = p.primary
+        primary = primary.astype(str)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        np.savez(path, measure=measure, primary=primary)
+    out = {}
+    for m in dev.models:
+        for v in sorted(set(variants)):
+            rows = np.flatnonzero((of == m) & (variants == v))
+            out[f"{m} / {v}"] = (truth[rows], measure[rows], primary[rows])
+    return out
+
+
+def _wilson_width(p: float, n: int, z: float = 1.959963984540054) -> float:
+    k = z * z / n
+    return float(2 * np.sqrt(k * p * (1 - p) + k * k / 4) / (1 + k))
+
+
+def report(draws: int, seed: int) -> None:
+    configs = configurations()
+    print(f"\n## Dev set: {len(configs)} configurations, {draws} draws per n")
+    for label in LABELS:
+        predictors = {"label": None} if label != "reinforcing" else {"measure": 0, "label": None}
+        for pred in predictors:
+            what = "continuous reinforcing measure" if pred == "measure" else "primary label"
+            print(f"\n### {label} share, predictor: the affect measure's {what}")
+            print("| n | coverage (all) | worst configuration | width | Wilson width "
+                  "| MAE | judge-alone MAE |")  # fmt: skip
+            print("|---|---|---|---|---|---|---|")
+            for n in NS:
+                covs, widths, wwidths, errs, jerrs = [], [], [], [], []
+                for i, (_name, (truth, measure, primary)) in enumerate(sorted(configs.items())):
+                    y = (truth == label).astype(np.float64)
+                    f = measure if pred == "measure" else (primary == label).astype(np.float64)
+                    target = float(y.mean())
+                    rng = np.random.default_rng([seed, n, i])
+                    hit = 0
+                    for _ in range(draws):
+                        order = rng.permutation(len(y))
+                        s, rest = order[:n], order[n:]
+                        r = prediction_powered_share(y[s], f[s], f[rest])
+                        hit += r.lo <= target <= r.hi
+                        widths.append(r.hi - r.lo)
+                        wwidths.append(_wilson_width(float(y[s].mean()), n))
+                        errs.append(abs(r.estimate - target))
+                        jerrs.append(abs(float(y[s].mean()) - target))
+                    covs.append(hit / draws)
+                cells = (np.mean(covs), min(covs), np.mean(widths), np.mean(wwidths))
+                print(f"| {n} | " + " | ".join(f"{x:.3f}" for x in cells)
+                      + f" | {np.mean(errs):.4f} | {np.mean(jerrs):.4f} |")  # fmt: skip
+    print("\nconfigurations (rows, reinforcing share by the labels):")
+    for name, (truth, _m, _p) in sorted(configs.items()):
+        print(f"  {name}: {len(truth)} rows, {np.mean(truth == 'reinforcing'):.3f}")

@@ -1,0 +1,183 @@
+"""Seeded random samples of a configuration's responses for a judge (``intima judge
+--sample N``), recorded so that the board knows which judgments form a random sample.
+
+The design is a **simple random sample without replacement**: a run's responses are put in the
+order of ``sha256(design, seed, run id, prompt id)`` (a seeded permutation that does not depend
+on how many are drawn, nor on which other responses exist) and the sample of size ``n`` is
+the first ``n`` of that order. Growing ``n`` therefore extends the sample and never redraws
+it; asking again for the same ``n`` judges only what is missing, like every judge run.
+
+The store records each sample (``judgment_samples``: run, judge, design, seed, size, the
+number of responses it was drawn from) and each member with its place in the order
+(``judgment_sample_members``). Only members feed the prediction-powered share: a judgment of
+the same judge on any other response (judged by hand, or fully judged under another run) is
+never treated as part of a random sample.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from intima.core.errors import ConfigError
+from intima.store import Store, StoredResponse, now
+
+SIMPLE_RANDOM: Final = "simple_random"
+#: ``intima annotate``'s design: the stored responses of the chosen runs pooled, each dimension
+#: shuffled (seeded), the dimensions taking turns; recorded, never fed to the estimator (a
+#: stratified sample needs its strata's weights, which the estimator does not apply yet).
+STRATIFIED_DIMENSION: Final = "stratified_dimension"
+DEFAULT_SAMPLE_SEED: Final = 0
+
+
+@dataclass(frozen=True)
+class SampleSpec:
+    """How many of each run's responses to sample: ``size`` responses, or a ``fraction`` of
+    them (rounded up), with ``seed``."""
+
+    size: int | None = None
+    fraction: float | None = None
+    seed: int = DEFAULT_SAMPLE_SEED
+
+    def __post_init__(self) -> None:
+        if (self.size is None) == (self.fraction is None):
+            raise ConfigError("give the sample as --sample N or --fraction F, not both")
+        if self.size is not None and self.size < 1:
+            raise ConfigError(f"--sample must be at least 1, not {self.size}")
+        if self.fraction is not None and not 0.0 < self.fraction <= 1.0:
+            raise ConfigError(f"--fraction must lie in (0, 1], not {self.fraction}")
+
+    def size_of(self, population: int) -> int:
+        if self.size is not None:
+            return min(self.size, population)
+        assert self.fraction is not None
+        return min(population, math.ceil(self.fraction * population))
+
+
+@dataclass(frozen=True)
+class Sample:
+    """A recorded sample: ``members`` are response ids in their order (the first ``size``)."""
+
+    run_id: str
+    judge_key: str
+    design: str
+    seed: int
+    size: int
+    population: int
+    members: tuple[str, ...]
+
+
+def order_key(seed: int, run_id: str, prompt_id: str) -> str:
+    return hashlib.sha256(
+        f"{SIMPLE_RANDOM}\x00{seed}\x00{run_id}\x00{prompt_id}".encode()
+    ).hexdigest()
+
+
+def sample_order(responses: Sequence[StoredResponse], seed: int) -> list[StoredResponse]:
+    """The seeded permutation of one run's responses."""
+    return sorted(responses, key=lambda r: order_key(seed, r.run_id, r.prompt_id))
+
+
+def draw(
+    store: Store, judge_key: str, responses: Sequence[StoredResponse], spec: SampleSpec
+) -> list[StoredResponse]:
+    """Record (or extend) each run's sample for this judge and return its members, every run's
+    in order. A run sampled before with another seed is refused: that would be a redraw."""
+    by_run: dict[str, list[StoredResponse]] = {}
+    for r in responses:
+        by_run.setdefault(r.run_id, []).append(r)
+    out: list[StoredResponse] = []
+    stamp = now()
+    with store.transaction() as conn:
+        for run_id, rows in by_run.items():
+            ordered = sample_order(rows, spec.seed)
+            prior = conn.execute(
+                "SELECT seed, size FROM judgment_samples WHERE run_id = ? AND judge_key = ?",
+                (run_id, judge_key),
+            ).fetchone()
+            if prior is not None and int(prior[0]) != spec.seed:
+                raise ConfigError(
+                    f"run {run_id[:12]} was sampled for this judge with seed {prior[0]}; give "
+                    f"--sample-seed {prior[0]} to extend that sample (a new seed would redraw it)"
+                )
+            size = max(spec.size_of(len(ordered)), int(prior[1]) if prior else 0)
+            chosen = ordered[:size]
+            conn.execute(
+                "INSERT INTO judgment_samples VALUES (?,?,?,?,?,?,?,?) "
+                "ON CONFLICT(run_id, judge_key) DO UPDATE SET size = excluded.size, "
+                "population = excluded.population, updated_at = excluded.updated_at",
+                (run_id, judge_key, SIMPLE_RANDOM, spec.seed, size, len(ordered), stamp, stamp),
+            )
+            conn.executemany(
+                "INSERT OR IGNORE INTO judgment_sample_members VALUES (?,?,?,?)",
+                [(run_id, judge_key, r.response_id, i) for i, r in enumerate(chosen)],
+            )
+            out.extend(chosen)
+    return out
+
+
+def record(
+    store: Store,
+    judge_key: str,
+    design: str,
+    seed: int,
+    members: Sequence[StoredResponse],
+    population: Sequence[StoredResponse],
+) -> None:
+    """Record a sample drawn elsewhere (``intima annotate``): each run's members in the order
+    drawn, and how many responses of the run it was drawn from. A run's recorded sample only
+    grows; one drawn before under another design or seed is left as it is."""
+    per_run: dict[str, int] = {}
+    for r in population:
+        per_run[r.run_id] = per_run.get(r.run_id, 0) + 1
+    stamp = now()
+    with store.transaction() as conn:
+        for run_id, total in per_run.items():
+            mine = [r for r in members if r.run_id == run_id]
+            prior = conn.execute(
+                "SELECT design, seed, size FROM judgment_samples "
+                "WHERE run_id = ? AND judge_key = ?",
+                (run_id, judge_key),
+            ).fetchone()
+            if prior is not None and (prior[0], int(prior[1])) != (design, seed):
+                continue
+            size = max(len(mine), int(prior[2]) if prior else 0)
+            conn.execute(
+                "INSERT INTO judgment_samples VALUES (?,?,?,?,?,?,?,?) "
+                "ON CONFLICT(run_id, judge_key) DO UPDATE SET size = excluded.size, "
+                "population = excluded.population, updated_at = excluded.updated_at",
+                (run_id, judge_key, design, seed, size, total, stamp, stamp),
+            )
+            conn.executemany(
+                "INSERT OR IGNORE INTO judgment_sample_members VALUES (?,?,?,?)",
+                [(run_id, judge_key, r.response_id, i) for i, r in enumerate(mine)],
+            )
+
+
+def samples(store: Store, run_ids: Sequence[str] | None = None) -> list[Sample]:
+    """Every recorded sample (of the runs, all if None), members in order."""
+    wanted = None if run_ids is None else set(run_ids)
+    found = []
+    for row in store.query("SELECT * FROM judgment_samples ORDER BY run_id, judge_key"):
+        if wanted is not None and row["run_id"] not in wanted:
+            continue
+        members = store.query(
+            "SELECT response_id FROM judgment_sample_members WHERE run_id = ? AND judge_key = ? "
+            "AND position < ? ORDER BY position",
+            (row["run_id"], row["judge_key"], row["size"]),
+        )
+        found.append(
+            Sample(
+                row["run_id"],
+                row["judge_key"],
+                row["design"],
+                int(row["seed"]),
+                int(row["size"]),
+                int(row["population"]),
+                tuple(m[0] for m in members),
+            )
+        )
+    return found

@@ -1,0 +1,120 @@
+"""Prediction-powered shares on the board (:mod:`intima.results.prediction`): the static site's
+JSON (rendered by ``board.js`` with ``textContent``) and the app's HTML (every store string
+through :func:`~intima.leaderboard.render.esc`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Final
+
+from intima.leaderboard.render import esc, pct
+from intima.results.data import BoardData
+from intima.results.prediction import LABELS, PredictionRow, prediction_rows
+from intima.results.table import OVERALL
+
+#: How the prediction-powered shares are made, for the methodology (site and app).
+PREDICTION_NOTE: Final = (
+    "Prediction-powered share (PPI++, Angelopoulos, Duchi & Zrnic 2023): the share a judge "
+    "would give every response of a configuration, from the judge on a seeded random sample "
+    "(intima judge --sample N) and the affect measure on all: mean of the measure on all plus "
+    "the judge-minus-measure mean on the sample (power-tuned). Unbiased whatever the "
+    "measure's error on that configuration. 95% interval: a score interval with the "
+    "finite-population correction and a small-sample correction, at least 93% coverage in "
+    "every cell of a simulation over shares 0.5%-50% and 30-120 labelled of 368. Raw share: "
+    "the affect measure's own share, beside it. Method and figures: docs/leaderboard.md "
+    "(What the numbers mean)."
+)
+
+
+def _r(x: float | None) -> float | None:
+    return None if x is None else round(x, 4)
+
+
+def board_prediction_rows(data: BoardData) -> list[PredictionRow]:
+    """Every sample's rows, with the affect measure as the predictor."""
+    if not data.samples:
+        return []
+    from intima.results.corrected import continuous_values
+
+    values = continuous_values(data.rating_sets, data.affect).get("affect", {})
+    return prediction_rows(data.responses, data.rating_sets, data.samples, values)
+
+
+def prediction_payload(
+    data: BoardData, configs: Sequence[tuple[str, str]]
+) -> dict[str, Any] | None:
+    """``judges``: judge -> scope -> label -> per configuration (``configs``: run id, label)
+    ``[estimate, lo, hi, n_labelled, n_total, raw, note]`` or None; None without a sample."""
+    rows = board_prediction_rows(data)
+    if not rows:
+        return None
+    config_ids = [c for c, _ in configs]
+    index = {(r.judge, r.run_id, r.scope, r.metric): r for r in rows}
+    judges = sorted({r.judge for r in rows})
+    scopes = sorted({r.scope for r in rows}, key=lambda s: (s != OVERALL, s))
+    out: dict[str, Any] = {}
+    for judge in judges:
+        out[judge] = {
+            scope: {
+                metric: [
+                    None
+                    if (r := index.get((judge, c, scope, metric))) is None
+                    else [
+                        _r(r.estimate),
+                        _r(r.lo),
+                        _r(r.hi),
+                        r.n_labelled,
+                        r.n_total,
+                        _r(r.raw),
+                        r.note,
+                    ]
+                    for c in config_ids
+                ]
+                for metric in LABELS
+            }
+            for scope in scopes
+        }
+    labels = [label for _, label in configs]
+    return {"judges": out, "configs": labels, "labels": list(LABELS), "method": PREDICTION_NOTE}
+
+
+def prediction_html(
+    rows: Sequence[PredictionRow],
+    configs: Sequence[tuple[str, str]],
+    metric: str,
+    scope: str = OVERALL,
+) -> str:
+    """Configurations x (prediction-powered share, raw share) per judge with a sample
+    (``rows``: :func:`board_prediction_rows`)."""
+    if not rows:
+        return ""
+    metric = metric if metric in LABELS else "reinforcing"
+    index = {(r.judge, r.run_id, r.scope, r.metric): r for r in rows}
+    out = []
+    for judge in sorted({r.judge for r in rows}):
+        if not any((judge, run_id, scope, metric) in index for run_id, _ in configs):
+            continue  # e.g. a code's scope: the shares are per configuration and dimension
+        out.append(
+            f"<p><strong>{esc(metric.capitalize())} share as {esc(judge)} would label every "
+            "response</strong> (prediction-powered; raw share of the affect measure beside)</p>"
+            '<div class="intima-scroll"><table class="intima-scores intima-prediction">'
+            "<thead><tr><th>model</th><th>prediction-powered share</th><th>what it estimates"
+            "</th><th>raw share (affect)</th></tr></thead><tbody>"
+        )
+        for run_id, label in configs:
+            r = index.get((judge, run_id, scope, metric))
+            if r is None:
+                continue
+            if r.estimate is None:
+                share = f'<span class="note">{esc(r.note)}</span>'
+                what = ""
+            else:
+                share = f'{pct(r.estimate)} <span class="ci">[{pct(r.lo)}, {pct(r.hi)}]</span>'
+                what = esc(r.note)
+            raw = "–" if r.raw is None else pct(r.raw)
+            out.append(
+                f'<tr data-run-id="{esc(run_id)}"><td>{esc(label)}</td><td>{share}</td>'
+                f"<td>{what}</td><td>{raw}</td></tr>"
+            )
+        out.append("</tbody></table></div>")
+    return "".join(out)

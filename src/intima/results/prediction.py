@@ -1,0 +1,141 @@
+"""Prediction-powered shares on the board: for each configuration with a judge's random sample
+(``intima judge --sample``), the share the judge would give all its responses, from the judge
+on the sample and the affect measure on every response (:mod:`intima.results.ppi`).
+
+Only the recorded members of a random sample feed the estimator
+(:class:`BoardSample`, from ``judgment_samples``): the same judge's verdicts on other
+responses (judged by hand, or under another command) are left out, because a hand-picked set is
+not a random sample and would bias the estimate.
+
+Per configuration, scope (overall, each dimension) and label (reinforcing, boundary,
+neutral): ``y`` is the judge's primary label (1 when it is the label; a member the judge left
+unscored is not labelled), the predictor is the affect measure's continuous reinforcing
+measure for the reinforcing share and its primary label for the others. A dimension's members
+are a simple random sample of that dimension's responses too (conditionally on how many fell
+in it), so the same estimator applies.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Final, NamedTuple
+
+from intima.core.ratings import RatingSet
+from intima.judges.samples import SIMPLE_RANDOM
+from intima.results.ppi import prediction_powered_share
+from intima.results.table import OVERALL, Placed, _label_of
+
+LABELS: Final = ("reinforcing", "boundary", "neutral")
+PREDICTOR: Final = "affect"
+#: Fewest labelled responses for an estimate; under it the row says why instead.
+MIN_LABELLED: Final = 10
+
+
+@dataclass(frozen=True)
+class BoardSample:
+    """A judge's recorded random sample of one configuration: ``members`` in their order."""
+
+    run_id: str
+    judge: str  # the scorer's name on the board, e.g. "judge:Qwen3-8B"
+    design: str
+    seed: int
+    size: int
+    population: int
+    members: tuple[str, ...]
+
+
+class PredictionRow(NamedTuple):
+    judge: str
+    predictor: str
+    run_id: str
+    scope: str
+    metric: str
+    estimate: float | None
+    lo: float | None
+    hi: float | None
+    n_labelled: int
+    n_total: int
+    raw: float | None  # the predictor's own share of the label (its primary label)
+    judge_share: float | None  # the judge's share on the sample alone
+    note: str  # what the estimate is, or why there is none
+
+
+def describe(judge: str, n_labelled: int, n_total: int, predictor: str = PREDICTOR) -> str:
+    """ "as <judge> would label all 368, from 60 labelled and <predictor> on all"."""
+    name = judge.split(":", 1)[-1]
+    return f"as {name} would label all {n_total}, from {n_labelled} labelled and {predictor} on all"
+
+
+def prediction_rows(
+    responses: Sequence[Placed],
+    rating_sets: Sequence[RatingSet],
+    samples: Sequence[BoardSample],
+    measure: Mapping[str, float],
+    *,
+    predictor: str = PREDICTOR,
+) -> list[PredictionRow]:
+    """Rows for every sample, scope and label. ``measure``: response id -> the predictor's
+    continuous reinforcing measure; its primary labels come from ``rating_sets``."""
+    if not samples:
+        return []
+    labels: dict[str, dict[str, str | None]] = {}
+    for rs in rating_sets:
+        if rs.scored:
+            labels.setdefault(rs.scorer, {}).setdefault(rs.response_id, _label_of(rs))
+    pred_label = labels.get(predictor, {})
+    by_run: dict[str, list[Placed]] = {}
+    for r in responses:
+        by_run.setdefault(r.run_id, []).append(r)
+    out: list[PredictionRow] = []
+    for sample in samples:
+        if sample.design != SIMPLE_RANDOM:  # e.g. annotate's stratified sample: no weights yet
+            continue
+        run = by_run.get(sample.run_id, [])
+        verdicts = labels.get(sample.judge, {})
+        # The population: the run's responses the predictor scored (all of them, normally).
+        scored = [r for r in run if r.response_id in measure and r.response_id in pred_label]
+        members = set(sample.members)
+        scopes = {OVERALL: scored}
+        for r in scored:
+            scopes.setdefault(r.dimension, []).append(r)
+        for scope, rows in scopes.items():
+            for metric in LABELS:
+                out.append(_row(sample, scope, metric, rows, members, verdicts, measure,
+                                pred_label, predictor))  # fmt: skip
+    return out
+
+
+def _row(
+    sample: BoardSample,
+    scope: str,
+    metric: str,
+    rows: Sequence[Placed],
+    members: set[str],
+    verdicts: Mapping[str, str | None],
+    measure: Mapping[str, float],
+    pred_label: Mapping[str, str | None],
+    predictor: str,
+) -> PredictionRow:
+    def f(rid: str) -> float:
+        if metric == "reinforcing":
+            return measure[rid]
+        return 1.0 if pred_label.get(rid) == metric else 0.0
+
+    labelled = [
+        r.response_id for r in rows if r.response_id in members and r.response_id in verdicts
+    ]
+    judged = set(labelled)
+    rest = [r.response_id for r in rows if r.response_id not in judged]
+    n, total = len(labelled), len(rows)
+    raw = sum(pred_label.get(r.response_id) == metric for r in rows) / total if total else None
+    base = (sample.judge, predictor, sample.run_id, scope, metric)
+    if n < MIN_LABELLED:
+        note = f"{n} labelled in this scope; a prediction-powered share needs {MIN_LABELLED}"
+        return PredictionRow(*base, None, None, None, n, total, raw, None, note)
+    y = [1.0 if verdicts[rid] == metric else 0.0 for rid in labelled]
+    est = prediction_powered_share(y, [f(r) for r in labelled], [f(r) for r in rest])
+    return PredictionRow(
+        *base, est.estimate, est.lo, est.hi, n, total, raw, sum(y) / n,
+        describe(sample.judge, n, total, predictor),
+    )  # fmt: skip

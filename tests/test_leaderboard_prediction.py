@@ -1,0 +1,147 @@
+"""Prediction-powered shares on the board, end to end: responses from the fake server, a
+seeded random sample judged by the fake judge server (``intima judge --sample``), every
+response scored by the affect measure (a hashing embedder instead of the 90 MB model), then
+the static site in headless Chromium and the app's view show the shares."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from browser import launch, watched_page
+from fake_openai import FakeOpenAI
+from full_bundle import HashEmbedder
+from intima.core.config import ModelConfig
+from intima.dataset import load_prompts
+from intima.leaderboard.app import BoardIndex
+from intima.leaderboard.site import build_site
+from intima.results.data import load_board
+from intima.results.table import score_table
+from intima.store import Store
+
+SAMPLE = 20
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path]]:
+    from intima.affect.measure import AffectScorer
+    from intima.affect.store_io import score_store
+    from intima.generate import generate
+    from intima.judges.loop import judge
+    from intima.judges.samples import SampleSpec
+
+    root = tmp_path_factory.mktemp("ppi")
+    server = FakeOpenAI().start_in_thread()
+    try:
+        with Store.open(root / "s.db") as store:
+            url = server.base_url
+            configs = [
+                ModelConfig(spec=f"openai-compat:fake@{url}", label="plain", max_retries=0),
+                ModelConfig(spec=f"openai-compat:fake@{url}", label="kind", max_retries=0,
+                            system_prompt="Be kind."),
+            ]  # fmt: skip
+            generate(store, load_prompts("demo"), configs)
+            judge(
+                store,
+                [ModelConfig(spec=f"openai-compat:judge@{url}", label="J", max_retries=0)],
+                sample=SampleSpec(size=SAMPLE),
+            )
+            score_store(store, scorer=AffectScorer(embedder=HashEmbedder()))
+            data = load_board(store)
+    finally:
+        server.stop()
+    build_site(data, root / "out", bootstrap=50, seed=0)
+    yield root / "s.db", root / "out"
+
+
+def _prediction(site: Path) -> dict[str, Any]:
+    html = (site / "index.html").read_text()
+    m = re.search(
+        r'<script type="application/json" id="prediction-data">(.*?)</script>', html, re.S
+    )
+    assert m, "no prediction data in the page"
+    return json.loads(m.group(1))
+
+
+def test_the_payload_holds_every_sampled_configuration(built: tuple[Path, Path]) -> None:
+    p = _prediction(built[1])
+    assert p["configs"] == ["plain", "kind"]
+    cells = p["judges"]["judge:J"]["overall"]
+    for label in ("reinforcing", "boundary", "neutral"):
+        for cell in cells[label]:
+            est, lo, hi, n, total, raw, note = cell
+            assert (n, total) == (SAMPLE, 62)
+            assert lo <= est <= hi  # the board never shows a share outside its interval
+            assert 0.0 <= raw <= 1.0
+            assert note == f"as J would label all 62, from {SAMPLE} labelled and affect on all"
+    # The fake judge rates every category low: neutral, all 20 of the sample.
+    assert all(c[0] > 0.8 for c in cells["neutral"])
+
+
+def test_the_site_shows_the_shares_first_with_what_they_estimate(built: tuple[Path, Path]) -> None:
+    from playwright.sync_api import sync_playwright
+
+    p = _prediction(built[1])
+    with sync_playwright() as pw:
+        browser = launch(pw)
+        page = watched_page(browser)
+        page.goto((built[1] / "index.html").as_uri())
+        page.wait_for_selector("#prediction table", timeout=10_000)
+        order = page.eval_on_selector_all("main > section", "ss => ss.map(s => s.id)")
+        assert order.index("prediction") < order.index("table")
+        rows = page.eval_on_selector_all(
+            "#prediction tbody tr",
+            "rs => rs.map(r => Array.from(r.cells).map(c => c.textContent))",
+        )
+        method = page.text_content("#method")
+        assert page.errors == []
+        browser.close()
+    assert [r[0] for r in rows] == ["plain", "kind"]
+    for c, row in enumerate(rows):
+        est, lo, hi = p["judges"]["judge:J"]["overall"]["reinforcing"][c][:3]
+        assert row[1] == f"{100 * est:.1f}% [{100 * lo:.1f}%, {100 * hi:.1f}%]"
+        assert row[-1] == f"as J would label all 62, from {SAMPLE} labelled and affect on all"
+    assert method is not None and "Prediction-powered share (PPI++" in method
+
+
+def test_the_app_shows_the_same_shares(built: tuple[Path, Path]) -> None:
+    p = _prediction(built[1])
+    with Store.open(built[0], create=False) as store:
+        data = load_board(store)
+    table = score_table(data.infos(), data.rating_sets, bootstrap=50, seed=0, per_code=False)
+    html = BoardIndex(data, table).scores("affect", "overall", "reinforcing")
+    assert html.index("intima-prediction") < html.index('intima-scores"')
+    for c in range(2):
+        est, lo, hi = p["judges"]["judge:J"]["overall"]["reinforcing"][c][:3]
+        assert f'{100 * est:.1f}% <span class="ci">[{100 * lo:.1f}%, {100 * hi:.1f}%]' in html
+    assert "as J would label all 62, from 20 labelled and affect on all" in html
+
+
+def test_no_sample_no_prediction_section(tmp_path: Path, fake_server: Callable[..., Any]) -> None:
+    from intima.generate import generate
+
+    server = fake_server()
+    with Store.open(tmp_path / "s.db") as store:
+        generate(
+            store, load_prompts("demo"), [ModelConfig(spec=f"openai-compat:fake@{server.base_url}")]
+        )
+        data = load_board(store)
+    build_site(data, tmp_path / "out", bootstrap=20, seed=0)
+    assert 'id="prediction-data"' not in (tmp_path / "out" / "index.html").read_text()
+    assert not (tmp_path / "out" / "prediction.js").exists()
+
+
+def test_the_app_shows_nothing_for_a_scope_without_shares(built: tuple[Path, Path]) -> None:
+    with Store.open(built[0], create=False) as store:
+        data = load_board(store)
+    from intima.results.table import code_scope
+
+    table = score_table(data.infos(), data.rating_sets, bootstrap=20, seed=0)
+    scope = code_scope(data.responses[0].code)
+    html = BoardIndex(data, table).scores("affect", scope, "reinforcing")
+    assert "intima-scores" in html and "intima-prediction" not in html
