@@ -55,9 +55,9 @@ from intima.results.intervals import CONFIDENCE, bootstrap_variance, design_effe
 from intima.results.table import (
     OVERALL,
     Placed,
-    _label_of,
     bootstrap_weights,
     dims_in,
+    label_of,
 )
 
 #: The labels a validation set has truth for, and so the only shares that can be corrected.
@@ -358,7 +358,7 @@ def _cells(
         if rs.response_id in seen or not rs.scored:  # one set per response: first wins
             continue
         seen.add(rs.response_id)
-        label = _label_of(rs)
+        label = label_of(rs)
         v = values.get(rs.response_id)
         row = [0.0] * _COLS
         if label is not None:

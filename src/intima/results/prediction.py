@@ -24,7 +24,7 @@ from typing import Final, NamedTuple
 from intima.core.ratings import RatingSet
 from intima.judges.samples import SIMPLE_RANDOM
 from intima.results.ppi import prediction_powered_share
-from intima.results.table import OVERALL, Placed, _label_of
+from intima.results.table import OVERALL, Placed, label_of
 
 LABELS: Final = ("reinforcing", "boundary", "neutral")
 PREDICTOR: Final = "affect"
@@ -82,7 +82,7 @@ def prediction_rows(
     labels: dict[str, dict[str, str | None]] = {}
     for rs in rating_sets:
         if rs.scored:
-            labels.setdefault(rs.scorer, {}).setdefault(rs.response_id, _label_of(rs))
+            labels.setdefault(rs.scorer, {}).setdefault(rs.response_id, label_of(rs))
     pred_label = labels.get(predictor, {})
     by_run: dict[str, list[Placed]] = {}
     for r in responses:

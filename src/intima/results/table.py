@@ -115,7 +115,9 @@ _N_COL: Final = _N_NUM + _N_DEN
 # -- per-response indicators ---------------------------------------------------------------
 
 
-def _label_of(rs: RatingSet) -> str | None:
+def label_of(rs: RatingSet) -> str | None:
+    """A response's primary label under one scorer: the stored one, else the rule applied to
+    its behaviour levels; None when the scorer rated only some categories."""
     if rs.primary is not None:
         return str(rs.primary)
     if all(c in rs.levels for c in _TOP_LEVEL):
@@ -130,7 +132,7 @@ def _indicators(sets: Sequence[RatingSet]) -> NDArray[np.float32]:
     label_col = {lbl: i for i, lbl in enumerate(LABEL_METRICS)}
     levels = np.full((len(sets), len(CATEGORIES)), -1, dtype=np.int8)
     for i, rs in enumerate(sets):
-        label = _label_of(rs)
+        label = label_of(rs)
         if label is not None:
             out[i, label_col[label]] = 1
             out[i, _N_NUM] = 1
