@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import sqlite3
 from pathlib import Path
 
 from conftest import invoke_cli
@@ -55,6 +56,9 @@ def test_run_dry_run_sends_nothing_writes_nothing_and_counts_what_is_missing(
     # two answered for real: the same dry run counts the other three
     done = invoke_cli(*args, "--limit", "2", "--max-tokens", "64", "--no-progress")
     assert done.returncode == 0, done.stderr
+    with sqlite3.connect(db) as conn:
+        stored = conn.execute("SELECT priced_by FROM responses").fetchall()
+    assert stored == [(f"the price table {prices}",)] * 2
     sent = server.requests
     res = invoke_cli(*args, "--limit", "5", "--max-tokens", "64", "--dry-run")
     assert res.returncode == 0, res.stderr
@@ -80,8 +84,16 @@ def test_judge_dry_run_counts_distinct_responses_per_judge_missing(
     assert rows["judge openai-compat:one"][1] == rows["judge openai-compat:two"][1] == "3"
     assert rows["judge openai-compat:one"][3] == "1200 (3 x 400)"  # the judge's max_tokens
     assert rows["judge openai-compat:one"][4] == "unpriced"
-    judged = invoke_cli("judge", "-j", one, "--store", str(db), "--no-progress")
+    prices = tmp_path / "prices.toml"
+    prices.write_text('["one"]\ninput_per_mtok = 1.0\noutput_per_mtok = 1.0\n')
+    judged = invoke_cli("judge", "-j", one, "--store", str(db), "--prices", str(prices),
+                        "--no-progress")  # fmt: skip
     assert judged.returncode == 0, judged.stderr
+    with sqlite3.connect(db) as conn:  # a judgment's cost names its price table too
+        configs = [
+            json.loads(r[0]) for r in conn.execute("SELECT judge_config_json FROM judgments")
+        ]
+    assert [c["priced_by"] for c in configs] == [f"the price table {prices}"] * 3
     sent = server.requests
     res = invoke_cli("judge", "-j", one, "-j", two, "--store", str(db), "--dry-run")
     assert server.requests == sent
@@ -157,6 +169,10 @@ def test_max_cost_works_without_a_price_file_for_a_listed_model(tmp_path: Path) 
     assert res.returncode == 0, res.stderr
     assert len(vendor.chat_bodies) == 2
     assert "$0.0" in res.stdout  # priced, where an unpriced run shows "-"
+    with sqlite3.connect(db) as conn:  # every stored cost names the table that priced it
+        stored = conn.execute("SELECT cost_usd, priced_by FROM responses").fetchall()
+    assert len(stored) == 2 and all(c is not None for c, _ in stored)
+    assert {p for _, p in stored} == {default_price_table().source}
     # and --dry-run names the dated default table as what priced it
     res = invoke_cli("run", "-m", "openai:gpt-4o-mini", "--dataset", "demo", "--limit", "2",
                      "--store", str(tmp_path / "new.db"), "--dry-run")  # fmt: skip

@@ -169,6 +169,7 @@ async def _run_one(
     by_id = {p.prompt_id: p for p in prompts.prompts}
     todo = [by_id[pid] for pid in store.missing_prompt_ids(record.run_id, config.config_key)]
     price = prices.for_model(config.parsed) if prices else None
+    priced_by = prices.priced_by(config.parsed) if prices else None
     tally = _Tally()
     started = time.perf_counter()
     if todo and not is_new:
@@ -180,7 +181,7 @@ async def _run_one(
 
     async def work(prompt: Prompt) -> ResponseRecord:
         outcome = await call_with_retries(model, messages_for(config, prompt), config.generation)
-        rec = _to_record(config.config_key, prompt, outcome, price)
+        rec = _to_record(config.config_key, prompt, outcome, price, priced_by)
         budget.add(rec.cost_usd)
         return rec
 
@@ -244,7 +245,11 @@ class _Tally:
 
 
 def _to_record(
-    config_key: str, prompt: Prompt, outcome: CallOutcome, price: Price | None
+    config_key: str,
+    prompt: Prompt,
+    outcome: CallOutcome,
+    price: Price | None,
+    priced_by: str | None = None,
 ) -> ResponseRecord:
     base = ResponseRecord(
         response_id=response_id_for(config_key, prompt.prompt_id),
@@ -270,6 +275,7 @@ def _to_record(
             "prompt_tokens": c.prompt_tokens,
             "completion_tokens": c.completion_tokens,
             "cost_usd": cost,
+            "priced_by": priced_by if cost is not None else None,
             "served_by": c.served_by,
         }
     )

@@ -160,7 +160,8 @@ async def ajudge(
     try:
         for model in models:
             price = prices.for_model(model.config.parsed) if prices else None
-            job = _JudgeJob(store, model, price, budget, max_reasks)
+            source = prices.priced_by(model.config.parsed) if prices else None
+            job = _JudgeJob(store, model, price, budget, max_reasks, priced_by=source)
             out.append(await job.run(targets, on_progress))
             if budget.exhausted:
                 break
@@ -216,7 +217,14 @@ class _Attempt:
 
 class _JudgeJob:
     def __init__(
-        self, store: Store, model: Model, price: Price | None, budget: Budget, max_reasks: int
+        self,
+        store: Store,
+        model: Model,
+        price: Price | None,
+        budget: Budget,
+        max_reasks: int,
+        *,
+        priced_by: str | None = None,
     ) -> None:
         self.store = store
         self.model = model
@@ -228,6 +236,8 @@ class _JudgeJob:
         self.schema = reply_json_schema()
         self.settings = model.config.generation
         self.meta = judge_config_json(model.config)
+        if price is not None and priced_by is not None:  # a stored cost names its price table
+            self.meta["priced_by"] = priced_by
 
     def _todo(self, targets: Sequence[StoredResponse]) -> list[StoredResponse]:
         done = scored_hashes(self.store, self.key, JUDGE_PROMPT_VERSION)
