@@ -151,6 +151,9 @@ def test_validate_dry_run_counts_the_judges_requests_only(tmp_path: Path, fake_s
     assert not (tmp_path / "validation").exists() and not Path("validation", "set").exists()
     [row] = _rows(res.stdout).values()
     assert row[1] == "3"  # the repeated row is judged once
+    res = invoke_cli("validate", "--labels", str(labels), "--store", str(db), "--dry-run")
+    assert res.returncode == 0 and "no --judge, so nothing would be sent" in res.stdout
+    assert not db.exists()
 
 
 def test_max_cost_works_without_a_price_file_for_a_listed_model(tmp_path: Path) -> None:

@@ -141,6 +141,9 @@ def validate_cmd(
     # The set and the folder are checked before the store is opened: a bad file or folder
     # leaves no store behind and changes none.
     labelled = load_set(labels, columns=columns, group=group, limit=limit, by=by_columns)
+    if dry_run and not judges:
+        out.print("--dry-run: no --judge, so nothing would be sent (the scorers run offline).")
+        return
     if dry_run:  # the judges' requests (the scorers run here, for nothing); nothing sent
         from intima.cli._dry_run import dry_run as show
         from intima.core.config import price_table_for
