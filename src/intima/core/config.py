@@ -357,7 +357,8 @@ class PriceTable(BaseModel):
             why = (
                 f"{self.source} has no entry for {it}"
                 if self.source
-                else ("no price table was given")
+                else "no price table was given (the default one: price_table_for(None), "
+                "from intima.core.config)"
             )
             raise ConfigError(
                 f"--max-cost cannot price {', '.join(missing)}: {why} (add one to a file given "
