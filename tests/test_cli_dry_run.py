@@ -154,6 +154,14 @@ def test_validate_dry_run_counts_the_judges_requests_only(tmp_path: Path, fake_s
     res = invoke_cli("validate", "--labels", str(labels), "--store", str(db), "--dry-run")
     assert res.returncode == 0 and "no --judge, so nothing would be sent" in res.stdout
     assert not db.exists()
+    # judged for real: the dry run finds the set's judgments under the same content hashes
+    judge = ("-j", f"openai-compat:j@{server.base_url}", "--store", str(db))
+    done = invoke_cli("validate", "--labels", str(labels), *judge, "--out", str(tmp_path / "v"))
+    assert done.returncode == 0, done.stderr
+    sent = server.requests
+    res = invoke_cli("validate", "--labels", str(labels), *judge, "--dry-run")
+    assert res.returncode == 0, res.stderr
+    assert server.requests == sent and [r[1] for r in _rows(res.stdout).values()] == ["0"]
 
 
 def test_max_cost_works_without_a_price_file_for_a_listed_model(tmp_path: Path) -> None:
