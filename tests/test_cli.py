@@ -81,7 +81,7 @@ def test_run_runs_and_export(seeded_store, tmp_path) -> None:
         ),
         (["--dataset", "{bad}"], "row 2: unknown code 'telepathy'"),
         (["--config", "{badconfig}"], "models.0.colour"),
-        (["--max-cost", "1"], "--max-cost needs a price table"),
+        (["--max-cost", "1"], "--max-cost cannot price llamacpp"),
         (
             ["--prices", "{badprices}", "--model", "openai-compat:m@http://127.0.0.1:1/v1"],
             "greater than or equal to 0",

@@ -53,11 +53,27 @@ AllowUnlistedOpt = Annotated[
     ),
 ]
 
-#: ``--prices`` of the commands that may spend money (``run``, ``judge``, ``worker``).
+#: ``--prices`` of the commands that may spend money (``run``, ``judge``, ``converse``,
+#: ``validate``, ``worker``).
 PricesOpt = Annotated[
     Path | None,
     typer.Option(
-        exists=True, dir_okay=False, help="Price table: TOML or JSON, USD per million tokens."
+        exists=True,
+        dir_okay=False,
+        help="Price table: TOML or JSON, USD per million tokens. run, judge, converse and "
+        "validate lay it over intima's dated default table (its entries win).",
+    ),
+]
+
+#: ``--dry-run`` of the commands that may spend money (``run``, ``judge``, ``converse``,
+#: ``validate``).
+DryRunOpt = Annotated[
+    bool,
+    typer.Option(
+        "--dry-run",
+        help="Send nothing and write nothing: print, per configuration, the requests it would "
+        "send (only what the store lacks), the estimated input and worst-case output tokens, "
+        "and the estimated cost range from the price table.",
     ),
 ]
 

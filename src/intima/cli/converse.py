@@ -49,7 +49,7 @@ from intima.cli._options import (
     UserTopPOpt,
     concurrency_option,
 )
-from intima.cli._params import nonempty
+from intima.cli._params import DryRunOpt, PricesOpt, nonempty
 from intima.converse.identity import DEFAULT_TURNS, DEFAULT_USER_RETRIES, MAX_TURNS
 from intima.core.config import GenerationSettings, ModelConfig
 from intima.core.errors import ConfigError
@@ -58,6 +58,7 @@ from intima.store import Store
 
 if TYPE_CHECKING:  # pragma: no cover
     from intima.converse.runner import ConverseSummary
+    from intima.dataset import PromptSet
 
 
 @app.command("converse")
@@ -140,6 +141,8 @@ def converse_cmd(
     ] = None,
     timeout: TimeoutOpt = TIMEOUT_S,
     max_retries: MaxRetriesOpt = MAX_RETRIES,
+    prices: PricesOpt = None,
+    dry_run: DryRunOpt = False,
     store: StoreOpt = DEFAULT_STORE,
     progress: ProgressOpt = True,
 ) -> None:
@@ -174,6 +177,11 @@ def converse_cmd(
     )  # fmt: skip
     if limit is not None and limit < 1:
         raise ConfigError(f"--limit must be at least 1, not {limit}")
+    if dry_run:  # before any key is read or server reached: nothing is sent
+        _dry_run(store, assistant, user, turns, user_retries, prices,
+                 load_prompts(dataset, revision=revision, include_memory=include_memory,
+                              cleaned=cleaned).first(limit))  # fmt: skip
+        return
     # Nothing is created before the input is valid: a new store also waits for the servers,
     # and a bad spec or an unreachable server is said before any dataset download.
     check([assistant, user], reach=not store.exists())
@@ -193,6 +201,28 @@ def converse_cmd(
             on_progress=on_progress,
         )  # fmt: skip
     _report(summary, store)
+
+
+def _dry_run(
+    store: Path,
+    assistant: ModelConfig,
+    user: ModelConfig,
+    turns: int,
+    user_retries: int,
+    prices: Path | None,
+    prompts: PromptSet,
+) -> None:
+    from intima.cli._dry_run import dry_run
+    from intima.converse.estimate import estimate_conversations
+    from intima.core.config import price_table_for
+
+    table = price_table_for(prices)
+    dry_run(
+        store,
+        lambda db: estimate_conversations(
+            db, assistant, user, prompts, turns, table, max_user_retries=user_retries
+        ),
+    )
 
 
 def _report(summary: ConverseSummary, store: Path) -> None:

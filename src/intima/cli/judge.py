@@ -26,6 +26,7 @@ from intima.cli._params import (
     AllowUnlistedOpt,
     BaseUrlOpt,
     BatchOpt,
+    DryRunOpt,
     PollEveryOpt,
     PricesOpt,
     nonempty,
@@ -35,7 +36,7 @@ from intima.core.config import (
     GenerationSettings,
     ModelConfig,
     StructuredOutput,
-    load_price_table,
+    price_table_for,
 )
 from intima.core.errors import ConfigError
 from intima.store import Store
@@ -188,7 +189,7 @@ def judge_cmd(
             max=1_000_000.0,
             help="Spend at most this many USD, plus one judgment's worst case: each "
             "judgment's worst-case cost (prompt + --max-tokens, every re-ask) is held before it "
-            "is sent (needs --prices; default: no limit).",
+            "is sent (priced by the default table or --prices; default: no limit).",
         ),
     ] = None,
     sample: Annotated[
@@ -212,6 +213,7 @@ def judge_cmd(
     ] = 0,
     batch: BatchOpt = False,
     poll_every: PollEveryOpt = 30.0,
+    dry_run: DryRunOpt = False,
     store: StoreOpt = DEFAULT_STORE,
     progress: ProgressOpt = True,
 ) -> None:
@@ -236,13 +238,23 @@ def judge_cmd(
         concurrency=concurrency, timeout=timeout, max_retries=max_retries,
         allow_unlisted_model=allow_unlisted_model,
     )  # fmt: skip
-    price_table = load_price_table(prices) if prices else None
-    if max_cost is not None and price_table is None:
-        raise ConfigError("--max-cost needs a price table: pass --prices FILE")
-    if max_cost is not None and price_table is not None:
+    price_table = price_table_for(prices)  # the default table, under --prices if given
+    if max_cost is not None:
         price_table.require(c.parsed for c in configs)  # before any store or request
     if batch and max_cost is not None:
         raise ConfigError("--max-cost cannot be held against a batch; leave out one of them")
+    if dry_run:  # nothing is sent, no key is read; judging needs the store's responses
+        from intima.cli._dry_run import print_estimates
+        from intima.judges.estimate import estimate_judging
+        from intima.judges.store_io import load_targets
+
+        with Store.open(store, create=False) as db:
+            targets = load_targets(db, run)
+            found = estimate_judging(db, configs, targets, price_table, max_reasks=max_reasks)
+        print_estimates(found)
+        if batch:
+            out.print("--batch: the vendors charge half these prices for a batch.")
+        return
     with Store.open(store, create=False) as db, progress_display(progress) as on_progress:
         if batch:
             from intima.judges.batch import judge_batch

@@ -44,11 +44,12 @@ from intima.cli._params import (
     AllowUnlistedOpt,
     BaseUrlOpt,
     BatchOpt,
+    DryRunOpt,
     PollEveryOpt,
     PricesOpt,
     nonempty,
 )
-from intima.core.config import GenerationSettings, ModelConfig, load_price_table, load_run_file
+from intima.core.config import GenerationSettings, ModelConfig, load_run_file, price_table_for
 from intima.core.errors import ConfigError
 from intima.dataset import load_prompts
 from intima.store import Store
@@ -117,20 +118,22 @@ def run_cmd(
             min=0.0,
             max=1_000_000.0,
             help="Spend at most this many USD, plus one request's worst case: each request's "
-            "worst-case cost (prompt + --max-tokens) is held before it is sent (needs --prices; "
-            "default: no limit).",
+            "worst-case cost (prompt + --max-tokens) is held before it is sent (priced by the "
+            "default table or --prices; default: no limit).",
         ),
     ] = None,
     allow_unlisted_model: AllowUnlistedOpt = False,
     batch: BatchOpt = False,
     poll_every: PollEveryOpt = 30.0,
+    dry_run: DryRunOpt = False,
     store: StoreOpt = DEFAULT_STORE,
     progress: ProgressOpt = True,
 ) -> None:
     """Generate a response to every prompt; re-running resumes where it stopped.
 
     Examples: intima run --model openai-compat:smollm2@http://127.0.0.1:8080/v1 --dataset demo;
-    intima run --config run.toml; intima run -m openai:gpt-4o-mini --batch
+    intima run --config run.toml; intima run -m openai:gpt-4o-mini --batch;
+    intima run -m openai:gpt-4o-mini --dry-run (the requests and their cost, nothing sent)
     """
     from intima.generate import runner
 
@@ -173,10 +176,8 @@ def run_cmd(
             )
             for spec in (model or ["llamacpp"])
         ]  # fmt: skip
-    price_table = load_price_table(prices) if prices else None
-    if max_cost is not None and price_table is None:
-        raise ConfigError("--max-cost needs a price table: pass --prices FILE")
-    if max_cost is not None and price_table is not None:
+    price_table = price_table_for(prices)  # the default table, under --prices if given
+    if max_cost is not None:
         price_table.require(c.parsed for c in configs)  # before any store or request
     if batch and max_cost is not None:
         raise ConfigError("--max-cost cannot be held against a batch; leave out one of them")
@@ -189,6 +190,14 @@ def run_cmd(
         f"{prompt_set.info.dataset_id}: {len(prompt_set)} prompts; "
         f"{len(configs)} configuration(s); store {store}"
     )
+    if dry_run:  # before any key is read or server reached: nothing is sent
+        from intima.cli._dry_run import dry_run as show
+        from intima.generate.estimate import estimate_run
+
+        show(store, lambda db: estimate_run(db, prompt_set, configs, price_table))
+        if batch:
+            out.print("--batch: the vendors charge half these prices for a batch.")
+        return
     # Nothing is created before the input is valid: a new store also waits for the servers.
     runner.check(configs, reach=not store.exists())
     with Store.open(store) as db, progress_display(progress) as on_progress:

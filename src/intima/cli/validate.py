@@ -17,7 +17,7 @@ from intima.cli._common import (
     out,
     progress_display,
 )
-from intima.cli._params import SEED_MAX, nonempty, one_of
+from intima.cli._params import SEED_MAX, DryRunOpt, PricesOpt, nonempty, one_of
 from intima.cli.judge import (
     DEFAULT_JUDGE_MAX_RETRIES,
     DEFAULT_JUDGE_MAX_TOKENS,
@@ -125,6 +125,8 @@ def validate_cmd(
     timeout: JudgeTimeoutOpt = DEFAULT_JUDGE_TIMEOUT,
     max_retries: JudgeMaxRetriesOpt = DEFAULT_JUDGE_MAX_RETRIES,
     api_key_env: ApiKeyEnvOpt = None,
+    prices: PricesOpt = None,
+    dry_run: DryRunOpt = False,
     store: StoreOpt = DEFAULT_STORE,
 ) -> None:
     """Measure scorers against an external labelled set (the keyword baseline beside them).
@@ -147,6 +149,18 @@ def validate_cmd(
     # The set and the folder are checked before the store is opened: a bad file or folder
     # leaves no store behind and changes none.
     labelled = load_set(labels, columns=columns, group=group, limit=limit, by=by_columns)
+    if dry_run and not judges:
+        out.print("--dry-run: no --judge, so nothing would be sent (the scorers run offline).")
+        return
+    if dry_run:  # the judges' requests (the scorers run here, for nothing); nothing sent
+        from intima.cli._dry_run import dry_run as show
+        from intima.core.config import price_table_for
+        from intima.judges.estimate import estimate_judging
+        from intima.validate.store_io import judge_targets
+
+        table, targets = price_table_for(prices), judge_targets(labelled)
+        show(store, lambda db: estimate_judging(db, judges, targets, table, max_reasks=max_reasks))
+        return
     check_out_dir(target)
     with Store.open(store) as db, progress_display() as on_progress:
         result = validate(

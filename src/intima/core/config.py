@@ -310,11 +310,43 @@ class PriceTable(BaseModel):
     """USD per million tokens, keyed by model name (as in the spec) or ``provider:model``."""
 
     prices: dict[str, Price] = {}
-    #: the file it was read from, named when a model is missing from it
+    #: what the table is, named when a model is missing from it ("the price table FILE")
     source: str | None = None
+    #: where each entry came from when tables are layered (key -> source; default: ``source``)
+    origins: dict[str, str] = {}
+
+    def _key(self, spec: ModelSpec) -> str | None:
+        for key in (f"{spec.provider}:{spec.model}", spec.model):
+            if key in self.prices:
+                return key
+        return None
 
     def for_model(self, spec: ModelSpec) -> Price | None:
-        return self.prices.get(f"{spec.provider}:{spec.model}") or self.prices.get(spec.model)
+        key = self._key(spec)
+        return None if key is None else self.prices[key]
+
+    def priced_by(self, spec: ModelSpec) -> str | None:
+        """Which table priced the model (a file, or the default table with its date)."""
+        key = self._key(spec)
+        return None if key is None else self.origins.get(key, self.source)
+
+    def over(self, base: PriceTable) -> PriceTable:
+        """This table's entries over ``base``'s. An entry here wins however it names the model:
+        a bare ``gpt-4o`` replaces the base's ``openai:gpt-4o`` too (the qualified key would
+        otherwise be looked up first and win)."""
+        replaced = set(self.prices)
+        kept = {
+            k: v
+            for k, v in base.prices.items()
+            if k not in replaced and k.partition(":")[2] not in replaced
+        }
+        mine = {k: self.origins.get(k, self.source or "") for k in self.prices}
+        theirs = {k: base.origins.get(k, base.source or "") for k in kept}
+        return PriceTable(
+            prices={**kept, **self.prices},
+            source=f"{self.source} over {base.source}",
+            origins={**theirs, **mine},
+        )
 
     def require(self, specs: Iterable[ModelSpec]) -> None:
         """A cap must price every request it covers: an unpriced model would be sent uncounted
@@ -323,25 +355,54 @@ class PriceTable(BaseModel):
         if missing:
             it = "it" if len(missing) == 1 else "them"
             why = (
-                f"the price table {self.source} has no entry for {it}"
+                f"{self.source} has no entry for {it}"
                 if self.source
-                else ("no price table was given")
+                else "no price table was given (the default one: price_table_for(None), "
+                "from intima.core.config)"
             )
             raise ConfigError(
-                f"--max-cost cannot price {', '.join(missing)}: {why} (add one, keyed by the "
-                "model name or provider:model, with input_per_mtok and output_per_mtok; or "
-                "leave out --max-cost)"
+                f"--max-cost cannot price {', '.join(missing)}: {why} (add one to a file given "
+                "with --prices, keyed by the model name or provider:model, with input_per_mtok "
+                "and output_per_mtok; or leave out --max-cost)"
             )
+
+
+#: The dated list prices shipped with intima (``intima/data/prices.toml``).
+DEFAULT_PRICES_FILE = "prices.toml"
+
+
+def default_price_table() -> PriceTable:
+    """The shipped table: the vendors' list prices for the hosted models the providers name,
+    as of the date it carries (its source says so, wherever a price from it is shown)."""
+    from importlib import resources
+
+    text = resources.files("intima.data").joinpath(DEFAULT_PRICES_FILE).read_text("utf-8")
+    data = tomllib.loads(text)
+    return PriceTable(
+        prices=data["prices"], source=f"the default price table (as of {data['as_of']})"
+    )
+
+
+def price_table_for(path: Path | None) -> PriceTable:
+    """What prices a command's requests: the file given with ``--prices`` over the default
+    table (the file's entries win), or the default table alone."""
+    default = default_price_table()
+    return default if path is None else load_price_table(path).over(default)
 
 
 def load_price_table(path: Path) -> PriceTable:
-    """TOML or JSON: ``["gpt-4o-mini"] input_per_mtok = 0.15  output_per_mtok = 0.6``."""
+    """TOML or JSON: ``["gpt-4o-mini"] input_per_mtok = 0.15  output_per_mtok = 0.6``; or the
+    default table's dated form, the entries under ``prices`` beside ``as_of`` and ``sources``."""
     text = _read_file(path, "price table")
     try:
         data = json.loads(text) if path.suffix == ".json" else tomllib.loads(text)
     except (ValueError, RecursionError) as exc:
         raise ConfigError(f"price table {path}: cannot parse ({str(exc)[:200]})") from exc
+    source = f"the price table {path}"
+    if isinstance(data, dict) and isinstance(data.get("prices"), dict) and "as_of" in data:
+        source += f" (as of {data['as_of']})"
+        data = data["prices"]
     try:
-        return PriceTable.model_validate({"prices": data, "source": str(path)})
+        return PriceTable.model_validate({"prices": data, "source": source})
     except ValidationError as exc:
         raise ConfigError(f"price table {path}: {_first_problem(exc)}") from exc

@@ -298,6 +298,8 @@ async def _generate_one(
     store.ensure_run(record, prompts.prompts)
     by_id = {p.prompt_id: p for p in prompts.prompts}
     price = batch_price(prices.for_model(config.parsed) if prices else None)
+    source = prices.priced_by(config.parsed) if prices else None
+    priced_by = None if source is None else f"{source}, at the batch price"
     started = time.perf_counter()
     missing = store.missing_prompt_ids(record.run_id, config.config_key)
 
@@ -310,7 +312,7 @@ async def _generate_one(
     if outcome is not None:
         records = [
             to_record(config.config_key, by_id[outcome.refs[r.custom_id]],
-                       CallOutcome(r.completion, r.error, 1, 0.0), price)
+                       CallOutcome(r.completion, r.error, 1, 0.0), price, priced_by)
             for r in outcome.results
             if outcome.refs[r.custom_id] in by_id
         ]  # fmt: skip

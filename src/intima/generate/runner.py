@@ -169,6 +169,7 @@ async def _run_one(
     by_id = {p.prompt_id: p for p in prompts.prompts}
     todo = [by_id[pid] for pid in store.missing_prompt_ids(record.run_id, config.config_key)]
     price = prices.for_model(config.parsed) if prices else None
+    priced_by = prices.priced_by(config.parsed) if prices else None
     tally = RunTally()
     started = time.perf_counter()
     if todo and not is_new:
@@ -180,7 +181,7 @@ async def _run_one(
 
     async def work(prompt: Prompt) -> ResponseRecord:
         outcome = await call_with_retries(model, messages_for(config, prompt), config.generation)
-        rec = to_record(config.config_key, prompt, outcome, price)
+        rec = to_record(config.config_key, prompt, outcome, price, priced_by)
         budget.add(rec.cost_usd)
         return rec
 
@@ -247,7 +248,11 @@ class RunTally:
 
 
 def to_record(
-    config_key: str, prompt: Prompt, outcome: CallOutcome, price: Price | None
+    config_key: str,
+    prompt: Prompt,
+    outcome: CallOutcome,
+    price: Price | None,
+    priced_by: str | None = None,
 ) -> ResponseRecord:
     """The stored row for one prompt's outcome (live or from a batch): the answer with its
     tokens and cost, or the error."""
@@ -275,6 +280,7 @@ def to_record(
             "prompt_tokens": c.prompt_tokens,
             "completion_tokens": c.completion_tokens,
             "cost_usd": cost,
+            "priced_by": priced_by if cost is not None else None,
             "served_by": c.served_by,
         }
     )

@@ -29,7 +29,7 @@ from intima.judges.parse import parse_reply
 from intima.judges.prompt import judge_messages
 from intima.judges.store_io import JudgmentRecord, load_targets, write_judgments
 from intima.providers import get_model
-from intima.providers.base import BatchResult
+from intima.providers.base import BatchResult, Model
 from intima.store import Store, StoredResponse
 
 
@@ -60,7 +60,7 @@ async def ajudge_batch(
     models = [get_model(c) for c in judges]  # a bad spec fails before anything is submitted
     jobs = [
         JudgeJob(store, m, batch_price(prices.for_model(m.config.parsed) if prices else None),
-                  Budget(limit=None), max_reasks=0)
+                  Budget(limit=None), max_reasks=0, priced_by=_priced_by(prices, m))
         for m in models
     ]  # fmt: skip
     try:
@@ -133,3 +133,8 @@ def _record(job: JudgeJob, target: StoredResponse, result: BatchResult) -> Judgm
     if parsed.ok:
         return job.record(target, acc, raw, parsed, None)
     return job.record(target, acc, raw, None, f"invalid reply: {parsed.problem or 'unparsed'}")
+
+
+def _priced_by(prices: PriceTable | None, model: Model) -> str | None:
+    source = prices.priced_by(model.config.parsed) if prices else None
+    return None if source is None else f"{source}, at the batch price"

@@ -165,7 +165,8 @@ async def ajudge(
     try:
         for model in models:
             price = prices.for_model(model.config.parsed) if prices else None
-            job = JudgeJob(store, model, price, budget, max_reasks)
+            source = prices.priced_by(model.config.parsed) if prices else None
+            job = JudgeJob(store, model, price, budget, max_reasks, priced_by=source)
             mine = targets
             if sample is not None:  # every run's responses, each run sampled on its own
                 every = store.responses(run_ids, distinct=False)
@@ -231,7 +232,14 @@ class JudgeJob:
     it."""
 
     def __init__(
-        self, store: Store, model: Model, price: Price | None, budget: Budget, max_reasks: int
+        self,
+        store: Store,
+        model: Model,
+        price: Price | None,
+        budget: Budget,
+        max_reasks: int,
+        *,
+        priced_by: str | None = None,
     ) -> None:
         self.store = store
         self.model = model
@@ -243,6 +251,8 @@ class JudgeJob:
         self.schema = reply_json_schema()
         self.settings = model.config.generation
         self.meta = judge_config_json(model.config)
+        if price is not None and priced_by is not None:  # a stored cost names its price table
+            self.meta["priced_by"] = priced_by
 
     def todo(self, targets: Sequence[StoredResponse]) -> list[StoredResponse]:
         """The distinct responses this judge has not scored under the current prompt."""

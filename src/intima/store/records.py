@@ -47,6 +47,8 @@ class ResponseRecord(BaseModel):
     attempts: int = 1
     error: str | None = None
     served_by: str | None = None
+    #: the price table that priced ``cost_usd`` (None: not priced)
+    priced_by: str | None = None
 
 
 # A plain slotted dataclass, not a BaseModel: a board holds ~10^5 of them and pydantic's

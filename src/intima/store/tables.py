@@ -180,4 +180,10 @@ MIGRATIONS: tuple[Migration, ...] = (
             "CREATE INDEX response_claims_by_owner ON response_claims(owner);",
         ),
     ),
+    # Issue 33: a stored cost says which price table priced it (a file given with --prices, or
+    # the default table with its date), so a cost is never a number without its source.
+    Migration(
+        name="core_0006_response_priced_by",
+        sql="ALTER TABLE responses ADD COLUMN priced_by TEXT",
+    ),
 )

@@ -11,7 +11,7 @@ from intima.core.ids import content_id
 from intima.core.taxonomy import dimension_of
 from intima.core.version import __version__
 from intima.dataset.types import UNKNOWN, DatasetInfo, Prompt, Turn
-from intima.store import ResponseRecord, RunRecord, Store, now, response_id_for
+from intima.store import ResponseRecord, RunRecord, Store, StoredResponse, now, response_id_for
 from intima.store.db import VALIDATION_PREFIX
 from intima.validate.labels import LabelledSet, Truth
 
@@ -100,6 +100,25 @@ def import_set(store: Store, labelled: LabelledSet) -> str:
             ],
         )  # fmt: skip
     return run_id
+
+
+def judge_targets(labelled: LabelledSet) -> list[StoredResponse]:
+    """The set's rows as a judge reads them once imported, without importing them: what
+    ``validate -j --dry-run`` counts (their content hashes are the imported rows')."""
+    key = labelled.key
+    config_key = content_id("validation", key, length=32)
+    out = []
+    for row in labelled.rows:
+        p = _prompt(key, row.row_id, row.prompt, row.code, row.context)
+        out.append(
+            StoredResponse(
+                response_id=response_id_for(config_key, p.prompt_id), run_id="",
+                label=labelled.name, model_spec=EXTERNAL, prompt_id=p.prompt_id, code=p.code,
+                dimension=str(p.dimension), prompt=p.text, response=row.response,
+                context=p.context_json,
+            )
+        )  # fmt: skip
+    return out
 
 
 def _prompt(key: str, row_id: str, text: str, code: str, context: tuple[Turn, ...]) -> Prompt:

@@ -1,0 +1,45 @@
+"""What judging would send (``intima judge --dry-run``, ``intima validate -j --dry-run``):
+one request per distinct response text each judge has not yet scored under the current judge
+prompt, counted by :func:`intima.generate.estimate.estimate`."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from intima.core.config import ModelConfig, PriceTable
+from intima.generate.estimate import Ask, Estimate, approx_tokens, estimate
+from intima.judges.prompt import JUDGE_PROMPT_VERSION, judge_messages
+from intima.judges.schema import reply_json_schema
+from intima.judges.store_io import scored_hashes
+from intima.providers import effective_config
+from intima.store import Store, StoredResponse
+
+
+def estimate_judging(
+    store: Store | None,
+    judges: Sequence[ModelConfig],
+    targets: Sequence[StoredResponse],
+    prices: PriceTable,
+    *,
+    max_reasks: int,
+) -> list[Estimate]:
+    """Per judge: a request per distinct (prompt, response) text of ``targets`` it has not
+    scored (``store`` None: nothing is stored yet), with the reply schema in its prompt."""
+    schema_chars = len(json.dumps(reply_json_schema()))
+    unique: dict[str, StoredResponse] = {}
+    for t in targets:
+        unique.setdefault(t.content_hash, t)  # identical text is judged once
+    note = f"an invalid reply is asked again up to {max_reasks} time(s), at more cost"
+    out = []
+    for judge in judges:
+        key = effective_config(judge).config_key  # the key its judgments are stored under
+        done = set() if store is None else scored_hashes(store, key, JUDGE_PROMPT_VERSION)
+        asks = [
+            Ask(approx_tokens(judge_messages(t.prompt, t.response, t.context), schema_chars))
+            for h, t in unique.items()
+            if h not in done
+        ]
+        label = f"judge {judge.display_name}"
+        out.append(estimate(judge, asks, prices, label=label, note=note if max_reasks else ""))
+    return out
