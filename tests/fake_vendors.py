@@ -5,13 +5,14 @@ Hugging Face router (OpenAI's chat completions, model ``OWNER/NAME:provider``).
 Every chat request is answered with fixed usage (100 tokens in, 10 out) so costs are exact.
 ``faults`` is a queue: each chat/messages request takes the next one (``429``, ``500``, ``529``,
 ``hang``, ``refusal``, ``content_filter``, ``ok``, or one of :data:`MALFORMED`: a 200 whose
-reply breaks the vendor's format) until it is empty; ``served`` counts the faults sent. Batches end after
-``polls_to_finish`` retrieves unless ``hold`` is set; in the first batch, the first
+reply breaks the vendor's format) until it is empty; ``served`` counts the faults sent. Batches
+end after ``polls_to_finish`` retrieves unless ``hold`` is set; in the first batch, the first
 ``expire_first`` items expire and the next ``fail_first`` fail. ``submissions`` counts batch
-creations. Batch listings are paged as the vendors page them (newest first, ``limit`` default
-20; OpenAI ``after``, Anthropic ``after_id``/``before_id``, both ``has_more``). ``mangle``, when
-set, rewrites a batch's result lines (JSON texts) before they are served, as a hostile or broken
-vendor might.
+creations; ``create_faults`` answers the next creations with an error status instead. Batch
+listings are paged as the vendors page them (newest first, ``limit`` default 20; OpenAI
+``after``, Anthropic ``after_id``/``before_id``, both ``has_more``). ``mangle``, when set,
+rewrites a batch's result lines (JSON texts) before they are served, as a hostile or broken
+vendor might. ``port`` serves on a given port (a vendor back up where it was down).
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ def judge_reply() -> dict[str, str]:
 class FakeVendor:
     """``vendor`` is ``openai``, ``anthropic`` or ``hf`` (the router: OpenAI's wire format)."""
 
-    def __init__(self, vendor: str, key: str) -> None:
+    def __init__(self, vendor: str, key: str, port: int = 0) -> None:
         self.vendor, self.key = vendor, key
         self.faults: deque[str] = deque()
         self.served: Counter[str] = Counter()
@@ -74,7 +75,10 @@ class FakeVendor:
         self.batch_items: dict[str, list[dict[str, Any]]] = {}
         self.mangle: Callable[[list[str]], list[str]] | None = None
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        #: statuses answered to the next batch creations (``500``: a vendor error after which
+        #: the batch may or may not exist; ``400``: a refusal), one per creation
+        self.create_faults: deque[int] = deque()
+        self._server = ThreadingHTTPServer(("127.0.0.1", port), _handler(self))
         self._server.daemon_threads = True
         self.port = self._server.server_address[1]
         threading.Thread(target=self._server.serve_forever, daemon=True).start()
@@ -127,7 +131,7 @@ class FakeVendor:
         if method == "POST" and path == "/v1/files":
             return self._upload(headers.get("content-type", ""), body)
         if method == "POST" and path == "/v1/batches":
-            return self._create_openai_batch(json.loads(body))
+            return self._create_faulted() or self._create_openai_batch(json.loads(body))
         if method == "GET" and path == "/v1/batches":
             return Reply(200, self._listing(query))
         if method == "GET" and path.startswith("/v1/batches/"):
@@ -140,7 +144,7 @@ class FakeVendor:
         if method == "POST" and path == "/v1/messages":
             return self._chat(json.loads(body))
         if method == "POST" and path == "/v1/messages/batches":
-            return self._create_anthropic_batch(json.loads(body))
+            return self._create_faulted() or self._create_anthropic_batch(json.loads(body))
         parts = path.split("/")
         if method == "GET" and path == "/v1/messages/batches":
             return Reply(200, self._listing(query))
@@ -220,6 +224,14 @@ class FakeVendor:
         return Reply(status, payload, headers=headers or {})
 
     # -- batches ---------------------------------------------------------------------------
+    def _create_faulted(self) -> Reply | None:
+        with self._lock:
+            status = self.create_faults.popleft() if self.create_faults else None
+        if status is None:
+            return None
+        kind = "api_error" if status >= 500 else "invalid_request_error"
+        return self._error(status, kind, f"fake {status} to a batch creation")
+
     def _upload(self, content_type: str, body: bytes) -> Reply:
         msg = BytesParser().parsebytes(
             b"Content-Type: " + content_type.encode() + b"\r\n\r\n" + body

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from conftest import run_cli, wait_for
+from conftest import invoke_cli, run_cli, wait_for
 from fake_vendors import USAGE_IN, USAGE_OUT, FakeVendor
 from intima.core.config import ModelConfig, Price, PriceTable
 from intima.dataset import PromptSet, load_prompts
@@ -392,3 +392,107 @@ def test_answers_the_store_cannot_hold_fail_their_items_alone(tmp_path, vendor) 
     assert "he\ufffdllo" in texts
     assert len(errors) == 2 and any("is -3, not a count" in e for e in errors)
     assert any("a token count out of range" in e for e in errors)
+
+
+def _errors(proc: subprocess.CompletedProcess[str]) -> list[str]:
+    """The error lines a command printed; a traceback fails the test first."""
+    assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
+    return [line for line in proc.stderr.splitlines() if line.startswith("error:")]
+
+
+def test_a_vendor_out_of_reach_is_one_line_for_run_and_judge_and_a_rerun_works(
+    tmp_path, vendor
+) -> None:
+    store = str(tmp_path / "s.db")
+    spec = f"{vendor.vendor}:m@{vendor.base_url}"
+    batch = ("--batch", "--poll-every", "0.01", "--store", store)
+    first = invoke_cli("run", "-m", spec, "--dataset", "demo", "--limit", "2", *batch, env=ENV)
+    assert first.returncode == 0, first.stderr
+    port = vendor.port
+    vendor.stop()  # the vendor is gone: nothing listens on its port
+    for args in (("run", "-m", spec, "--dataset", "demo", "--limit", "3", *batch),
+                 ("judge", "-j", spec, *batch)):  # fmt: skip
+        down = invoke_cli(*args, env=ENV)
+        [line] = _errors(down)
+        assert down.returncode == 2 and "cannot reach" in line and vendor.base_url in line
+    with Store.open(store) as db:  # nothing written: no new run, no intent, no judgment
+        assert db.query("SELECT COUNT(*) FROM runs")[0][0] == 1
+        assert {r[0] for r in db.query("SELECT status FROM provider_batches")} == {"imported"}
+        assert db.query("SELECT COUNT(*) FROM judgments")[0][0] == 0
+    back = FakeVendor(vendor.vendor, KEYS[vendor.vendor], port=port)  # back where it was
+    back.submissions = vendor.submissions  # the same vendor: its batch ids go on, not restart
+    try:
+        again = invoke_cli("run", "-m", spec, "--dataset", "demo", "--limit", "3", *batch, env=ENV)
+        judged = invoke_cli("judge", "-j", spec, *batch, env=ENV)
+    finally:
+        back.stop()
+    assert again.returncode == judged.returncode == 0, again.stderr + judged.stderr
+    assert back.submissions == 3  # one run and one judge batch, each submitted once
+    with Store.open(store) as db:
+        assert db.query("SELECT COUNT(*) FROM responses WHERE status = 'ok'")[0][0] == 3
+        assert db.query("SELECT COUNT(*) FROM judgments WHERE status = 'scored'")[0][0] == 3
+
+
+def test_a_submission_lost_on_the_way_keeps_its_intent_and_a_refused_one_drops_it(
+    tmp_path, vendor
+) -> None:
+    store = str(tmp_path / "s.db")
+    spec = f"{vendor.vendor}:m@{vendor.base_url}"
+    args = ("run", "-m", spec, "--dataset", "demo", "--batch", "--poll-every", "0.01",
+            "--store", store)  # fmt: skip
+    vendor.create_faults.append(500)  # the vendor may or may not have made the batch
+    lost = invoke_cli(*args, "--limit", "2", env=ENV)
+    [line] = _errors(lost)
+    assert lost.returncode == 2 and "nothing is lost" in line and "run the command again" in line
+    with Store.open(store) as db:
+        [row] = db.query("SELECT batch_id, status FROM provider_batches")
+        assert row["batch_id"].startswith("pending-") and row["status"] == "submitted"
+        [run] = db.query("SELECT status FROM runs")
+        assert run["status"] == "failed"
+    again = invoke_cli(*args, "--limit", "2", env=ENV)  # the vendor never made it: submitted now
+    assert again.returncode == 0, again.stderr
+    assert vendor.submissions == 1
+    vendor.create_faults.append(400)  # refused: no batch exists, so no intent is kept
+    refused = invoke_cli(*args, "--limit", "3", env=ENV)
+    [line] = _errors(refused)
+    assert refused.returncode == 2 and "HTTP 400" in line
+    with Store.open(store) as db:
+        assert {r[0] for r in db.query("SELECT status FROM provider_batches")} == {"imported"}
+        assert db.query("SELECT COUNT(*) FROM responses WHERE status = 'ok'")[0][0] == 2
+    last = invoke_cli(*args, "--limit", "3", env=ENV)
+    assert last.returncode == 0, last.stderr
+    assert vendor.submissions == 2
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_a_server_without_a_batch_api_says_so_and_keeps_nothing(
+    tmp_path, monkeypatch, provider
+) -> None:
+    for name, value in ENV.items():
+        monkeypatch.setenv(name, value)
+    # OpenAI's chat protocol only (the router's stand-in), or, for Anthropic's SDK, a server
+    # that speaks another protocol: both answer 404 to the batch routes.
+    server = FakeVendor("hf" if provider == "openai" else "openai", KEYS[provider])
+    url = server.base_url if provider == "openai" else f"http://127.0.0.1:{server.port}"
+    store = str(tmp_path / "s.db")
+    try:
+        for args in (
+            ("run", "-m", f"{provider}:m@{url}", "--dataset", "demo", "--limit", "2"),
+            ("judge", "-j", f"{provider}:m@{url}"),
+        ):
+            proc = invoke_cli(*args, "--batch", "--poll-every", "0.01", "--store", store, env=ENV)
+            [line] = _errors(proc)
+            assert proc.returncode == 2
+            assert line.startswith("error: this server has no batch API (")
+            assert url in line and "without --batch" in line and "Error code" not in line
+            if args[0] == "run":  # a store to judge: answers asked one by one, as suggested
+                root = f"http://127.0.0.1:{server.port}/v1"
+                plain = invoke_cli("run", "-m", f"openai-compat:m@{root}", "--dataset", "demo",
+                                   "--limit", "2", "--store", store,
+                                   env={"INTIMA_API_KEY": KEYS[provider]})  # fmt: skip
+                assert plain.returncode == 0, plain.stderr
+    finally:
+        server.stop()
+    with Store.open(store) as db:
+        assert db.query("SELECT COUNT(*) FROM provider_batches")[0][0] == 0
+        assert db.query("SELECT COUNT(*) FROM responses WHERE status = 'ok'")[0][0] == 2

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -251,3 +252,75 @@ def test_malformed_replies_fail_their_prompt_and_the_run_goes_on(tmp_path, vendo
     assert published.returncode == 0, published.stderr
     imported = invoke_cli("import", str(bundle), "--store", str(tmp_path / "other.db"))
     assert imported.returncode == 0, imported.stderr
+
+
+def _error_lines(proc) -> list[str]:
+    assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
+    return [line for line in proc.stderr.splitlines() if line.startswith("error:")]
+
+
+def _closed_url() -> str:
+    """A URL on 127.0.0.1 where nothing listens (a port just let go)."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}"
+
+
+def test_anthropic_without_its_package_is_one_line_naming_the_extra(
+    tmp_path, vendor, monkeypatch
+) -> None:
+    """The demo install has no ``anthropic`` package: every command that would call it says
+    which extra to install, before a store, a run or a judgment is written."""
+    store = tmp_path / "s.db"
+    env = {"ANTHROPIC_API_KEY": ANTHROPIC_KEY, "OPENAI_API_KEY": OPENAI_KEY}
+    spec = f"anthropic:claude-x@{vendor['anthropic'].base_url}"
+    monkeypatch.setitem(sys.modules, "anthropic", None)  # as if never installed
+    fresh = invoke_cli("run", "-m", spec, "--dataset", "demo", "--limit", "2",
+                       "--store", str(store), env=env)  # fmt: skip
+    assert not store.exists()
+    ok = invoke_cli("run", "-m", f"openai:m@{vendor['openai'].base_url}", "--dataset", "demo",
+                    "--limit", "2", "--store", str(store), env=env)  # fmt: skip
+    assert ok.returncode == 0, ok.stderr
+    again = invoke_cli("run", "-m", spec, "--dataset", "demo", "--limit", "2",
+                       "--store", str(store), env=env)  # fmt: skip
+    judged = invoke_cli("judge", "-j", spec, "--store", str(store), env=env)
+    batched = invoke_cli("judge", "-j", spec, "--batch", "--store", str(store), env=env)
+    for proc in (fresh, again, judged, batched):
+        [line] = _error_lines(proc)
+        assert proc.returncode == 2
+        assert "pip install 'intima[anthropic]'" in line and "anthropic package" in line
+    with Store.open(store) as db:
+        assert db.query("SELECT provider FROM runs")[0][0] == "openai"
+        assert db.query("SELECT COUNT(*) FROM runs")[0][0] == 1
+        assert db.query("SELECT COUNT(*) FROM judgments")[0][0] == 0
+    assert vendor["anthropic"].chat_bodies == []
+
+
+def test_an_unreachable_anthropic_endpoint_is_one_line_at_once(tmp_path, vendor) -> None:
+    """As the OpenAI providers do: a TCP connection first, so an endpoint that is not there
+    stops the command before any run or judgment, not after every prompt's retries."""
+    store = tmp_path / "s.db"
+    env = {"ANTHROPIC_API_KEY": ANTHROPIC_KEY, "OPENAI_API_KEY": OPENAI_KEY}
+    down = f"anthropic:claude-x@{_closed_url()}"
+    common = ("--dataset", "demo", "--limit", "2", "--store", str(store))
+    fresh = invoke_cli("run", "-m", down, *common, env=env)
+    assert not store.exists()
+    ok = invoke_cli("run", "-m", f"openai:m@{vendor['openai'].base_url}", *common, env=env)
+    assert ok.returncode == 0, ok.stderr
+    again = invoke_cli("run", "-m", down, *common, env=env)
+    judged = invoke_cli("judge", "-j", down, "--store", str(store), env=env)
+    for proc in (fresh, again, judged):
+        [line] = _error_lines(proc)
+        assert proc.returncode == 2 and "cannot reach http://127.0.0.1:" in line
+    with Store.open(store) as db:
+        assert db.query("SELECT COUNT(*) FROM runs")[0][0] == 1
+        assert db.query("SELECT COUNT(*) FROM responses")[0][0] == 2
+        assert db.query("SELECT COUNT(*) FROM judgments")[0][0] == 0
+    # and a reachable one still answers: the check is a connection, not a request
+    up = invoke_cli("judge", "-j", f"anthropic:claude-x@{vendor['anthropic'].base_url}",
+                    "--store", str(store), env=env)  # fmt: skip
+    assert up.returncode == 0, up.stderr
+    assert len(vendor["anthropic"].chat_bodies) == 2

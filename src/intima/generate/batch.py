@@ -89,6 +89,8 @@ class BatchJob:
     settings: GenerationSettings
     poll_s: float = DEFAULT_POLL_S
     sleep: Sleep = asyncio.sleep
+    #: the vendor answered a preflight already (a new run checks before it is written)
+    reached: bool = False
 
 
 @dataclass(frozen=True)
@@ -122,17 +124,21 @@ async def run_batch(
     """Resume this scope's submitted batch, or submit one from ``build()`` (None when nothing
     is missing); poll until it has ended; return every item's result (an item the vendor did not
     answer gets the batch's reason)."""
-    client = job.model.batches()
-    if client is None:
-        provider = job.model.config.parsed.provider
-        raise ConfigError(f"{provider} has no batch API; --batch works with openai and anthropic")
+    client = batch_client(job.model)
     found = open_batch(store, job.purpose, job.scope)
+    asks = build() if found is None else []
+    if found is None and not asks:
+        return None
+    if not job.reached:
+        # A vendor that is not there is one line now, with nothing stored, not a traceback
+        # from the submission or twenty failed polls.
+        await job.model.preflight()
     if found is not None and found[0].startswith(PENDING):
         found = await _adopt(store, client, job, *found, on_progress)
-    if found is None:
-        asks = build()
-        if not asks:
+        asks = build() if found is None else []
+        if found is None and not asks:
             return None
+    if found is None:
         # The intent is stored before the vendor hears of it, under a token the vendor keeps
         # (OpenAI: the batch's metadata; Anthropic, which keeps none: every request's custom
         # id): a command killed before it learns the batch id finds the batch by the token.
@@ -145,8 +151,7 @@ async def run_batch(
         ]  # fmt: skip
         refs = {item.custom_id: ask.ref for item, ask in zip(items, asks, strict=True)}
         record_batch(store, token, job.model.config.parsed.provider, job.purpose, job.scope, refs)
-        batch_id = await client.submit(items, job.settings, token)
-        confirm_batch(store, token, batch_id)
+        batch_id = await _submit(store, client, job, items, token)
     else:
         batch_id, refs = found
     ticker = Ticker(f"{job.label} (batch {batch_id})", len(refs), on_progress)
@@ -155,6 +160,15 @@ async def run_batch(
     results, warning = _settle(batch_id, state, refs, read)
     return BatchOutcome(batch_id=batch_id, state=state, refs=refs, results=results,
                         warning=warning)  # fmt: skip
+
+
+def batch_client(model: Model) -> BatchClient:
+    """The model's batch API, or a one-line refusal (checked before anything is written)."""
+    client = model.batches()
+    if client is None:
+        provider = model.config.parsed.provider
+        raise ConfigError(f"{provider} has no batch API; --batch works with openai and anthropic")
+    return client
 
 
 def _settle(
@@ -194,6 +208,27 @@ def _settle(
 
 def warning_notes(outcome: BatchOutcome | None) -> list[str]:
     return [outcome.warning] if outcome is not None and outcome.warning else []
+
+
+async def _submit(
+    store: Store, client: BatchClient, job: BatchJob, items: list[BatchItem], token: str
+) -> str:
+    """Submit once; the vendor's id replaces the stored intent. A vendor that refused the
+    submission (an HTTP 4xx: no batch API, a bad key) created no batch, so the intent is dropped;
+    one that failed on the way (a lost connection, a 5xx, no answer) may have created it, so the
+    intent is kept for the next run to find (or drop) by its token."""
+    try:
+        batch_id = await client.submit(items, job.settings, token)
+    except TransientError as exc:
+        raise ProviderError(
+            f"{job.label}: the batch could not be submitted ({exc}); nothing is lost: run the "
+            "command again, and it takes up this batch if the vendor received it, or submits it"
+        ) from exc
+    except ProviderError:
+        drop_intent(store, token)
+        raise
+    confirm_batch(store, token, batch_id)
+    return batch_id
 
 
 async def _adopt(
@@ -236,14 +271,16 @@ async def _poll_until_ended(
 async def _retrying(call: Callable[[], Awaitable[T]], job: BatchJob) -> T:
     """A vendor call that may pass (429, 5xx, lost connection) is tried again after a poll
     interval, up to :data:`MAX_FAILED_POLLS` times in a row."""
+    last = ""
     for _ in range(MAX_FAILED_POLLS):
         try:
             return await call()
-        except TransientError:
+        except TransientError as exc:
+            last = str(exc)
             await job.sleep(job.poll_s)
     raise ProviderError(
-        f"the batch API failed {MAX_FAILED_POLLS} times in a row; run the command again to "
-        "resume the same batch"
+        f"the batch API failed {MAX_FAILED_POLLS} times in a row (last: {last}); nothing is "
+        "lost: run the command again to resume the same batch"
     )
 
 
@@ -271,6 +308,8 @@ async def agenerate_batch(
     sleep: Sleep = asyncio.sleep,
 ) -> list[RunSummary]:
     models = [get_model(c) for c in configs]  # a bad spec fails before anything is submitted
+    for model in models:
+        batch_client(model)
     try:
         # Every configuration's batch is submitted before any is waited for: each takes hours.
         return list(
@@ -295,6 +334,9 @@ async def _generate_one(
 ) -> RunSummary:
     config = model.config
     record = run_record(config, prompts)
+    is_new = not store.query("SELECT 1 FROM runs WHERE run_id = ?", (record.run_id,))
+    if is_new and prompts.prompts:
+        await model.preflight()  # a vendor that cannot be reached leaves no run behind
     store.ensure_run(record, prompts.prompts)
     by_id = {p.prompt_id: p for p in prompts.prompts}
     price = batch_price(prices.for_model(config.parsed) if prices else None)
@@ -306,9 +348,14 @@ async def _generate_one(
     def build() -> list[Ask]:
         return [Ask(ref=pid, messages=messages_for(config, by_id[pid])) for pid in missing]
 
-    job = BatchJob(model, "generate", record.run_id, record.label, config.generation, poll_s, sleep)
+    job = BatchJob(model, "generate", record.run_id, record.label, config.generation, poll_s, sleep,
+                   reached=is_new)  # fmt: skip
     tally = RunTally()
-    outcome = await run_batch(store, job, build, on_progress)
+    try:
+        outcome = await run_batch(store, job, build, on_progress)
+    except Exception:
+        store.set_run_status(record.run_id, "failed")  # not "running": nothing runs any more
+        raise
     if outcome is not None:
         records = [
             to_record(config.config_key, by_id[outcome.refs[r.custom_id]],

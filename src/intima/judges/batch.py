@@ -18,6 +18,7 @@ from intima.generate.batch import (
     Ask,
     BatchJob,
     Sleep,
+    batch_client,
     batch_price,
     run_batch,
     warning_notes,
@@ -58,6 +59,8 @@ async def ajudge_batch(
 ) -> list[JudgeSummary]:
     targets = load_targets(store, run_ids)
     models = [get_model(c) for c in judges]  # a bad spec fails before anything is submitted
+    for model in models:
+        batch_client(model)
     jobs = [
         JudgeJob(store, m, batch_price(prices.for_model(m.config.parsed) if prices else None),
                   Budget(limit=None), max_reasks=0, priced_by=_priced_by(prices, m))

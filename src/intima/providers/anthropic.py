@@ -23,7 +23,7 @@ from intima.providers.base import (
     RequestError,
     TransientError,
 )
-from intima.providers.openai_compat import parse_retry_after
+from intima.providers.openai_compat import parse_retry_after, reach
 from intima.providers.replies import message_completion, read_json
 
 #: The one tool a structured request offers and forces.
@@ -39,6 +39,15 @@ class AnthropicModel(Model):
         spec = config.parsed
         if not spec.model:
             raise ConfigError("anthropic needs a model name, e.g. anthropic:claude-sonnet-4-5")
+        # Checked here, where a spec is read and before any store or run is written: found
+        # later, inside each request, it failed every prompt at once (one traceback apiece).
+        try:
+            import anthropic  # noqa: F401
+        except ImportError:
+            raise ConfigError(
+                f"{config.spec} needs the anthropic package, which this install lacks: "
+                "pip install 'intima[anthropic]'"
+            ) from None
         key = read_api_key(config, "ANTHROPIC_API_KEY")
         assert key is not None  # a default variable is given, so a missing key raised
         self._key = key
@@ -47,12 +56,8 @@ class AnthropicModel(Model):
 
     def client(self) -> Any:
         if self._client is None:
-            try:
-                from anthropic import AsyncAnthropic
-            except ImportError as exc:
-                raise ConfigError(
-                    "anthropic needs the extra: pip install 'intima[anthropic]'"
-                ) from exc
+            from anthropic import AsyncAnthropic
+
             self._client = AsyncAnthropic(
                 api_key=self._key, base_url=self._base_url, max_retries=0,
                 timeout=self.config.timeout_s,
@@ -120,6 +125,17 @@ class AnthropicModel(Model):
     @property
     def served_by(self) -> str:
         return self._base_url or "anthropic"
+
+    @property
+    def base_url(self) -> str:
+        """Where requests go: the spec's ``@URL``, else the SDK's (``ANTHROPIC_BASE_URL`` or
+        https://api.anthropic.com)."""
+        return self._base_url or str(self.client().base_url).rstrip("/")
+
+    async def preflight(self) -> None:
+        """A TCP connection to the API's server, as the OpenAI providers open: an endpoint that
+        is not there is one line at once, not every prompt's retries with backoff."""
+        await reach(self.base_url)
 
     def status_error(self, status: int, message: str, retry_after: str | None) -> Exception:
         """429, 5xx and 529 (overloaded) are worth retrying; the rest belong to the request."""

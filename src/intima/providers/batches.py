@@ -60,6 +60,9 @@ class _AnthropicVendor(_Vendor, Protocol):
     @property
     def served_by(self) -> str: ...
 
+    @property
+    def base_url(self) -> str: ...
+
     def request_params(
         self, messages: list[Message], settings: GenerationSettings, json_schema: Any
     ) -> dict[str, Any]: ...
@@ -75,29 +78,42 @@ MAX_TOKENS = 2**31 - 1
 
 
 @asynccontextmanager
-async def _sdk_calls(model: _Vendor, sdk: Any, vendor: str) -> AsyncIterator[Any]:
+async def _sdk_calls(
+    model: _Vendor, sdk: Any, vendor: str, where: str, *, opening: bool = False
+) -> AsyncIterator[Any]:
     """The vendor SDK's client, with its errors as ours (both SDKs name them alike): 429, 5xx
     and lost connections may pass (the next poll tries again); anything else stops the command
-    with one line."""
+    with one line. ``opening``: a call every batch API answers (a submission, a listing), so a
+    404 or 405 there means the server at ``where`` has none (an OpenAI-compatible server)."""
     try:
         yield model.client()
     except sdk.APIStatusError as exc:
+        status = exc.status_code
         detail = model.redact(str(exc.message))[:300]
-        if exc.status_code == 429 or exc.status_code >= 500:
-            raise TransientError(f"HTTP {exc.status_code}: {detail}") from exc
-        raise ProviderError(f"{vendor} batch API: HTTP {exc.status_code}: {detail}") from exc
+        if status == 429 or status >= 500:
+            raise TransientError(f"HTTP {status} from {where}: {detail}") from exc
+        if opening and status in (404, 405):
+            request = exc.response.request
+            raise ProviderError(
+                f"this server has no batch API ({vendor}'s {request.method} {request.url.path} "
+                f"at {where} answered HTTP {status}); run without --batch to send the requests "
+                "one by one"
+            ) from exc
+        raise ProviderError(f"{vendor} batch API at {where}: HTTP {status}: {detail}") from exc
     except (sdk.APITimeoutError, sdk.APIConnectionError) as exc:
-        raise TransientError(f"{vendor} batch API unreachable: {type(exc).__name__}") from exc
+        raise TransientError(
+            f"{vendor} batch API at {where} could not be reached: {type(exc).__name__}"
+        ) from exc
 
 
 class OpenAIBatches:
     def __init__(self, model: _OpenAIVendor, parse: ParseReply) -> None:
         self.model, self.parse = model, parse
 
-    def _calls(self) -> AbstractAsyncContextManager[Any]:
+    def _calls(self, *, opening: bool = False) -> AbstractAsyncContextManager[Any]:
         import openai
 
-        return _sdk_calls(self.model, openai, "OpenAI")
+        return _sdk_calls(self.model, openai, "OpenAI", self.model.urls[0], opening=opening)
 
     async def submit(self, items: list[BatchItem], settings: GenerationSettings, token: str) -> str:
         lines = [
@@ -110,7 +126,7 @@ class OpenAIBatches:
             for item in items
         ]
         data = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines).encode()
-        async with self._calls() as client:
+        async with self._calls(opening=True) as client:
             upload = await client.files.create(file=("intima-batch.jsonl", data), purpose="batch")
             batch = await client.batches.create(
                 input_file_id=upload.id, endpoint="/v1/chat/completions",
@@ -124,7 +140,7 @@ class OpenAIBatches:
         """The batch whose metadata holds ``token``: every page of the listing (newest first)
         back to a while before ``since``."""
         oldest = since - LISTING_MARGIN
-        async with self._calls() as client:
+        async with self._calls(opening=True) as client:
             async for batch in client.batches.list(limit=100):
                 if (batch.metadata or {}).get(METADATA_KEY) == token and batch.id not in taken:
                     return BatchSearch(batch_id=str(batch.id))
@@ -184,10 +200,10 @@ class AnthropicBatches:
     def __init__(self, model: _AnthropicVendor, parse: ParseReply) -> None:
         self.model, self.parse = model, parse
 
-    def _calls(self) -> AbstractAsyncContextManager[Any]:
+    def _calls(self, *, opening: bool = False) -> AbstractAsyncContextManager[Any]:
         import anthropic
 
-        return _sdk_calls(self.model, anthropic, "Anthropic")
+        return _sdk_calls(self.model, anthropic, "Anthropic", self.model.base_url, opening=opening)
 
     async def submit(self, items: list[BatchItem], settings: GenerationSettings, token: str) -> str:
         requests = [
@@ -197,7 +213,7 @@ class AnthropicBatches:
             }
             for item in items
         ]
-        async with self._calls() as client:
+        async with self._calls(opening=True) as client:
             batch = await client.messages.batches.create(requests=requests)
         return str(batch.id)
 
@@ -209,7 +225,7 @@ class AnthropicBatches:
         listing), the one whose results carry ``custom_ids``; the ones that have not ended yet
         are ``undecided``."""
         oldest, fits = since - LISTING_MARGIN, []
-        async with self._calls() as client:
+        async with self._calls(opening=True) as client:
             async for batch in client.messages.batches.list(limit=100):
                 if batch.created_at < oldest:
                     break

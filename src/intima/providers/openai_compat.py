@@ -141,15 +141,7 @@ class EndpointModel(Model):
     async def preflight(self) -> None:
         """Open a TCP connection to every server: an unreachable URL stops the run at once."""
         for url in self.urls:
-            host, port = _host_port(url)
-            try:
-                _, writer = await asyncio.wait_for(asyncio.open_connection(host, port), 10)
-            except (OSError, TimeoutError) as exc:
-                reason = "timed out" if isinstance(exc, TimeoutError) else exc.strerror or str(exc)
-                raise ProviderError(
-                    f"cannot reach {url} ({reason}): is the server running and the URL right?"
-                ) from exc
-            writer.close()
+            await reach(url)
         await self._check_model_listed()
 
     async def _check_model_listed(self) -> None:
@@ -360,6 +352,21 @@ def _error_text(raw: bytes) -> str:
 
 def _cut(text: str, limit: int = 300) -> str:
     return text if len(text) <= limit else text[:limit] + "…"
+
+
+async def reach(url: str) -> None:
+    """Open (and close) a TCP connection to ``url``'s server, or raise a one-line
+    :class:`ProviderError`: a server that is not there stops a command at once, before any run
+    is written, instead of after every prompt's retries."""
+    host, port = _host_port(url)
+    try:
+        _, writer = await asyncio.wait_for(asyncio.open_connection(host, port), 10)
+    except (OSError, TimeoutError) as exc:
+        reason = "timed out" if isinstance(exc, TimeoutError) else exc.strerror or str(exc)
+        raise ProviderError(
+            f"cannot reach {url} ({reason}): is the server running and the URL right?"
+        ) from exc
+    writer.close()
 
 
 def _host_port(url: str) -> tuple[str, int]:
