@@ -1,9 +1,5 @@
-"""The worker: take queued requests one at a time and run them through the pipeline's stages.
-
-The pipeline is a list of stages (callables taking a :class:`StageContext`): generation
-first, then judging and scoring when they are configured. A stage that is not configured is
-simply not in the list. Every stage must be resumable (skip what is already stored), because a
-worker killed mid-request leaves its request to the next worker once the lease runs out.
+"""The worker: take queued requests one at a time and run them through the pipeline's stages
+(:mod:`intima.service.stages`: generation, then judging and scoring when configured).
 """
 
 from __future__ import annotations
@@ -11,9 +7,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel
 
@@ -33,35 +27,26 @@ from intima.service.queue import (
 )
 from intima.service.request_policy import RequestRefused, runnable_config
 from intima.service.spending import BudgetReached, NoPrice, Spending
+from intima.service.stages import (  # re-exported: the worker's API names them
+    OnMessage,
+    Stage,
+    StageContext,
+    StageFailed,
+    default_stages,
+    generation_stage,
+    judging_stage,
+    scoring_stage,
+)
+from intima.service.stages import say as _say
 from intima.store import Store, claim_owner
 
-#: Receives the worker's one-line reports; they hold untrusted text (model specs, server
-#: errors), so a terminal must escape them (the CLI does).
-OnMessage = Callable[[str], None]
+__all__ = [
+    "DEFAULT_GIVE_UP_S", "OnMessage", "Stage", "StageContext", "StageFailed", "WorkSummary",
+    "default_stages", "generation_stage", "judging_stage", "scoring_stage", "work",
+]  # fmt: skip
+
 #: Seconds a draining worker keeps trying to reach a queue it cannot read before it stops.
 DEFAULT_GIVE_UP_S = 120.0
-
-
-class StageFailed(IntimaError):
-    """A stage could not complete the request; the message becomes the request's reason."""
-
-
-@dataclass
-class StageContext:
-    store: Store
-    request: RequestRecord
-    config: ModelConfig
-    prompts: PromptSet
-    run_ids: list[str] = field(default_factory=list)
-    on_message: OnMessage | None = None
-    #: Work a stage left undone without failing the request (e.g. some judgments unscored):
-    #: reason -> count. The worker adds them up and reports them.
-    unscored: Counter[str] = field(default_factory=Counter)
-    #: The worker's prices and --max-cost, shared by every request it runs.
-    spending: Spending = field(default_factory=Spending)
-
-
-Stage = Callable[[StageContext], None]
 
 
 class WorkSummary(BaseModel):
@@ -80,87 +65,6 @@ class WorkSummary(BaseModel):
     @property
     def unscored(self) -> int:
         return sum(self.unscored_reasons.values())
-
-
-def _most_common(reasons: Counter[str]) -> str:
-    if not reasons:
-        return ""
-    reason, n = reasons.most_common(1)[0]
-    return f"; most common reason ({n} of {sum(reasons.values())}): {reason}"
-
-
-def generation_stage(ctx: StageContext) -> None:
-    """Ask the model for every prompt still missing; stored answers are reused."""
-    from intima.generate import runner
-
-    pay = ctx.spending.call_args(ctx.config)
-    summaries = runner.generate(ctx.store, ctx.prompts, [ctx.config], **pay)
-    ctx.spending.add(s.cost_usd for s in summaries)
-    ctx.run_ids.extend(s.run_id for s in summaries)
-    if any(s.status == "stopped (max cost)" for s in summaries):
-        raise BudgetReached(ctx.spending.reached())
-    bad = [s for s in summaries if s.status != "complete"]
-    if bad:
-        s = bad[0]
-        why = _most_common(runner.generation_failures(ctx.store, [s.run_id]))
-        raise StageFailed(
-            f"generation {s.status}: {s.failed} of {s.n_prompts} prompts failed after retries"
-            f"{why}; request the model again to retry the missing ones"
-        )
-
-
-def judging_stage(judges: Sequence[ModelConfig], max_reasks: int | None = None) -> Stage:
-    """Judge every response of the request's runs with each judge (resumable: only missing).
-
-    A judge whose judgments this time were *all* unscored fails the request with the most
-    common reason; some unscored ones are reported (``ctx.unscored``) and retried next time.
-    """
-    from intima.judges.loop import DEFAULT_MAX_REASKS, judge
-
-    def stage(ctx: StageContext) -> None:
-        reasks = DEFAULT_MAX_REASKS if max_reasks is None else max_reasks
-        pay: dict[str, Any] = {}
-        for config in judges:  # every judge is held to the worker's cap
-            pay = ctx.spending.call_args(config, "judge")
-        summaries = judge(ctx.store, list(judges), ctx.run_ids, max_reasks=reasks, **pay)
-        ctx.spending.add(s.cost_usd for s in summaries)
-        if any(s.stopped_by_budget for s in summaries):
-            raise BudgetReached(ctx.spending.reached())
-        for s in summaries:
-            for note in s.notes:
-                _say(ctx.on_message, note)
-        for s in summaries:
-            if s.all_failed:
-                why = _most_common(Counter(s.unscored_reasons))
-                raise StageFailed(
-                    f"judging failed: all {s.unscored} judgment(s) by {s.judge_label} are "
-                    f"unscored{why}"
-                )
-        for s in summaries:
-            ctx.unscored.update(s.unscored_reasons)
-
-    return stage
-
-
-def scoring_stage() -> Stage:
-    """Score the request's responses with the offline affect measure (only unscored ones)."""
-    from intima.affect.store_io import score_store
-
-    def stage(ctx: StageContext) -> None:
-        score_store(ctx.store, ctx.run_ids)
-
-    return stage
-
-
-def default_stages(
-    judges: Sequence[ModelConfig] = (), *, score: bool = False, max_reasks: int | None = None
-) -> list[Stage]:
-    stages: list[Stage] = [generation_stage]
-    if judges:
-        stages.append(judging_stage(judges, max_reasks))
-    if score:
-        stages.append(scoring_stage())
-    return stages
 
 
 def new_worker_id() -> str:
@@ -442,8 +346,3 @@ def _prompts_for(req: RequestRecord, dataset: str | None, limit: int | None) -> 
 
 def _unique(items: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(items))
-
-
-def _say(on_message: OnMessage | None, text: str) -> None:
-    if on_message is not None:
-        on_message(text)
