@@ -52,16 +52,22 @@ def test_worker_runs_requests_and_records_each_transition(
         "worker", "--drain", "--limit", "6", "--poll", "0.1", "--store", str(db),
         env={"OPENAI_API_KEY": ""},
     )  # fmt: skip
-    # a failed request makes the worker exit 1 with the count and the reason
+    # A key the worker lacks is the worker's failure, not the request's (issue 33): the request
+    # goes back to the queue for a worker that has one, and this worker exits 1 saying why.
     assert result.returncode == 1, result.stderr
-    assert "2 claimed, 1 finished, 1 failed" in result.stdout
-    assert "1 request(s) failed; most common reason (1 of 1): missing API key" in result.stderr
+    assert "2 claimed, 1 finished, 0 failed, 0 lost to another worker, 1 released" in result.stdout
+    assert "1 request(s) released to the queue for this worker's own failure" in result.stderr
+    assert "most common reason (1 of 1): missing API key" in result.stderr
     with Store.open(db) as store:
-        done, failed = get_request(store, good.request_id), get_request(store, keyless.request_id)
+        done, back = get_request(store, good.request_id), get_request(store, keyless.request_id)
         events = request_events(store, good.request_id)
+        back_events = request_events(store, keyless.request_id)
     assert done.status == "finished" and len(done.run_ids) == 1 and done.finished_at
-    assert failed.status == "failed"
-    assert failed.reason == "missing API key: set the environment variable OPENAI_API_KEY"
+    assert (back.status, back.attempts, back.reason) == ("pending", 0, None)
+    assert back_events[-1]["detail"] == (
+        "released: the worker's failure: missing API key: set the environment variable "
+        "OPENAI_API_KEY"
+    )
     assert [e["status"] for e in events] == ["pending", "running", "finished"]
     assert all(e["at"] for e in events)
     assert _scalar(db, "SELECT COUNT(*) FROM responses WHERE status = 'ok'") == 6
@@ -468,6 +474,77 @@ def test_the_worker_s_own_bad_options_are_refused_before_anything_is_claimed(
     with Store.open(db) as store:
         again = get_request(store, rec.request_id)
     assert (again.status, again.attempts) == ("pending", 0)
+
+
+def test_a_server_the_worker_supplies_going_away_releases_requests_with_backoff(
+    tmp_path: Path,
+) -> None:
+    """Issue 33: the worker's own --base-url server stopped answering after it started, and
+    every claimed request was marked failed. Now each goes back to the queue with its attempts,
+    the worker waits longer after each (``sleep`` injected, nothing waits for real), and a
+    draining worker stops after three in a row, saying why."""
+    import socket
+
+    from intima.service.queue import LocalQueue
+
+    listener = socket.create_server(("127.0.0.1", 0))  # answers the worker's first connection
+    url = f"http://127.0.0.1:{listener.getsockname()[1]}/v1"
+
+    class GoneAfterStart(LocalQueue):
+        def claim_next(self, *args: object, **kwargs: object):  # type: ignore[no-untyped-def]
+            listener.close()  # the server goes away once the worker has started
+            return super().claim_next(*args, **kwargs)  # type: ignore[arg-type]
+
+    db = tmp_path / "w.db"
+    with Store.open(db) as store:
+        reqs = [add_request(store, "openai-compat:fake", dataset="demo", system_prompt=f"p{i}")
+                for i in range(4)]  # fmt: skip
+    sleeps: list[float] = []
+    said: list[str] = []
+    summary = work(db, drain=True, queue=GoneAfterStart(db), base_urls=(url,), poll_s=2.0,
+                   sleep=sleeps.append, on_message=said.append)  # fmt: skip
+    assert (summary.claimed, summary.failed, summary.released) == (3, 0, 3)
+    assert summary.stopped and "3 requests in a row" in summary.stopped
+    assert sleeps == [2.0, 4.0]  # between the releases, longer each time
+    with Store.open(db) as store:
+        after = [get_request(store, r.request_id) for r in reqs]
+        events = request_events(store, reqs[0].request_id)
+    assert [(r.status, r.attempts) for r in after] == [("pending", 0)] * 4
+    assert events[-1]["detail"].startswith(f"released: the worker's failure: cannot reach {url}")
+    assert sum("released to the queue" in line for line in said) == 3
+    assert _scalar(db, "SELECT COUNT(*) FROM responses") == 0
+
+
+def test_an_unreachable_queue_is_asked_less_often_and_reported_once_per_change(
+    tmp_path: Path,
+) -> None:
+    """Issue 33: a worker on an unreachable Hub printed the same line every 2 s for ever."""
+    from intima.service.queue import QueueUnavailable, RequestRecord
+
+    errors = ["could not read the request queue (ConnectError)"] * 6 + ["HTTP 503"] * 2
+
+    class Down:
+        public = True
+
+        def claim_next(self, *a: object, **k: object) -> RequestRecord | None:
+            if errors:
+                raise QueueUnavailable(errors.pop(0))
+            return None
+
+        def idle(self) -> bool:
+            return True
+
+    sleeps: list[float] = []
+    said: list[str] = []
+    summary = work(tmp_path / "w.db", drain=True, queue=Down(), poll_s=2.0,  # type: ignore[arg-type]
+                   give_up_s=3600.0, clock=lambda: 0.0, sleep=sleeps.append,
+                   on_message=said.append)  # fmt: skip
+    assert summary.claimed == 0
+    assert sleeps == [2.0, 4.0, 8.0, 16.0, 32.0, 60.0, 60.0, 60.0]  # doubling, at most 60 s
+    assert len(said) == 3, said  # the outage, its change, its end: not one line per try
+    assert said[0].startswith("could not read the request queue (ConnectError); trying again")
+    assert said[1].startswith("HTTP 503; trying again in 60 s")
+    assert said[2] == "the queue answers again"
 
 
 def test_worker_results_folder_takes_a_bundle_per_request(

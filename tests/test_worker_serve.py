@@ -142,3 +142,77 @@ def test_router_url_with_credentials_is_refused_before_any_claim(tmp_path: Path)
     assert "SENTINEL" not in res.stdout + res.stderr and b"SENTINEL" not in db.read_bytes()
     with Store.open(db) as store:
         assert get_request(store, rec.request_id).attempts == 0
+
+
+def test_a_worker_that_cannot_work_refuses_to_start_and_claims_nothing(
+    tmp_path: Path, fake_server: Callable[..., FakeOpenAI]
+) -> None:
+    """Issue 33: ``--serve vllm`` without vLLM ("No such file or directory"), ``--route hf``
+    without HF_TOKEN, and an unreachable router or server each failed every claimed request.
+    Each is now one line before the first claim, and the backlog is untouched."""
+    from conftest import free_port, invoke_cli
+
+    db = tmp_path / "w.db"
+    with Store.open(db) as store:
+        rec = add_request(store, f"openai-compat:{MODEL}", dataset="demo")
+    closed = f"http://127.0.0.1:{free_port()}/v1"  # nothing listens there
+    live = fake_server().base_url
+    cases: list[tuple[tuple[str, ...], dict[str, str | None], str]] = [
+        (("--serve", "vllm"), {"PATH": str(tmp_path)},
+         "vLLM is not installed (pip install vllm), or pass --serve-command"),
+        (("--serve", "llamacpp"), {"PATH": str(tmp_path)}, "llama-server is not on PATH"),
+        (("--serve", "vllm", "--serve-command", "no-such-server-xyz serve"), {},
+         "--serve-command: no program 'no-such-server-xyz'"),
+        (("--route", "hf"), {"HF_TOKEN": None, ROUTER_ENV: live}, "--route hf needs HF_TOKEN"),
+        (("--route", "hf"), {"HF_TOKEN": "hf_x_0123456789", ROUTER_ENV: closed},
+         f"cannot reach {closed}"),
+        (("--base-url", closed), {}, f"cannot reach {closed}"),
+        (("-j", f"openai-compat:judge@{closed}"), {}, f"cannot reach {closed}"),
+    ]  # fmt: skip
+    for args, env, expected in cases:
+        res = invoke_cli("worker", "--drain", *args, "--store", str(db), env=env)
+        assert res.returncode == 2 and expected in res.stderr, (args, res.stderr)
+        assert "Traceback" not in res.stderr and len(res.stderr.strip().splitlines()) == 1
+    with Store.open(db) as store:
+        after = get_request(store, rec.request_id)
+    assert (after.status, after.attempts) == ("pending", 0)
+
+
+def test_a_server_program_that_cannot_start_releases_the_request_instead_of_failing_it(
+    tmp_path: Path,
+) -> None:
+    """The program was there when the worker started and is gone (or not executable) when a
+    request comes: the worker's failure, so the request goes back to the queue."""
+    from intima.service.model_server import ServeSettings
+    from intima.service.worker import work
+
+    program = tmp_path / "server"
+    program.write_text("#!/bin/sh\n")
+    program.chmod(0o755)
+    db = tmp_path / "w.db"
+    with Store.open(db) as store:
+        rec = add_request(store, f"openai-compat:{MODEL}", dataset="demo")
+    settings = ServeSettings(kind="vllm", executable=(str(program),))
+
+    def gone(seconds: float) -> None:
+        raise AssertionError("--once does not wait")
+
+    class Vanishing:  # the program is removed between the start and the claim
+        def __init__(self) -> None:
+            from intima.service.queue import LocalQueue
+
+            self.inner, self.public = LocalQueue(db), False
+
+        def __getattr__(self, name: str) -> object:
+            return getattr(self.inner, name)
+
+        def claim_next(self, *a: object, **k: object) -> object:
+            program.chmod(0o644)  # no longer executable
+            return self.inner.claim_next(*a, **k)  # type: ignore[arg-type]
+
+    summary = work(db, once=True, serve=settings, queue=Vanishing(), sleep=gone)  # type: ignore[arg-type]
+    assert (summary.claimed, summary.failed, summary.released) == (1, 0, 1)
+    with Store.open(db) as store:
+        after = get_request(store, rec.request_id)
+    assert (after.status, after.attempts) == ("pending", 0)
+    assert "cannot start the vllm server" in next(iter(summary.released_reasons))

@@ -202,7 +202,8 @@ def worker_cmd(
         sys.exit(130)
     out.print(
         f"worker {summary.worker_id}: {summary.claimed} claimed, {summary.finished} finished, "
-        f"{summary.failed} failed, {summary.lost} lost to another worker",
+        f"{summary.failed} failed, {summary.lost} lost to another worker"
+        + (f", {summary.released} released to the queue" if summary.released else ""),
         highlight=False, markup=False, soft_wrap=True,
     )  # fmt: skip
     if summary.stopped:
@@ -212,7 +213,11 @@ def worker_cmd(
         "judgment(s) unscored in finished requests", summary.unscored_reasons,
         "`intima judge` with the same judge retries them.",
     )  # fmt: skip
-    if failed or unscored or summary.stopped:
+    released = report_failures(
+        "request(s) released to the queue for this worker's own failure, not theirs",
+        summary.released_reasons, "Fix the worker and run it again; the requests wait.",
+    )  # fmt: skip
+    if failed or unscored or released or summary.stopped:
         raise typer.Exit(1)
 
 
