@@ -47,7 +47,7 @@ def test_worker_serves_each_requested_model_and_fails_one_that_cannot_load(
         hub.add_repo(RESULTS)
         env = hf_env(hub, tmp_path / "hf-cache", tmp_path / "hf-home", HUB_TOKEN)
         result = run_cli(
-            "worker", "--drain", "--limit", "3", "--poll", "0.1", "--serve", "vllm",
+            "worker", "--drain", "--poll", "0.1", "--serve", "vllm",
             "--serve-command", f"{sys.executable} {STAND_IN}", "--tensor-parallel", "2",
             "--gpu-memory-utilization", "0.85", "--judge", f"openai-compat:fake@{judge.base_url}",
             "--results", f"hf://datasets/{RESULTS}", "--store", str(db),
@@ -64,11 +64,11 @@ def test_worker_serves_each_requested_model_and_fails_one_that_cannot_load(
     assert "could not load org/broken-model" in (failed.reason or "")
     assert "unsupported architecture" in (failed.reason or "")
     assert len(bundles) == 2  # one bundle per finished request, none for the failed one
-    assert _count(db, "SELECT COUNT(*) FROM responses WHERE status = 'ok'") == 6
-    # The stand-in echoes the prompt, so both models gave the same three answers: a judgment
+    assert _count(db, "SELECT COUNT(*) FROM responses WHERE status = 'ok'") == 2 * 62
+    # The stand-in echoes the prompt, so both models gave the same 62 answers: a judgment
     # is keyed by (prompt, answer), and each distinct answer is judged once.
-    assert _count(db, "SELECT COUNT(*) FROM judgments WHERE status = 'scored'") == 3
-    assert judge.completed == 3
+    assert _count(db, "SELECT COUNT(*) FROM judgments WHERE status = 'scored'") == 62
+    assert judge.completed == 62
     launched = [json.loads(line) for line in starts.read_text().splitlines()]
     assert [s["args"][0] for s in launched] == [*MODELS, "org/broken-model"]
     for start in launched:
@@ -90,14 +90,14 @@ def test_worker_routes_hub_requests_to_inference_providers(tmp_path: Path) -> No
     try:
         with Store.open(db) as store:
             req = add_request(store, f"openai-compat:{MODEL}", dataset="demo")
-        result = run_cli("worker", "--drain", "--limit", "2", "--poll", "0.1", "--route", "hf",
+        result = run_cli("worker", "--drain", "--poll", "0.1", "--route", "hf",
                          "--store", str(db), env={"HF_TOKEN": token, ROUTER_ENV: router.base_url})  # fmt: skip
     finally:
         router.stop()
     assert result.returncode == 0, result.stderr
     with Store.open(db) as store:
         assert get_request(store, req.request_id).status == "finished"
-    assert [b["model"] for b in router.chat_bodies] == [MODEL, MODEL]
+    assert [b["model"] for b in router.chat_bodies] == [MODEL] * 62
     assert token not in result.stdout + result.stderr and b"SENTINEL" not in db.read_bytes()
 
 

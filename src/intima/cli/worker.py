@@ -63,7 +63,11 @@ def worker_cmd(
     ] = None,
     limit: Annotated[
         int | None,
-        typer.Option(min=1, help="Only the first N prompts, for smoke tests (default: all)."),
+        typer.Option(
+            min=1,
+            help="Smoke test: run only the first N prompts of each request, then give it back "
+            "to the queue for a full run (never finished, never published; default: all).",
+        ),
     ] = None,
     base_url: Annotated[
         list[str] | None,
@@ -203,7 +207,11 @@ def worker_cmd(
     out.print(
         f"worker {summary.worker_id}: {summary.claimed} claimed, {summary.finished} finished, "
         f"{summary.failed} failed, {summary.lost} lost to another worker"
-        + (f", {summary.released} released to the queue" if summary.released else ""),
+        + (f", {summary.released} released to the queue" if summary.released else "")
+        + (
+            f", {summary.smoke_tested} smoke-tested (--limit) and released for a full run"
+            if summary.smoke_tested else ""
+        ),
         highlight=False, markup=False, soft_wrap=True,
     )  # fmt: skip
     if summary.stopped:

@@ -65,6 +65,8 @@ class WorkSummary(BaseModel):
     released: int = 0
     #: Why requests were released: reason -> count.
     released_reasons: dict[str, int] = {}
+    #: run on the first ``limit`` prompts only, then given back (never finished, never published)
+    smoke_tested: int = 0
     #: Why the worker stopped before the queue was done (its --max-cost), if it did.
     stopped: str | None = None
     #: Why requests failed: reason -> count.
@@ -252,6 +254,8 @@ def work(
                     pause(wait)
             elif outcome != "lost":
                 faults.reset()
+            if outcome == "smoke_tested":
+                passed[req.request_id] = math.inf  # tried once; it waits for a full run
             if outcome == "failed":
                 failed_reasons.update(reasons)
             elif outcome == "finished":
@@ -292,13 +296,16 @@ def _process(
             if config.parsed.base_urls and (serve is not None or route is not None):
                 _say(on_message, f"{req.request_id}: {req.spec} at {config.parsed.base_urls[0]}")
             check_supplied(wanted or config, config)
+            prompts, of = _prompts_for(req, dataset, limit)
             ctx = StageContext(
-                store=store, request=req, config=config,
-                prompts=_prompts_for(req, dataset, limit), on_message=on_message,
-                spending=spending or Spending(),
+                store=store, request=req, config=config, prompts=prompts,
+                on_message=on_message, spending=spending or Spending(),
             )  # fmt: skip
             for stage in pipeline:
                 stage(ctx)
+            if len(prompts) < of:  # a smoke test is no result: neither finished nor published
+                beat.stop()
+                return _smoke_tested(queue, req, worker_id, len(prompts), of, on_message)
             if results is not None:
                 published.append(_publish(store, results, _unique(ctx.run_ids), on_message))
     except (KeyboardInterrupt, SystemExit):
@@ -400,12 +407,34 @@ def _config_for(
     return ModelConfig.model_validate({**wanted.model_dump(), **update})
 
 
-def _prompts_for(req: RequestRecord, dataset: str | None, limit: int | None) -> PromptSet:
+def _prompts_for(
+    req: RequestRecord, dataset: str | None, limit: int | None
+) -> tuple[PromptSet, int]:
+    """The prompts to run, and how many the request asks for."""
     if req.dataset == "hub" and dataset:
         # A path, always: ``--dataset demo`` once answered a hub request with the demo prompts
         # and recorded it as hub.
-        return load_prompts(Path(dataset).resolve()).first(limit)
-    return load_prompts(req.dataset).first(limit)
+        full = load_prompts(Path(dataset).resolve())
+    else:
+        full = load_prompts(req.dataset)
+    return full.first(limit), len(full)
+
+
+def _smoke_tested(
+    queue: RequestQueue,
+    req: RequestRecord,
+    worker_id: str,
+    n: int,
+    of: int,
+    on_message: OnMessage | None,
+) -> tuple[str, Counter[str]]:
+    """``--limit`` ran part of the request: it goes back to the queue for a full run (its
+    answers kept, its attempt not counted), never finished and never published."""
+    note = f"smoke test (--limit): {n} of {of} prompts run, answers kept; released for a full run"
+    if not queue.release(req.request_id, worker_id, note):
+        return "lost", Counter()
+    _say(on_message, f"{req.request_id}: {note}")
+    return "smoke_tested", Counter()
 
 
 def _unique(items: Sequence[str]) -> list[str]:
