@@ -168,6 +168,8 @@ def test_a_worker_that_cannot_work_refuses_to_start_and_claims_nothing(
          f"cannot reach {closed}"),
         (("--base-url", closed), {}, f"cannot reach {closed}"),
         (("-j", f"openai-compat:judge@{closed}"), {}, f"cannot reach {closed}"),
+        (("-j", "openai:gpt-4o-mini"), {"OPENAI_API_KEY": None},
+         "missing API key: set the environment variable OPENAI_API_KEY"),
     ]  # fmt: skip
     for args, env, expected in cases:
         res = invoke_cli("worker", "--drain", *args, "--store", str(db), env=env)

@@ -62,6 +62,8 @@ def check_before_claiming(
             raise IntimaError(f"--base-url: {reason}") from None
     if serve is not None:
         check_serve_program(serve)
+    for judge in judges:
+        check_key(judge)
     urls = [*base_urls, *(u for j in judges for u in j.parsed.base_urls)]
     if route == "hf":
         from intima.providers.hf_router import router_url
@@ -96,6 +98,18 @@ def check_serve_program(serve: ServeSettings) -> None:
     if serve.executable is None:
         raise ConfigError(f"{_INSTALL[serve.kind]}, or pass --serve-command")
     raise ConfigError(f"--serve-command: no program {program!r} here (not on PATH)")
+
+
+def check_key(config: ModelConfig) -> None:
+    """The key a judge (the worker's own) needs must be there before anything is claimed."""
+    from intima.core.config import read_api_key
+    from intima.providers import provider_class
+
+    try:
+        cls = provider_class(config.parsed.provider)
+    except ImportError:  # its SDK is missing: the judge says so itself when it is built
+        return
+    read_api_key(config, getattr(cls, "default_key_env", None))
 
 
 def unreachable(url: str) -> str | None:
