@@ -75,7 +75,7 @@ def test_two_workers_run_three_hub_requests_once_each_and_resume_a_killed_one(
     hub: FakeHub, tmp_path: Path, llama_server: str
 ) -> None:
     queue = HubQueue(f"hf://datasets/{REQUESTS}")
-    gen = GenerationSettings(max_tokens=12, temperature=0.0)
+    gen = GenerationSettings(max_tokens=4, temperature=0.0)  # short: every demo prompt is run
     ids = [
         queue.add(f"openai-compat:{MODEL}", "ci", dataset="demo", system_prompt=sp,
                   generation=gen).request_id
