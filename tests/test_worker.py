@@ -516,6 +516,34 @@ def test_a_server_the_worker_supplies_going_away_releases_requests_with_backoff(
     assert _scalar(db, "SELECT COUNT(*) FROM responses") == 0
 
 
+def test_a_stage_failing_because_the_worker_s_server_went_away_releases_the_request(
+    tmp_path: Path,
+) -> None:
+    """The worker's --base-url server answered when the request started and died during it:
+    the prompts that failed say nothing about the request, so it goes back to the queue."""
+    import socket
+
+    from intima.service.worker import StageFailed
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    url = f"http://127.0.0.1:{listener.getsockname()[1]}/v1"
+
+    def dies_midway(ctx: StageContext) -> None:
+        listener.close()
+        raise StageFailed("generation failed: 62 of 62 prompts failed after retries")
+
+    db = tmp_path / "w.db"
+    with Store.open(db) as store:
+        rec = add_request(store, "openai-compat:fake", dataset="demo")
+    summary = work(db, once=True, base_urls=(url,), stages=[dies_midway])
+    assert (summary.failed, summary.released) == (0, 1)
+    [reason] = summary.released_reasons
+    assert reason.startswith(f"cannot reach {url}") and "(then: generation failed: 62" in reason
+    with Store.open(db) as store:
+        back = get_request(store, rec.request_id)
+    assert (back.status, back.attempts) == ("pending", 0)
+
+
 def test_an_unreachable_queue_is_asked_less_often_and_reported_once_per_change(
     tmp_path: Path,
 ) -> None:

@@ -301,8 +301,13 @@ def _process(
                 store=store, request=req, config=config, prompts=prompts,
                 on_message=on_message, spending=spending or Spending(),
             )  # fmt: skip
-            for stage in pipeline:
-                stage(ctx)
+            try:
+                for stage in pipeline:
+                    stage(ctx)
+            except StageFailed as exc:
+                if serve is None:  # a server that went away mid-run is no fault of the request
+                    check_supplied(wanted or config, config, after=exc)
+                raise
             if len(prompts) < of:  # a smoke test is no result: neither finished nor published
                 beat.stop()
                 return _smoke_tested(queue, req, worker_id, len(prompts), of, on_message)

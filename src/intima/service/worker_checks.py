@@ -142,11 +142,15 @@ def workers_fault(exc: BaseException) -> str | None:
     return None
 
 
-def check_supplied(wanted: ModelConfig, config: ModelConfig) -> None:
+def check_supplied(
+    wanted: ModelConfig, config: ModelConfig, *, after: BaseException | None = None
+) -> None:
     """Servers the worker supplied to a request that named none (``--base-url``, ``--route``,
-    a served model) must answer: if they do not, the fault is the worker's or the network's."""
+    a served model) must answer: if they do not, the fault is the worker's or the network's.
+    ``after``: the failure of a stage that ran against them; if one of them no longer answers,
+    that failure is blamed on the server, not the request."""
     if wanted.parsed.base_urls:
         return  # the request's own server: its failure is the request's
     for url in config.parsed.base_urls:
         if problem := unreachable(url):
-            raise WorkerFault(problem)
+            raise WorkerFault(problem if after is None else f"{problem} (then: {after})")
