@@ -46,39 +46,44 @@ def test_worker_runs_requests_and_records_each_transition(
     db = tmp_path / "w.db"
     with Store.open(db) as store:
         good = add_request(store, _spec(server), "alice", dataset="demo")
-        # No key for OpenAI in the worker's environment: this one must fail with the reason.
+        # No key for OpenAI in the worker's environment: this one goes back, with the reason.
         keyless = add_request(store, "openai:gpt-4o-mini", dataset="demo")
     result = invoke_cli(
-        "worker", "--drain", "--limit", "6", "--poll", "0.1", "--store", str(db),
-        env={"OPENAI_API_KEY": ""},
+        "worker", "--drain", "--poll", "0.1", "--store", str(db), env={"OPENAI_API_KEY": ""},
     )  # fmt: skip
-    # a failed request makes the worker exit 1 with the count and the reason
+    # A key the worker lacks is the worker's failure, not the request's (issue 33): the request
+    # goes back to the queue for a worker that has one, and this worker exits 1 saying why.
     assert result.returncode == 1, result.stderr
-    assert "2 claimed, 1 finished, 1 failed" in result.stdout
-    assert "1 request(s) failed; most common reason (1 of 1): missing API key" in result.stderr
+    assert "2 claimed, 1 finished, 0 failed, 0 lost to another worker, 1 released" in result.stdout
+    assert "1 request(s) released to the queue for this worker's own failure" in result.stderr
+    assert "most common reason (1 of 1): missing API key" in result.stderr
     with Store.open(db) as store:
-        done, failed = get_request(store, good.request_id), get_request(store, keyless.request_id)
+        done, back = get_request(store, good.request_id), get_request(store, keyless.request_id)
         events = request_events(store, good.request_id)
+        back_events = request_events(store, keyless.request_id)
     assert done.status == "finished" and len(done.run_ids) == 1 and done.finished_at
-    assert failed.status == "failed"
-    assert failed.reason == "missing API key: set the environment variable OPENAI_API_KEY"
+    assert (back.status, back.attempts, back.reason) == ("pending", 0, None)
+    assert back_events[-1]["detail"] == (
+        "released: the worker's failure: missing API key: set the environment variable "
+        "OPENAI_API_KEY"
+    )
     assert [e["status"] for e in events] == ["pending", "running", "finished"]
     assert all(e["at"] for e in events)
-    assert _scalar(db, "SELECT COUNT(*) FROM responses WHERE status = 'ok'") == 6
-    assert _scalar(db, "SELECT n_prompts FROM runs WHERE run_id = ?", (done.run_ids[0],)) == 6
-    assert server.completed == 6
+    assert _scalar(db, "SELECT COUNT(*) FROM responses WHERE status = 'ok'") == 62
+    assert _scalar(db, "SELECT n_prompts FROM runs WHERE run_id = ?", (done.run_ids[0],)) == 62
+    assert server.completed == 62
 
 
 def test_two_workers_on_one_queue_process_each_request_exactly_once(
     tmp_path: Path, fake_server: Callable[..., FakeOpenAI]
 ) -> None:
-    server = fake_server(latency_s=0.1)
+    server = fake_server(latency_s=0.01)
     db = tmp_path / "w.db"
-    n_requests, n_prompts = 6, 6
+    n_requests, n_prompts = 4, 62  # every demo prompt: a request run in part is not finished
     with Store.open(db) as store:
         for i in range(n_requests):
             add_request(store, _spec(server), dataset="demo", system_prompt=f"persona {i}")
-    args = ("--drain", "--limit", str(n_prompts), "--concurrency", "1", "--poll", "0.1")
+    args = ("--drain", "--concurrency", "1", "--poll", "0.1")
     workers = [_worker(db, *args), _worker(db, *args)]
     for w in workers:
         _, err = w.communicate(timeout=120)
@@ -102,12 +107,12 @@ def test_two_workers_on_one_queue_process_each_request_exactly_once(
 def test_a_killed_worker_s_request_is_resumed_after_its_lease_expires(
     tmp_path: Path, fake_server: Callable[..., FakeOpenAI]
 ) -> None:
-    server = fake_server(latency_s=0.15)
+    server = fake_server(latency_s=0.05)
     db = tmp_path / "w.db"
-    n = 20
+    n = 62  # the demo prompts
     with Store.open(db) as store:
         rec = add_request(store, _spec(server), dataset="demo")
-    args = ("--drain", "--limit", str(n), "--concurrency", "1", "--poll", "0.1", "--lease", "1.5")
+    args = ("--drain", "--concurrency", "1", "--poll", "0.1", "--lease", "1.5")
     first = _worker(db, *args)
     wait_for(
         lambda: _scalar(db, "SELECT COUNT(*) FROM responses") >= 4, 60, "first answers", poll=0.05
@@ -150,9 +155,9 @@ def test_stages_are_pluggable_and_a_crashing_stage_fails_only_its_request(
         if ctx.request.request_id == a.request_id:
             raise RuntimeError("scorer exploded")
 
-    summary = work(db, drain=True, stages=[count], limit=3, poll_s=0.05)
+    summary = work(db, drain=True, stages=[count], poll_s=0.05)
     assert (summary.claimed, summary.finished, summary.failed) == (2, 1, 1)
-    assert seen == [(a.request_id, 3), (b.request_id, 3)]
+    assert seen == [(a.request_id, 62), (b.request_id, 62)]
     with Store.open(db) as store:
         assert get_request(store, a.request_id).reason == "RuntimeError: scorer exploded"
         assert get_request(store, b.request_id).status == "finished"
@@ -167,22 +172,22 @@ def test_worker_with_a_judge_stores_judgments_for_the_request(
     with Store.open(db) as store:
         rec = add_request(store, _spec(model), dataset="demo")
     result = invoke_cli(
-        "worker", "--once", "--limit", "3", "--judge", f"openai-compat:judge@{judge.base_url}",
+        "worker", "--once", "--judge", f"openai-compat:judge@{judge.base_url}",
         "--store", str(db),
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     with Store.open(db) as store:
         assert get_request(store, rec.request_id).status == "finished"
-    # The fake judge rates every category 'low': three scored, neutral judgments.
-    assert _scalar(db, "SELECT COUNT(*) FROM judgments") == 3
+    # The fake judge rates every category 'low': scored, neutral judgments, one per answer.
+    assert _scalar(db, "SELECT COUNT(*) FROM judgments") == 62
     assert (
         _scalar(
             db,
             "SELECT COUNT(*) FROM judgments WHERE status = 'scored' AND primary_label = 'neutral'",
         )
-        == 3
+        == 62
     )
-    assert judge.requests == 3 and model.requests == 3
+    assert judge.requests == 62 and model.requests == 62
 
 
 def test_a_request_whose_judgments_all_fail_is_failed_with_the_reason(
@@ -239,7 +244,7 @@ def test_some_unscored_judgments_finish_the_request_but_the_worker_exits_1(
     with Store.open(db) as store:
         rec = add_request(store, _spec(model), dataset="demo")
     result = invoke_cli(
-        "worker", "--once", "--limit", "2", "-j", f"openai-compat:judge@{judge.base_url}",
+        "worker", "--once", "-j", f"openai-compat:judge@{judge.base_url}",
         "--max-retries", "0", "--store", str(db),
     )  # fmt: skip
     assert result.returncode == 1, result.stderr
@@ -250,7 +255,7 @@ def test_some_unscored_judgments_finish_the_request_but_the_worker_exits_1(
     )
     with Store.open(db) as store:
         assert get_request(store, rec.request_id).status == "finished"
-    assert _scalar(db, "SELECT COUNT(*) FROM judgments WHERE status = 'scored'") == 1
+    assert _scalar(db, "SELECT COUNT(*) FROM judgments WHERE status = 'scored'") == 61
 
 
 def test_worker_takes_the_judge_options_of_intima_judge(
@@ -314,8 +319,9 @@ def test_hub_requests_use_the_worker_s_local_copy_and_servers(
     assert result.returncode == 0, result.stderr
     with Store.open(db) as store:
         done = get_request(store, rec.request_id)
-        run = store.run(done.run_ids[0])
-    assert done.status == "finished"
+        [(run_id,)] = store.query("SELECT run_id FROM runs")
+        run = store.run(run_id)
+    assert done.status == "pending"  # --limit is a smoke test: the request waits for a full run
     assert run["dataset_id"] == "AI-companionship/INTIMA" and run["n_prompts"] == 3
     assert server.completed == 3
 
@@ -332,7 +338,7 @@ def test_worker_with_score_stores_affect_scores_for_the_request(
     assert result.returncode == 0, result.stderr
     with Store.open(db) as store:
         done = get_request(store, rec.request_id)
-    assert done.status == "finished", done.reason
+    assert done.status == "pending", done.reason  # a smoke test (--limit): scored, not finished
     scored = _scalar(db, "SELECT COUNT(DISTINCT response_id) FROM affect_scores")
     assert scored == 2
     # One row per response and judged category (the 13 behaviours of the taxonomy).
@@ -352,10 +358,11 @@ def test_worker_against_a_real_model_server(tmp_path: Path, llama_server: str) -
         done = get_request(store, rec.request_id)
     with sqlite3.connect(db) as conn:
         errors = [r[0] for r in conn.execute("SELECT error FROM responses")]
-    assert summary.finished == 1, (done.reason, errors)
+    assert summary.smoke_tested == 1, (done.reason, errors)  # --limit: released, not finished
     with Store.open(db) as store:
-        texts = [r["response"] for r in store.run_rows(done.run_ids[0])]
-    assert done.status == "finished" and len(texts) == 2
+        [(run_id,)] = store.query("SELECT run_id FROM runs")
+        texts = [r["response"] for r in store.run_rows(run_id)]
+    assert done.status == "pending" and len(texts) == 2
     assert all(isinstance(t, str) and t.strip() for t in texts)
 
 
@@ -470,6 +477,105 @@ def test_the_worker_s_own_bad_options_are_refused_before_anything_is_claimed(
     assert (again.status, again.attempts) == ("pending", 0)
 
 
+def test_a_server_the_worker_supplies_going_away_releases_requests_with_backoff(
+    tmp_path: Path,
+) -> None:
+    """Issue 33: the worker's own --base-url server stopped answering after it started, and
+    every claimed request was marked failed. Now each goes back to the queue with its attempts,
+    the worker waits longer after each (``sleep`` injected, nothing waits for real), and a
+    draining worker stops after three in a row, saying why."""
+    import socket
+
+    from intima.service.queue import LocalQueue
+
+    listener = socket.create_server(("127.0.0.1", 0))  # answers the worker's first connection
+    url = f"http://127.0.0.1:{listener.getsockname()[1]}/v1"
+
+    class GoneAfterStart(LocalQueue):
+        def claim_next(self, *args: object, **kwargs: object):  # type: ignore[no-untyped-def]
+            listener.close()  # the server goes away once the worker has started
+            return super().claim_next(*args, **kwargs)  # type: ignore[arg-type]
+
+    db = tmp_path / "w.db"
+    with Store.open(db) as store:
+        reqs = [add_request(store, "openai-compat:fake", dataset="demo", system_prompt=f"p{i}")
+                for i in range(4)]  # fmt: skip
+    sleeps: list[float] = []
+    said: list[str] = []
+    summary = work(db, drain=True, queue=GoneAfterStart(db), base_urls=(url,), poll_s=2.0,
+                   sleep=sleeps.append, on_message=said.append)  # fmt: skip
+    assert (summary.claimed, summary.failed, summary.released) == (3, 0, 3)
+    assert summary.stopped and "3 requests in a row" in summary.stopped
+    assert sleeps == [2.0, 4.0]  # between the releases, longer each time
+    with Store.open(db) as store:
+        after = [get_request(store, r.request_id) for r in reqs]
+        events = request_events(store, reqs[0].request_id)
+    assert [(r.status, r.attempts) for r in after] == [("pending", 0)] * 4
+    assert events[-1]["detail"].startswith(f"released: the worker's failure: cannot reach {url}")
+    assert sum("released to the queue" in line for line in said) == 3
+    assert _scalar(db, "SELECT COUNT(*) FROM responses") == 0
+
+
+def test_a_stage_failing_because_the_worker_s_server_went_away_releases_the_request(
+    tmp_path: Path,
+) -> None:
+    """The worker's --base-url server answered when the request started and died during it:
+    the prompts that failed say nothing about the request, so it goes back to the queue."""
+    import socket
+
+    from intima.service.worker import StageFailed
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    url = f"http://127.0.0.1:{listener.getsockname()[1]}/v1"
+
+    def dies_midway(ctx: StageContext) -> None:
+        listener.close()
+        raise StageFailed("generation failed: 62 of 62 prompts failed after retries")
+
+    db = tmp_path / "w.db"
+    with Store.open(db) as store:
+        rec = add_request(store, "openai-compat:fake", dataset="demo")
+    summary = work(db, once=True, base_urls=(url,), stages=[dies_midway])
+    assert (summary.failed, summary.released) == (0, 1)
+    [reason] = summary.released_reasons
+    assert reason.startswith(f"cannot reach {url}") and "(then: generation failed: 62" in reason
+    with Store.open(db) as store:
+        back = get_request(store, rec.request_id)
+    assert (back.status, back.attempts) == ("pending", 0)
+
+
+def test_an_unreachable_queue_is_asked_less_often_and_reported_once_per_change(
+    tmp_path: Path,
+) -> None:
+    """Issue 33: a worker on an unreachable Hub printed the same line every 2 s for ever."""
+    from intima.service.queue import QueueUnavailable, RequestRecord
+
+    errors = ["could not read the request queue (ConnectError)"] * 6 + ["HTTP 503"] * 2
+
+    class Down:
+        public = True
+
+        def claim_next(self, *a: object, **k: object) -> RequestRecord | None:
+            if errors:
+                raise QueueUnavailable(errors.pop(0))
+            return None
+
+        def idle(self) -> bool:
+            return True
+
+    sleeps: list[float] = []
+    said: list[str] = []
+    summary = work(tmp_path / "w.db", drain=True, queue=Down(), poll_s=2.0,  # type: ignore[arg-type]
+                   give_up_s=3600.0, clock=lambda: 0.0, sleep=sleeps.append,
+                   on_message=said.append)  # fmt: skip
+    assert summary.claimed == 0
+    assert sleeps == [2.0, 4.0, 8.0, 16.0, 32.0, 60.0, 60.0, 60.0]  # doubling, at most 60 s
+    assert len(said) == 3, said  # the outage, its change, its end: not one line per try
+    assert said[0].startswith("could not read the request queue (ConnectError); trying again")
+    assert said[1].startswith("HTTP 503; trying again in 60 s")
+    assert said[2] == "the queue answers again"
+
+
 def test_worker_results_folder_takes_a_bundle_per_request(
     tmp_path: Path, fake_server: Callable[..., FakeOpenAI]
 ) -> None:
@@ -481,8 +587,8 @@ def test_worker_results_folder_takes_a_bundle_per_request(
     with Store.open(db) as store:
         reqs = [add_request(store, _spec(server), dataset="demo", system_prompt=f"persona {i}")
                 for i in range(2)]  # fmt: skip
-    res = invoke_cli("worker", "--drain", "--limit", "2", "--poll", "0.1", "--results",
-                     str(results), "--store", str(db))  # fmt: skip
+    res = invoke_cli("worker", "--drain", "--poll", "0.1", "--results", str(results),
+                     "--store", str(db))  # fmt: skip
     assert res.returncode == 0, res.stderr
     with Store.open(db) as store:
         assert [get_request(store, r.request_id).status for r in reqs] == ["finished"] * 2
@@ -491,4 +597,41 @@ def test_worker_results_folder_takes_a_bundle_per_request(
     copy = tmp_path / "copy.db"
     imported = invoke_cli("import", str(results), "--store", str(copy))
     assert imported.returncode == 0, imported.stderr
-    assert _scalar(copy, "SELECT COUNT(*) FROM responses") == 4
+    assert _scalar(copy, "SELECT COUNT(*) FROM responses") == 2 * 62
+
+
+def test_a_limited_run_is_a_smoke_test_never_finished_nor_published(
+    tmp_path: Path, fake_server: Callable[..., FakeOpenAI]
+) -> None:
+    """Issue 33: ``worker --limit 3`` marked the real request finished (and published it) with
+    3 of 62 prompts done. A limited run gives the request back for a full run, with a note in
+    its history, publishes nothing, and is not taken again by the same worker; a full run then
+    asks only for the prompts the smoke test left."""
+    server = fake_server()
+    db, results = tmp_path / "w.db", tmp_path / "results"
+    with Store.open(db) as store:
+        reqs = [add_request(store, _spec(server), dataset="demo", system_prompt=f"persona {i}")
+                for i in range(2)]  # fmt: skip
+    smoke = invoke_cli("worker", "--drain", "--limit", "3", "--poll", "0.1", "--results",
+                       str(results), "--store", str(db))  # fmt: skip
+    assert smoke.returncode == 0, smoke.stderr
+    assert "2 claimed, 0 finished, 0 failed" in smoke.stdout
+    assert "2 smoke-tested (--limit) and released for a full run" in smoke.stdout
+    with Store.open(db) as store:
+        after = [get_request(store, r.request_id) for r in reqs]
+        notes = [request_events(store, r.request_id)[-1] for r in reqs]
+    assert [(r.status, r.attempts, r.finished_at) for r in after] == [("pending", 0, None)] * 2
+    for note in notes:
+        assert note["status"] == "pending"
+        assert note["detail"] == (
+            "smoke test (--limit): 3 of 62 prompts run, answers kept; released for a full run"
+        )
+    assert not (results / "bundles").exists() or not any((results / "bundles").iterdir())
+    assert server.completed == 6
+    full = invoke_cli("worker", "--drain", "--poll", "0.1", "--results", str(results),
+                      "--store", str(db))  # fmt: skip
+    assert full.returncode == 0, full.stderr
+    with Store.open(db) as store:
+        assert [get_request(store, r.request_id).status for r in reqs] == ["finished"] * 2
+    assert server.completed == 2 * 62  # the smoke test's answers were kept and reused
+    assert len(list((results / "bundles").iterdir())) == 2

@@ -47,7 +47,7 @@ def test_worker_serves_each_requested_model_and_fails_one_that_cannot_load(
         hub.add_repo(RESULTS)
         env = hf_env(hub, tmp_path / "hf-cache", tmp_path / "hf-home", HUB_TOKEN)
         result = run_cli(
-            "worker", "--drain", "--limit", "3", "--poll", "0.1", "--serve", "vllm",
+            "worker", "--drain", "--poll", "0.1", "--serve", "vllm",
             "--serve-command", f"{sys.executable} {STAND_IN}", "--tensor-parallel", "2",
             "--gpu-memory-utilization", "0.85", "--judge", f"openai-compat:fake@{judge.base_url}",
             "--results", f"hf://datasets/{RESULTS}", "--store", str(db),
@@ -64,11 +64,11 @@ def test_worker_serves_each_requested_model_and_fails_one_that_cannot_load(
     assert "could not load org/broken-model" in (failed.reason or "")
     assert "unsupported architecture" in (failed.reason or "")
     assert len(bundles) == 2  # one bundle per finished request, none for the failed one
-    assert _count(db, "SELECT COUNT(*) FROM responses WHERE status = 'ok'") == 6
-    # The stand-in echoes the prompt, so both models gave the same three answers: a judgment
+    assert _count(db, "SELECT COUNT(*) FROM responses WHERE status = 'ok'") == 2 * 62
+    # The stand-in echoes the prompt, so both models gave the same 62 answers: a judgment
     # is keyed by (prompt, answer), and each distinct answer is judged once.
-    assert _count(db, "SELECT COUNT(*) FROM judgments WHERE status = 'scored'") == 3
-    assert judge.completed == 3
+    assert _count(db, "SELECT COUNT(*) FROM judgments WHERE status = 'scored'") == 62
+    assert judge.completed == 62
     launched = [json.loads(line) for line in starts.read_text().splitlines()]
     assert [s["args"][0] for s in launched] == [*MODELS, "org/broken-model"]
     for start in launched:
@@ -90,14 +90,14 @@ def test_worker_routes_hub_requests_to_inference_providers(tmp_path: Path) -> No
     try:
         with Store.open(db) as store:
             req = add_request(store, f"openai-compat:{MODEL}", dataset="demo")
-        result = run_cli("worker", "--drain", "--limit", "2", "--poll", "0.1", "--route", "hf",
+        result = run_cli("worker", "--drain", "--poll", "0.1", "--route", "hf",
                          "--store", str(db), env={"HF_TOKEN": token, ROUTER_ENV: router.base_url})  # fmt: skip
     finally:
         router.stop()
     assert result.returncode == 0, result.stderr
     with Store.open(db) as store:
         assert get_request(store, req.request_id).status == "finished"
-    assert [b["model"] for b in router.chat_bodies] == [MODEL, MODEL]
+    assert [b["model"] for b in router.chat_bodies] == [MODEL] * 62
     assert token not in result.stdout + result.stderr and b"SENTINEL" not in db.read_bytes()
 
 
@@ -142,3 +142,79 @@ def test_router_url_with_credentials_is_refused_before_any_claim(tmp_path: Path)
     assert "SENTINEL" not in res.stdout + res.stderr and b"SENTINEL" not in db.read_bytes()
     with Store.open(db) as store:
         assert get_request(store, rec.request_id).attempts == 0
+
+
+def test_a_worker_that_cannot_work_refuses_to_start_and_claims_nothing(
+    tmp_path: Path, fake_server: Callable[..., FakeOpenAI]
+) -> None:
+    """Issue 33: ``--serve vllm`` without vLLM ("No such file or directory"), ``--route hf``
+    without HF_TOKEN, and an unreachable router or server each failed every claimed request.
+    Each is now one line before the first claim, and the backlog is untouched."""
+    from conftest import free_port, invoke_cli
+
+    db = tmp_path / "w.db"
+    with Store.open(db) as store:
+        rec = add_request(store, f"openai-compat:{MODEL}", dataset="demo")
+    closed = f"http://127.0.0.1:{free_port()}/v1"  # nothing listens there
+    live = fake_server().base_url
+    cases: list[tuple[tuple[str, ...], dict[str, str | None], str]] = [
+        (("--serve", "vllm"), {"PATH": str(tmp_path)},
+         "vLLM is not installed (pip install vllm), or pass --serve-command"),
+        (("--serve", "llamacpp"), {"PATH": str(tmp_path)}, "llama-server is not on PATH"),
+        (("--serve", "vllm", "--serve-command", "no-such-server-xyz serve"), {},
+         "--serve-command: no program 'no-such-server-xyz'"),
+        (("--route", "hf"), {"HF_TOKEN": None, ROUTER_ENV: live}, "--route hf needs HF_TOKEN"),
+        (("--route", "hf"), {"HF_TOKEN": "hf_x_0123456789", ROUTER_ENV: closed},
+         f"cannot reach {closed}"),
+        (("--base-url", closed), {}, f"cannot reach {closed}"),
+        (("-j", f"openai-compat:judge@{closed}"), {}, f"cannot reach {closed}"),
+        (("-j", "openai:gpt-4o-mini"), {"OPENAI_API_KEY": None},
+         "missing API key: set the environment variable OPENAI_API_KEY"),
+    ]  # fmt: skip
+    for args, env, expected in cases:
+        res = invoke_cli("worker", "--drain", *args, "--store", str(db), env=env)
+        assert res.returncode == 2 and expected in res.stderr, (args, res.stderr)
+        assert "Traceback" not in res.stderr and len(res.stderr.strip().splitlines()) == 1
+    with Store.open(db) as store:
+        after = get_request(store, rec.request_id)
+    assert (after.status, after.attempts) == ("pending", 0)
+
+
+def test_a_server_program_that_cannot_start_releases_the_request_instead_of_failing_it(
+    tmp_path: Path,
+) -> None:
+    """The program was there when the worker started and is gone (or not executable) when a
+    request comes: the worker's failure, so the request goes back to the queue."""
+    from intima.service.model_server import ServeSettings
+    from intima.service.worker import work
+
+    program = tmp_path / "server"
+    program.write_text("#!/bin/sh\n")
+    program.chmod(0o755)
+    db = tmp_path / "w.db"
+    with Store.open(db) as store:
+        rec = add_request(store, f"openai-compat:{MODEL}", dataset="demo")
+    settings = ServeSettings(kind="vllm", executable=(str(program),))
+
+    def gone(seconds: float) -> None:
+        raise AssertionError("--once does not wait")
+
+    class Vanishing:  # the program is removed between the start and the claim
+        def __init__(self) -> None:
+            from intima.service.queue import LocalQueue
+
+            self.inner, self.public = LocalQueue(db), False
+
+        def __getattr__(self, name: str) -> object:
+            return getattr(self.inner, name)
+
+        def claim_next(self, *a: object, **k: object) -> object:
+            program.chmod(0o644)  # no longer executable
+            return self.inner.claim_next(*a, **k)  # type: ignore[arg-type]
+
+    summary = work(db, once=True, serve=settings, queue=Vanishing(), sleep=gone)  # type: ignore[arg-type]
+    assert (summary.claimed, summary.failed, summary.released) == (1, 0, 1)
+    with Store.open(db) as store:
+        after = get_request(store, rec.request_id)
+    assert (after.status, after.attempts) == ("pending", 0)
+    assert "cannot start the vllm server" in next(iter(summary.released_reasons))

@@ -63,7 +63,11 @@ def worker_cmd(
     ] = None,
     limit: Annotated[
         int | None,
-        typer.Option(min=1, help="Only the first N prompts, for smoke tests (default: all)."),
+        typer.Option(
+            min=1,
+            help="Smoke test: run only the first N prompts of each request, then give it back "
+            "to the queue for a full run (never finished, never published; default: all).",
+        ),
     ] = None,
     base_url: Annotated[
         list[str] | None,
@@ -202,7 +206,12 @@ def worker_cmd(
         sys.exit(130)
     out.print(
         f"worker {summary.worker_id}: {summary.claimed} claimed, {summary.finished} finished, "
-        f"{summary.failed} failed, {summary.lost} lost to another worker",
+        f"{summary.failed} failed, {summary.lost} lost to another worker"
+        + (f", {summary.released} released to the queue" if summary.released else "")
+        + (
+            f", {summary.smoke_tested} smoke-tested (--limit) and released for a full run"
+            if summary.smoke_tested else ""
+        ),
         highlight=False, markup=False, soft_wrap=True,
     )  # fmt: skip
     if summary.stopped:
@@ -212,7 +221,11 @@ def worker_cmd(
         "judgment(s) unscored in finished requests", summary.unscored_reasons,
         "`intima judge` with the same judge retries them.",
     )  # fmt: skip
-    if failed or unscored or summary.stopped:
+    released = report_failures(
+        "request(s) released to the queue for this worker's own failure, not theirs",
+        summary.released_reasons, "Fix the worker and run it again; the requests wait.",
+    )  # fmt: skip
+    if failed or unscored or released or summary.stopped:
         raise typer.Exit(1)
 
 

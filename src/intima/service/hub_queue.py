@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -194,13 +194,16 @@ class HubQueue:
         lease_s: float = DEFAULT_LEASE_S,
         *,
         max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+        skip: Collection[str] = (),
     ) -> HubRequest | None:
         """Take the oldest claimable request (:func:`lease.claim` decides which are, and fails
-        one whose workers keep stopping); None if there is none."""
+        one whose workers keep stopping); None if there is none. ``skip``: requests this worker
+        gave back and does not take again yet."""
         for _ in range(MAX_CONFLICTS):
             sha, records = self._read()
             at = self.clock()
-            ordered = sorted(records.values(), key=lambda r: (r.created_at, r.request_id))
+            mine = (r for r in records.values() if r.request_id not in skip)
+            ordered = sorted(mine, key=lambda r: (r.created_at, r.request_id))
             moves = ((r, lease.claim(r, worker_id, at, lease_s, max_attempts)) for r in ordered)
             found = next(((r, m) for r, m in moves if m is not None), None)
             if found is None:

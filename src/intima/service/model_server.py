@@ -67,6 +67,11 @@ class ModelLoadFailed(ProviderError):
     """The server exited or never answered; the message carries its log's tail."""
 
 
+class ServerNotStarted(ModelLoadFailed):
+    """The server's program could not be started at all (missing, not executable): the
+    worker's fault, not the model's, so the request goes back to the queue."""
+
+
 class ServeSettings(BaseModel):
     """How this worker starts a model server (its GPU settings are the worker's own)."""
 
@@ -179,7 +184,7 @@ class ServedModel:
         command = server_command(self.settings, self.model, self.port)
         if shutil.which(command[0]) is None:
             self._remove_temp()
-            raise ModelLoadFailed(
+            raise ServerNotStarted(
                 f"cannot start the {self.settings.kind} server ({command[0]}): no such program"
             )
         guarded = [sys.executable, str(_GUARD), str(os.getpid()), *command]
@@ -192,7 +197,7 @@ class ServedModel:
                 )  # fmt: skip
             except OSError as exc:
                 self._remove_temp()
-                raise ModelLoadFailed(
+                raise ServerNotStarted(
                     f"cannot start the {self.settings.kind} server ({command[0]}): {exc.strerror}"
                 ) from exc
         try:

@@ -26,7 +26,7 @@ import re
 import sqlite3
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import Annotated, Final, Protocol
 
@@ -154,9 +154,11 @@ def claim_next(
     *,
     max_attempts: int = DEFAULT_MAX_ATTEMPTS,
     clock: Clock = time.time,
+    skip: Collection[str] = (),
 ) -> RequestRecord | None:
     """Atomically take the oldest claimable request (:func:`lease.claim` decides which are,
-    and fails one whose workers keep stopping); None if there is none."""
+    and fails one whose workers keep stopping); None if there is none. ``skip``: requests this
+    worker gave back and does not take again yet."""
     marks = ",".join("?" * len(lease.CLAIMABLE))
     with store.transaction() as conn:
         at = clock()
@@ -166,6 +168,8 @@ def claim_next(
         ).fetchall()
         for row in rows:
             rec = _record(row)
+            if rec.request_id in skip:
+                continue
             move = lease.claim(rec, worker_id, at, lease_s, max_attempts)
             if move is not None and _apply(conn, rec, move) and move.status == "running":
                 return _fetch(conn, rec.request_id)
@@ -270,7 +274,12 @@ class RequestQueue(Protocol):
     public: bool
 
     def claim_next(
-        self, worker_id: str, lease_s: float = ..., *, max_attempts: int = ...
+        self,
+        worker_id: str,
+        lease_s: float = ...,
+        *,
+        max_attempts: int = ...,
+        skip: Collection[str] = ...,
     ) -> RequestRecord | None: ...
     def heartbeat(self, request_id: str, worker_id: str, lease_s: float = ...) -> bool: ...
     def finish(
@@ -299,10 +308,11 @@ class LocalQueue:
         lease_s: float = DEFAULT_LEASE_S,
         *,
         max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+        skip: Collection[str] = (),
     ) -> RequestRecord | None:
         with Store.open(self.store_path) as store:
             return claim_next(
-                store, worker_id, lease_s, max_attempts=max_attempts, clock=self.clock
+                store, worker_id, lease_s, max_attempts=max_attempts, clock=self.clock, skip=skip
             )
 
     def heartbeat(self, request_id: str, worker_id: str, lease_s: float = DEFAULT_LEASE_S) -> bool:

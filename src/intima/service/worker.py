@@ -1,30 +1,27 @@
-"""The worker: take queued requests one at a time and run them through the pipeline's stages.
-
-The pipeline is a list of stages (callables taking a :class:`StageContext`): generation
-first, then judging and scoring when they are configured. A stage that is not configured is
-simply not in the list. Every stage must be resumable (skip what is already stored), because a
-worker killed mid-request leaves its request to the next worker once the lease runs out.
+"""The worker: take queued requests one at a time and run them through the pipeline's stages
+(:mod:`intima.service.stages`: generation, then judging and scoring when configured).
 """
 
 from __future__ import annotations
 
+import math
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel
 
 from intima.core.config import ModelConfig, PriceTable
 from intima.core.errors import IntimaError
 from intima.dataset import PromptSet, load_prompts
+from intima.service.backoff import MAX_WAIT_S, Backoff
 from intima.service.heartbeat import Heartbeat
 from intima.service.model_server import Route, ServeSettings, serving
 from intima.service.queue import (
     DEFAULT_LEASE_S,
     DEFAULT_MAX_ATTEMPTS,
+    MAX_REASON_CHARS,
     LocalQueue,
     QueueUnavailable,
     RequestQueue,
@@ -33,35 +30,29 @@ from intima.service.queue import (
 )
 from intima.service.request_policy import RequestRefused, runnable_config
 from intima.service.spending import BudgetReached, NoPrice, Spending
+from intima.service.stages import (  # re-exported: the worker's API names them
+    OnMessage,
+    Stage,
+    StageContext,
+    StageFailed,
+    default_stages,
+    generation_stage,
+    judging_stage,
+    scoring_stage,
+)
+from intima.service.stages import say as _say
+from intima.service.worker_checks import check_before_claiming, check_supplied, workers_fault
 from intima.store import Store, claim_owner
 
-#: Receives the worker's one-line reports; they hold untrusted text (model specs, server
-#: errors), so a terminal must escape them (the CLI does).
-OnMessage = Callable[[str], None]
+__all__ = [
+    "DEFAULT_GIVE_UP_S", "OnMessage", "Stage", "StageContext", "StageFailed", "WorkSummary",
+    "default_stages", "generation_stage", "judging_stage", "scoring_stage", "work",
+]  # fmt: skip
+
 #: Seconds a draining worker keeps trying to reach a queue it cannot read before it stops.
 DEFAULT_GIVE_UP_S = 120.0
-
-
-class StageFailed(IntimaError):
-    """A stage could not complete the request; the message becomes the request's reason."""
-
-
-@dataclass
-class StageContext:
-    store: Store
-    request: RequestRecord
-    config: ModelConfig
-    prompts: PromptSet
-    run_ids: list[str] = field(default_factory=list)
-    on_message: OnMessage | None = None
-    #: Work a stage left undone without failing the request (e.g. some judgments unscored):
-    #: reason -> count. The worker adds them up and reports them.
-    unscored: Counter[str] = field(default_factory=Counter)
-    #: The worker's prices and --max-cost, shared by every request it runs.
-    spending: Spending = field(default_factory=Spending)
-
-
-Stage = Callable[[StageContext], None]
+#: Requests released in a row for the worker's own failure after which a draining worker stops.
+FAULTS_IN_A_ROW = 3
 
 
 class WorkSummary(BaseModel):
@@ -70,6 +61,12 @@ class WorkSummary(BaseModel):
     finished: int = 0
     failed: int = 0
     lost: int = 0  # leases taken over by another worker while this one was still working
+    #: given back to the queue for the worker's own failure (not the request's)
+    released: int = 0
+    #: Why requests were released: reason -> count.
+    released_reasons: dict[str, int] = {}
+    #: run on the first ``limit`` prompts only, then given back (never finished, never published)
+    smoke_tested: int = 0
     #: Why the worker stopped before the queue was done (its --max-cost), if it did.
     stopped: str | None = None
     #: Why requests failed: reason -> count.
@@ -80,87 +77,6 @@ class WorkSummary(BaseModel):
     @property
     def unscored(self) -> int:
         return sum(self.unscored_reasons.values())
-
-
-def _most_common(reasons: Counter[str]) -> str:
-    if not reasons:
-        return ""
-    reason, n = reasons.most_common(1)[0]
-    return f"; most common reason ({n} of {sum(reasons.values())}): {reason}"
-
-
-def generation_stage(ctx: StageContext) -> None:
-    """Ask the model for every prompt still missing; stored answers are reused."""
-    from intima.generate import runner
-
-    pay = ctx.spending.call_args(ctx.config)
-    summaries = runner.generate(ctx.store, ctx.prompts, [ctx.config], **pay)
-    ctx.spending.add(s.cost_usd for s in summaries)
-    ctx.run_ids.extend(s.run_id for s in summaries)
-    if any(s.status == "stopped (max cost)" for s in summaries):
-        raise BudgetReached(ctx.spending.reached())
-    bad = [s for s in summaries if s.status != "complete"]
-    if bad:
-        s = bad[0]
-        why = _most_common(runner.generation_failures(ctx.store, [s.run_id]))
-        raise StageFailed(
-            f"generation {s.status}: {s.failed} of {s.n_prompts} prompts failed after retries"
-            f"{why}; request the model again to retry the missing ones"
-        )
-
-
-def judging_stage(judges: Sequence[ModelConfig], max_reasks: int | None = None) -> Stage:
-    """Judge every response of the request's runs with each judge (resumable: only missing).
-
-    A judge whose judgments this time were *all* unscored fails the request with the most
-    common reason; some unscored ones are reported (``ctx.unscored``) and retried next time.
-    """
-    from intima.judges.loop import DEFAULT_MAX_REASKS, judge
-
-    def stage(ctx: StageContext) -> None:
-        reasks = DEFAULT_MAX_REASKS if max_reasks is None else max_reasks
-        pay: dict[str, Any] = {}
-        for config in judges:  # every judge is held to the worker's cap
-            pay = ctx.spending.call_args(config, "judge")
-        summaries = judge(ctx.store, list(judges), ctx.run_ids, max_reasks=reasks, **pay)
-        ctx.spending.add(s.cost_usd for s in summaries)
-        if any(s.stopped_by_budget for s in summaries):
-            raise BudgetReached(ctx.spending.reached())
-        for s in summaries:
-            for note in s.notes:
-                _say(ctx.on_message, note)
-        for s in summaries:
-            if s.all_failed:
-                why = _most_common(Counter(s.unscored_reasons))
-                raise StageFailed(
-                    f"judging failed: all {s.unscored} judgment(s) by {s.judge_label} are "
-                    f"unscored{why}"
-                )
-        for s in summaries:
-            ctx.unscored.update(s.unscored_reasons)
-
-    return stage
-
-
-def scoring_stage() -> Stage:
-    """Score the request's responses with the offline affect measure (only unscored ones)."""
-    from intima.affect.store_io import score_store
-
-    def stage(ctx: StageContext) -> None:
-        score_store(ctx.store, ctx.run_ids)
-
-    return stage
-
-
-def default_stages(
-    judges: Sequence[ModelConfig] = (), *, score: bool = False, max_reasks: int | None = None
-) -> list[Stage]:
-    stages: list[Stage] = [generation_stage]
-    if judges:
-        stages.append(judging_stage(judges, max_reasks))
-    if score:
-        stages.append(scoring_stage())
-    return stages
 
 
 def new_worker_id() -> str:
@@ -196,6 +112,7 @@ def work(
     clock: Callable[[], float] = time.monotonic,
     prices: PriceTable | None = None,
     max_cost: float | None = None,
+    sleep: Callable[[float], None] | None = None,
 ) -> WorkSummary:
     """Process queued requests one by one.
 
@@ -208,6 +125,9 @@ def work(
     pending or running (otherwise wait for new requests for ever); a draining worker that
     cannot read the queue for ``give_up_s`` seconds in a row raises
     :class:`~intima.service.queue.QueueUnavailable` (a worker that is not draining keeps trying).
+    Between tries at an unreachable queue it waits ``poll_s``, then twice as long each time, up
+    to a minute, and says so when the failure starts or changes (``sleep``, ``clock``: injected
+    by tests).
     ``dataset``: where to read the prompts of requests that ask for ``hub`` (a local copy when
     the Hub is out of reach).
     ``base_urls``: servers for requests that name a model but no server. ``concurrency``:
@@ -222,6 +142,13 @@ def work(
     model costs; a request for a model with no price fails); once it is spent, the request in
     hand goes back to the queue and the worker stops (``summary.stopped``).
 
+    What the worker can check of itself is checked before the first claim (its servers, the
+    program it serves with, its route's key): it refuses to start rather than fail requests.
+    A failure that is the worker's, not the request's (:mod:`intima.service.worker_checks`),
+    releases the request to the queue (``summary.released``); the worker does not take it again
+    while draining (for a minute otherwise) and waits longer after each such failure in a row;
+    a draining worker stops after :data:`FAULTS_IN_A_ROW` of them.
+
     A request fails (with the reason) when generation leaves prompts unanswered or a judge's
     judgments are all unscored; the summary counts failed requests and, for finished ones,
     unscored judgments, each with its reasons.
@@ -231,10 +158,11 @@ def work(
             "--lease and --poll must be positive numbers of seconds, --give-up-after at least 0"
         )
     # The worker's own options are checked before anything is claimed: a bad one must not use
-    # up a request's attempts.
-    _check_options(base_urls, results, route)
+    # up a request's attempts, nor fail the backlog.
     spending = Spending(prices, max_cost)
     spending.check_judges(judges)
+    check_before_claiming(base_urls, results, route, serve, judges)
+    pause = sleep or time.sleep  # looked up now: tests replace time.sleep
     pipeline = (
         list(stages)
         if stages is not None
@@ -242,16 +170,23 @@ def work(
     )
     failed_reasons: Counter[str] = Counter()
     unscored_reasons: Counter[str] = Counter()
+    released_reasons: Counter[str] = Counter()
     summary = WorkSummary(worker_id=worker_id or new_worker_id())
     source = queue if queue is not None else LocalQueue(store_path)
     unreachable_since: float | None = None
+    outage, faults = Backoff(poll_s), Backoff(poll_s)
+    #: requests this worker gave back for its own failure -> until when it leaves them alone
+    passed: dict[str, float] = {}
     with Store.open(store_path) as store:
         while True:
             if spending.exhausted:
                 summary.stopped = spending.reached()
                 return summary
+            skip = _still_passed(passed, clock) if passed else ()
             try:
-                req = source.claim_next(summary.worker_id, lease_s, max_attempts=max_attempts)
+                req = source.claim_next(
+                    summary.worker_id, lease_s, max_attempts=max_attempts, skip=skip
+                )
             except QueueUnavailable as exc:
                 if once:
                     raise
@@ -264,15 +199,24 @@ def work(
                         f"{exc}; stopped after {waited:.0f} s without reaching the queue "
                         f"(--give-up-after {give_up_s:g}); nothing was claimed meanwhile"
                     ) from exc
-                # A queue on the Hub can be out of reach for a while; keep the worker alive.
-                _say(on_message, f"{exc}; trying again in {poll_s:g} s")
-                time.sleep(poll_s)
+                # A queue on the Hub can be out of reach for a while; keep the worker alive,
+                # asking less often the longer it lasts, and saying so once, not every try.
+                wait = outage.next_wait()
+                if drain:
+                    wait = min(wait, max(give_up_s - waited, poll_s))
+                if outage.news(str(exc)):
+                    then = f"then less often (at most every {MAX_WAIT_S:g} s) while it lasts"
+                    _say(on_message, f"{exc}; trying again in {wait:g} s, {then}")
+                pause(wait)
                 continue
             unreachable_since = None
+            if outage.reset():
+                _say(on_message, "the queue answers again")
             if req is None:
-                if once or (drain and source.idle()):
+                # A draining worker that passed requests over ends when nothing else is left.
+                if once or (drain and (skip or source.idle())):
                     return summary
-                time.sleep(poll_s)
+                pause(poll_s)
                 continue
             summary.claimed += 1
             _say(on_message, f"{req.request_id}: {req.spec} (attempt {req.attempts})")
@@ -288,12 +232,30 @@ def work(
                 outcome, reasons = _process(store, source, req, pipeline, dataset=dataset,
                                             limit=limit, config=config, lease_s=lease_s,
                                             results=results, on_message=on_message,
-                                            serve=serve, route=route,
-                                            spending=spending)  # fmt: skip
+                                            serve=serve, route=route, spending=spending,
+                                            wanted=wanted)  # fmt: skip
             if outcome == "stopped":
                 summary.stopped = spending.reached()
                 return summary
             setattr(summary, outcome, getattr(summary, outcome) + 1)
+            if outcome == "released":
+                released_reasons.update(reasons)
+                summary.released_reasons = dict(released_reasons)
+                passed[req.request_id] = math.inf if (drain or once) else clock() + MAX_WAIT_S
+                if drain and faults.failures + 1 >= FAULTS_IN_A_ROW:
+                    summary.stopped = (
+                        f"{FAULTS_IN_A_ROW} requests in a row released for this worker's own "
+                        f"failure (the last: {next(iter(reasons))}); they wait in the queue"
+                    )
+                    return summary
+                if not once:
+                    wait = faults.next_wait()
+                    _say(on_message, f"waiting {wait:g} s before the next claim")
+                    pause(wait)
+            elif outcome != "lost":
+                faults.reset()
+            if outcome == "smoke_tested":
+                passed[req.request_id] = math.inf  # tried once; it waits for a full run
             if outcome == "failed":
                 failed_reasons.update(reasons)
             elif outcome == "finished":
@@ -319,9 +281,11 @@ def _process(
     serve: ServeSettings | None = None,
     route: Route | None = None,
     spending: Spending | None = None,
+    wanted: ModelConfig | None = None,
 ) -> tuple[str, Counter[str]]:
-    """Run the stages (and publish) under a renewed lease; returns 'finished', 'failed' or
-    'lost', with the failure's reason (failed) or the reasons of the work left unscored."""
+    """Run the stages (and publish) under a renewed lease; returns 'finished', 'failed',
+    'released' or 'lost', with the failure's or release's reason or the reasons of the work
+    left unscored. ``wanted``: the request's configuration before the worker's servers."""
     beat = Heartbeat(queue, req.request_id, req.worker_id or "", lease_s)
     beat.start()
     worker_id = req.worker_id or ""
@@ -331,13 +295,22 @@ def _process(
         with serving(config, serve, route) as config:
             if config.parsed.base_urls and (serve is not None or route is not None):
                 _say(on_message, f"{req.request_id}: {req.spec} at {config.parsed.base_urls[0]}")
+            check_supplied(wanted or config, config)
+            prompts, of = _prompts_for(req, dataset, limit)
             ctx = StageContext(
-                store=store, request=req, config=config,
-                prompts=_prompts_for(req, dataset, limit), on_message=on_message,
-                spending=spending or Spending(),
+                store=store, request=req, config=config, prompts=prompts,
+                on_message=on_message, spending=spending or Spending(),
             )  # fmt: skip
-            for stage in pipeline:
-                stage(ctx)
+            try:
+                for stage in pipeline:
+                    stage(ctx)
+            except StageFailed as exc:
+                if serve is None:  # a server that went away mid-run is no fault of the request
+                    check_supplied(wanted or config, config, after=exc)
+                raise
+            if len(prompts) < of:  # a smoke test is no result: neither finished nor published
+                beat.stop()
+                return _smoke_tested(queue, req, worker_id, len(prompts), of, on_message)
             if results is not None:
                 published.append(_publish(store, results, _unique(ctx.run_ids), on_message))
     except (KeyboardInterrupt, SystemExit):
@@ -352,6 +325,8 @@ def _process(
         return "stopped", Counter()
     except IntimaError as exc:
         beat.stop()
+        if (mine := workers_fault(exc)) is not None:
+            return _released(queue, req, worker_id, mine, on_message)
         return _failed(queue, req, worker_id, str(exc), on_message)
     except Exception as exc:  # a bug or an unexpected library error must not stop the worker
         beat.stop()
@@ -376,26 +351,6 @@ def _publish(store: Store, dest: str, run_ids: list[str], on_message: OnMessage 
     return where
 
 
-def _check_options(base_urls: Sequence[str], results: str | None, route: Route | None) -> None:
-    """The worker's own settings, refused in one line before any request is claimed."""
-    from pydantic import ValidationError
-
-    if base_urls:
-        try:
-            ModelConfig(spec="openai-compat:check", base_urls=tuple(base_urls))
-        except ValidationError as exc:
-            reason = str(exc.errors()[0]["msg"]).removeprefix("Value error, ")
-            raise IntimaError(f"--base-url: {reason}") from None
-    if route == "hf":
-        from intima.providers.hf_router import router_url
-
-        router_url()  # INTIMA_HF_ROUTER_URL
-    if results is not None:
-        from intima.service.worker_results import check_results
-
-        check_results(results)
-
-
 def _failed(
     queue: RequestQueue,
     req: RequestRecord,
@@ -408,6 +363,31 @@ def _failed(
         return "lost", Counter()
     _say(on_message, f"{req.request_id}: failed: {reason}")
     return "failed", Counter({reason: 1})
+
+
+def _released(
+    queue: RequestQueue,
+    req: RequestRecord,
+    worker_id: str,
+    reason: str,
+    on_message: OnMessage | None,
+) -> tuple[str, Counter[str]]:
+    """Give the request back for a failure of this worker's (or its network's), not the
+    request's: it keeps its attempts and its answers, for this worker later or another one."""
+    reason = redact(reason)[:MAX_REASON_CHARS]
+    if not queue.release(req.request_id, worker_id, f"released: the worker's failure: {reason}"):
+        return "lost", Counter()
+    _say(on_message, f"{req.request_id}: released to the queue, answers kept: this worker's "
+                     f"failure, not the request's: {reason}")  # fmt: skip
+    return "released", Counter({reason: 1})
+
+
+def _still_passed(passed: dict[str, float], clock: Callable[[], float]) -> set[str]:
+    """The requests this worker still leaves alone (their time is up: forget them)."""
+    now = clock()
+    for request_id in [r for r, until in passed.items() if until <= now]:
+        del passed[request_id]
+    return set(passed)
 
 
 def _config_for(
@@ -432,18 +412,35 @@ def _config_for(
     return ModelConfig.model_validate({**wanted.model_dump(), **update})
 
 
-def _prompts_for(req: RequestRecord, dataset: str | None, limit: int | None) -> PromptSet:
+def _prompts_for(
+    req: RequestRecord, dataset: str | None, limit: int | None
+) -> tuple[PromptSet, int]:
+    """The prompts to run, and how many the request asks for."""
     if req.dataset == "hub" and dataset:
         # A path, always: ``--dataset demo`` once answered a hub request with the demo prompts
         # and recorded it as hub.
-        return load_prompts(Path(dataset).resolve()).first(limit)
-    return load_prompts(req.dataset).first(limit)
+        full = load_prompts(Path(dataset).resolve())
+    else:
+        full = load_prompts(req.dataset)
+    return full.first(limit), len(full)
+
+
+def _smoke_tested(
+    queue: RequestQueue,
+    req: RequestRecord,
+    worker_id: str,
+    n: int,
+    of: int,
+    on_message: OnMessage | None,
+) -> tuple[str, Counter[str]]:
+    """``--limit`` ran part of the request: it goes back to the queue for a full run (its
+    answers kept, its attempt not counted), never finished and never published."""
+    note = f"smoke test (--limit): {n} of {of} prompts run, answers kept; released for a full run"
+    if not queue.release(req.request_id, worker_id, note):
+        return "lost", Counter()
+    _say(on_message, f"{req.request_id}: {note}")
+    return "smoke_tested", Counter()
 
 
 def _unique(items: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(items))
-
-
-def _say(on_message: OnMessage | None, text: str) -> None:
-    if on_message is not None:
-        on_message(text)
