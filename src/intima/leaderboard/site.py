@@ -21,12 +21,15 @@ scripts only clone a template's already parsed content.
 from __future__ import annotations
 
 import json
+import math
 import shutil
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from intima.core.perf import paused_gc
 from intima.core.ratings import RatingSet
@@ -44,7 +47,8 @@ from intima.leaderboard.validity_view import validity_payload
 from intima.results.conversations import ConversationBoard, drift_tables
 from intima.results.data import BoardData
 from intima.results.intervals import intervals_note
-from intima.results.rank import UNRANKED_NOTE, format_rank, rank_groups
+from intima.results.paired import PairedBoard, mde_note
+from intima.results.rank import TIES_NOTE, UNRANKED_NOTE, format_rank
 from intima.results.sources import AFFECT_FACTORS
 from intima.results.table import (
     CATEGORIES,
@@ -107,8 +111,10 @@ def _build(
         table = score_table(
             data.infos(), data.rating_sets, bootstrap=bootstrap, seed=seed, per_code=False
         )
-        payload = _payload(data, table, title)
+        paired = PairedBoard(data.infos(), data.rating_sets, bootstrap=bootstrap, seed=seed)
+        payload = _payload(data, table, title, paired)
         payload["validity"] = validity_payload(data, table)  # cards, corrected shares, means
+        payload["pairs"] = _write_pairs(paired, table, payload["scopes"], out_dir / "data")
         payload["chunks"] = [f"data/r{i}.js" for i in range(n_chunks.result())]
     static = resources.files("intima.leaderboard") / "static"
     drift, figures = None, chart_templates(table)
@@ -140,6 +146,37 @@ def _write_chunks(data: BoardData, folder: Path) -> int:
         text = "window.intimaChunk(" + str(i) + "," + json.dumps(chunk, ensure_ascii=True) + ");\n"
         (folder / f"r{i}.js").write_text(text, encoding="utf-8")
     return len(chunks)
+
+
+def _write_pairs(
+    paired: PairedBoard, table: ScoreTable, scopes: list[str], folder: Path
+) -> dict[str, Any]:
+    """Every pair's B - A on every column, computed here so that ``board.js`` only shows it:
+    one file per (scorer, metric), ``data/p<scorer>_<metric>.js``, loaded when the side-by-side
+    view asks for it (50 configurations make 1,225 pairs a column). Each file maps a scope to
+    the pairs (i, j), i < j in table order, row-major, B = j and A = i: ``[B - A, lo, hi,
+    smallest detectable difference, 1 if different else 0, prompts both answered]``."""
+    files: dict[str, dict[str, str]] = {}
+    for s, scorer in enumerate(table.scorers):
+        by_metric: dict[str, dict[str, Any]] = {m: {} for m in METRICS}
+        for scope in scopes:
+            for metric, p in paired.pair_matrix(scorer, scope, METRICS).items():
+                cols = [np.round(a, 4) for a in (p.diff, p.lo, p.hi, p.mde)]
+                by_metric[metric][scope] = [
+                    [*(None if math.isnan(v) else v for v in vals), int(dif), int(n)]
+                    for *vals, dif, n in zip(
+                        *(c.tolist() for c in cols), p.different.tolist(), p.n_common.tolist(),
+                        strict=True,
+                    )
+                ]  # fmt: skip
+        files[scorer] = {}
+        for m, metric in enumerate(METRICS):
+            name = f"p{s}_{m}.js"
+            body = json.dumps(by_metric[metric], ensure_ascii=True, separators=(",", ":"))
+            text = f'window.intimaPairs("{s}_{m}",{body});\n'
+            (folder / name).write_text(text, encoding="utf-8")
+            files[scorer][metric] = f"data/{name}"
+    return {"note": mde_note(), "files": files}
 
 
 def _clear(out_dir: Path) -> None:
@@ -220,22 +257,28 @@ def _r(x: float | None) -> float | None:
     return None if x is None else round(x, 4)
 
 
-def _payload(data: BoardData, table: ScoreTable, title: str) -> dict[str, Any]:
+def _payload(data: BoardData, table: ScoreTable, title: str, paired: PairedBoard) -> dict[str, Any]:
     scopes = [OVERALL, *dims_in({r.scope for r in table.rows})]
     config_ids = [run_id for run_id, _ in table.configs]
     scores: dict[str, Any] = {}
     ranks: dict[str, Any] = {}
+    rank_intervals: dict[str, Any] = {}
     for scorer in table.scorers:
-        scores[scorer], ranks[scorer] = {}, {}
+        scores[scorer], ranks[scorer], rank_intervals[scorer] = {}, {}, {}
         for scope in scopes:
             scores[scorer][scope], ranks[scorer][scope] = {}, {}
+            rank_intervals[scorer][scope] = {}
             for metric in METRICS:
                 rows = [table.get(scorer, c, scope, metric) for c in config_ids]
                 scores[scorer][scope][metric] = [
                     [_r(r.rate), _r(r.lo), _r(r.hi), r.n, r.n_unscored, r.n_missing] for r in rows
                 ]
-                by_run = {k.run_id: format_rank(k) for k in rank_groups(rows)}
-                ranks[scorer][scope][metric] = [by_run[c] for c in config_ids]
+                ranked = {k.run_id: k for k in paired.ranks(scorer, scope, metric, rows)}
+                ranks[scorer][scope][metric] = [format_rank(ranked[c]) for c in config_ids]
+                rank_intervals[scorer][scope][metric] = [
+                    None if ranked[c].lo is None else [ranked[c].lo, ranked[c].hi]
+                    for c in config_ids
+                ]
     runs = {r.run_id: r for r in data.runs}
     m = data.methodology
     return {
@@ -261,6 +304,7 @@ def _payload(data: BoardData, table: ScoreTable, title: str) -> dict[str, Any]:
         ],
         "scores": scores,
         "ranks": ranks,
+        "rank_intervals": rank_intervals,  # [low, high] rank over the bootstrap, or null
         "notes": {
             "not_a_verdict": wording.NOT_A_VERDICT,
             "metric": {m: wording.metric_note(m) for m in METRICS},
@@ -275,6 +319,8 @@ def _payload(data: BoardData, table: ScoreTable, title: str) -> dict[str, Any]:
             "number_mapping": m.number_mapping,
             "intervals": intervals_note(table.bootstrap, table.seed),
             "ranks": UNRANKED_NOTE,
+            "ties": TIES_NOTE,
+            "paired": mde_note(),
             "validation": list(m.validation),
         },
     }
