@@ -4,7 +4,8 @@ Simulated boards of 368 prompts in 31 codes with prompt effects shared by the co
 (``tests/paired_simulation.py`` has the design), each through the real score table and
 :class:`intima.results.paired.PairedBoard` with B = 1000 replicates:
 
-(a) no true difference: how often the paired interval says "different" (target <= 5%);
+(a) no true difference: how often the paired interval says "different" (target <= 5%; also
+    by formula on 40,000 boards, see ``expected_variance_null_rate``);
 (b) a true 10-point difference: how often the paired interval says "different", against how
     often the two marginal 95% intervals are apart (what the side-by-side used to say);
 (c) eight configurations 5 points apart: how often each rank interval holds the true rank
@@ -50,6 +51,7 @@ def main() -> None:
     a = pair_rates(args.null, 0.0, seed=args.seed, marginal_too=False)
     b = pair_rates(args.power, 0.10, seed=args.seed + 1)
     c = rank_coverage(args.ranks, seed=args.seed + 2)
+    same = expected_variance_null_rate(args.null, seed=args.seed)  # (a)'s very boards
     fast = expected_variance_null_rate(args.fast_null, seed=args.seed + 3)
     took = time.perf_counter() - t0
     print("| question | boards | paired: 'different' | marginal intervals apart | mean MDE |")
@@ -64,8 +66,9 @@ def main() -> None:
             f"{marginal} | {r.mean_mde:.1f} points |"
         )
     print(
-        f"\n(a) by formula (the same rule, the bootstrap's expected variance), {args.fast_null} "
-        f"boards: {100 * fast:.2f}% {_ci(fast, args.fast_null)}"
+        f"\n(a) by formula (the same rule, with the variance the bootstrap converges to): on "
+        f"the same {args.null} boards {100 * same:.1f}%; on {args.fast_null} other boards "
+        f"{100 * fast:.2f}% {_ci(fast, args.fast_null)}"
     )
     print()
     print("The other intervals weighed, on the same boards ('different' rates, (a) then (b)):")
@@ -83,7 +86,12 @@ def main() -> None:
         f"{_ci(c.per_config, c.boards * 8)} | {100 * c.all_configs:.1f}% | "
         f"{c.mean_width:.2f} ranks |"
     )
-    ok = a.paired <= 0.05 and b.paired > b.marginal and c.per_config >= 0.95
+    # (a) is judged on the formula's 40,000 boards, whose Monte Carlo error is a tenth of a
+    # point; the real code's rate on 4000 boards (+-0.7 points) must not exceed the formula's
+    # on the same boards by more than that error.
+    ok = (
+        fast <= 0.05 and a.paired <= same + 0.007 and b.paired > b.marginal and c.per_config >= 0.95
+    )
     print(f"\ntargets {'met' if ok else 'MISSED'}; {took:.0f} s")
     sys.exit(0 if ok else 1)
 

@@ -240,6 +240,7 @@ def expected_variance_null_rate(boards: int, *, base: float = 0.3, seed: int = 0
     for _ in range(boards):
         shared = rng.normal(0, SD_CODE, n_codes)[codes] + rng.normal(0, SD_PROMPT, n)
         y = rng.random((2, n)) < expit(alpha + shared)
+        rng.integers(2**31)  # what pair_rates draws for the board's seed: the same boards
         diff = y[1].astype(np.float64) - y[0]
         srs = n / (n - 1) * float(((diff - diff.mean()) ** 2).sum())
         means = np.bincount(codes, diff) / sizes
