@@ -310,23 +310,20 @@ def shared_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_side_by_side_calls_a_paired_difference_different_where_intervals_overlap(
-    shared_site: Path,
+    page, shared_site: Path
 ) -> None:
-    from playwright.sync_api import sync_playwright
-
     data = payload(shared_site)
     scorer = data["scorers"][0]
     a, b = (data["scores"][scorer]["overall"]["reinforcing"][c] for c in (0, 1))
     assert a[2] >= b[1] and b[2] >= a[1]  # the marginal 95% intervals overlap
-    with sync_playwright() as p:
-        browser = launch(p)
-        page = watched_page(browser)
-        page.goto((shared_site / "index.html").as_uri())
-        page.wait_for_selector("body[data-ready='1']", timeout=10_000)
-        page.select_option("#metric", "reinforcing")
-        page.wait_for_selector("#cmp-scores[data-ready='1']")
-        cells = page.locator("#cmp-scores tbody tr").first.locator("td").all_text_contents()
-        browser.close()
+    other = watched_page(page.context.browser)  # the module's browser, a page of its own
+    other.goto((shared_site / "index.html").as_uri())
+    other.wait_for_selector("body[data-ready='1']", timeout=10_000)
+    other.select_option("#metric", "reinforcing")
+    other.wait_for_selector("#cmp-scores[data-ready='1']")
+    cells = other.locator("#cmp-scores tbody tr").first.locator("td").all_text_contents()
+    assert other.errors == []
+    other.close()
     assert cells[0] == "Overall"
     assert _numbers(cells[3])[0] == pytest.approx(100 * 25 / 368, abs=0.051)
     assert _numbers(cells[3])[1] > 0 and cells[5] == "different"

@@ -8,6 +8,9 @@ The same rows and the same formatting as the static site's side-by-side (``board
 
 from __future__ import annotations
 
+import numpy as np
+from numpy.typing import NDArray
+
 from intima.leaderboard.render import esc, pct
 from intima.results.paired import Difference, PairedBoard
 from intima.results.table import OVERALL, ScoreRow, ScoreTable, dims_in
@@ -16,12 +19,28 @@ DIFFERENT = "different"
 NO_DIFFERENCE = "no detectable difference"
 
 
-def points(x: float | None) -> str:
-    """A difference in points, signed, as the site shows it (rounded as its data files are)."""
+def ten_thousandths(x: NDArray[np.float64]) -> list[int | None]:
+    """Numbers as the site's data files hold them: whole ten-thousandths (None where NaN)."""
+    scaled = np.round(np.asarray(x, dtype=np.float64) * 10_000)
+    nan = np.isnan(scaled)
+    out = np.where(nan, 0, scaled).astype(np.int64).tolist()
+    return [None if m else v for v, m in zip(out, nan.tolist(), strict=True)] if nan.any() else out
+
+
+def tenths(n: int, signed: bool = False) -> str:
+    """Ten-thousandths as points to one decimal, half away from zero, in integers so that
+    ``board.js`` (its ``tenths``) writes the very same text."""
+    m = (abs(n) + 5) // 10  # tenths of a point
+    sign = "-" if n < 0 and m else ("+" if signed and n > 0 and m else "")
+    return f"{sign}{m // 10}.{m % 10}"
+
+
+def points(x: float | None, signed: bool = True) -> str:
+    """A difference in points, as the site shows it."""
     if x is None:
         return "–"
-    v = 100 * round(x, 4)
-    return ("+" if v > 0 else "") + f"{v:.1f}"
+    n = ten_thousandths(np.array([x]))[0]
+    return "–" if n is None else tenths(n, signed)
 
 
 def verdict(d: Difference) -> str:
@@ -61,7 +80,7 @@ def compare_html(
             else:
                 ends = "" if d.lo is None else f" [{points(d.lo)}, {points(d.hi)}]"
                 diff = f'{points(d.diff)}<span class="ci">{esc(ends)}</span>'
-                mde = "–" if d.mde is None else f"{100 * round(d.mde, 4):.1f}"
+                mde = points(d.mde, signed=False)
                 says, title = verdict(d), f"over {d.n_common} prompts both answered"
         body.append(
             f'<tr data-scope="{esc(scope)}"><td>{esc("Overall" if scope == OVERALL else scope)}'

@@ -21,7 +21,6 @@ scripts only clone a template's already parsed content.
 from __future__ import annotations
 
 import json
-import math
 import shutil
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -29,12 +28,11 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from intima.core.perf import paused_gc
 from intima.core.ratings import RatingSet
 from intima.core.version import __version__
 from intima.leaderboard import charts, wording
+from intima.leaderboard.compare_view import ten_thousandths
 from intima.leaderboard.drift_view import (
     DRIFT_SCRIPT,
     drift_payload,
@@ -108,13 +106,18 @@ def _build(
     # bootstrap runs (numpy releases the GIL in its matrix products and sorts).
     with ThreadPoolExecutor(max_workers=1) as pool:
         n_chunks = pool.submit(_write_chunks, data, out_dir / "data")
+        cubes: dict[str, Any] = {}  # each scorer's indicators, built once for both
         table = score_table(
-            data.infos(), data.rating_sets, bootstrap=bootstrap, seed=seed, per_code=False
+            data.infos(), data.rating_sets, bootstrap=bootstrap, seed=seed, per_code=False,
+            cubes=cubes,
+        )  # fmt: skip
+        paired = PairedBoard(
+            data.infos(), data.rating_sets, bootstrap=bootstrap, seed=seed, cubes=cubes
         )
-        paired = PairedBoard(data.infos(), data.rating_sets, bootstrap=bootstrap, seed=seed)
-        payload = _payload(data, table, title, paired)
+        pairs: dict[str, dict[str, dict[str, Any]]] = {}
+        payload = _payload(data, table, title, paired, pairs)
         payload["validity"] = validity_payload(data, table)  # cards, corrected shares, means
-        payload["pairs"] = _write_pairs(paired, table, payload["scopes"], out_dir / "data")
+        payload["pairs"] = _write_pairs(pairs, table, out_dir / "data")
         payload["chunks"] = [f"data/r{i}.js" for i in range(n_chunks.result())]
     static = resources.files("intima.leaderboard") / "static"
     drift, figures = None, chart_templates(table)
@@ -148,31 +151,35 @@ def _write_chunks(data: BoardData, folder: Path) -> int:
     return len(chunks)
 
 
+def _pair_columns(paired: PairedBoard, scorer: str, scope: str) -> dict[str, dict[str, Any]]:
+    """Per metric, every pair's B - A on one scorer and scope, as the data files hold them:
+    columns over the pairs (i, j), i < j in table order, row-major, B = j and A = i: ``d``
+    (B - A), ``lo``, ``hi``, ``mde`` (smallest detectable difference), all in ten-thousandths
+    (:func:`intima.leaderboard.compare_view.ten_thousandths`; null: no number), ``different``
+    (1 or 0) and ``n`` (prompts both answered)."""
+    out = {}
+    for metric, p in paired.pair_matrix(scorer, scope, METRICS).items():
+        col = {k: ten_thousandths(getattr(p, k)) for k in ("diff", "lo", "hi", "mde")}
+        col["d"] = col.pop("diff")
+        col["different"] = p.different.astype(int).tolist()
+        col["n"] = p.n_common.tolist()
+        out[metric] = col
+    return out
+
+
 def _write_pairs(
-    paired: PairedBoard, table: ScoreTable, scopes: list[str], folder: Path
+    pairs: dict[str, dict[str, dict[str, Any]]], table: ScoreTable, folder: Path
 ) -> dict[str, Any]:
     """Every pair's B - A on every column, computed here so that ``board.js`` only shows it:
-    one file per (scorer, metric), ``data/p<scorer>_<metric>.js``, loaded when the side-by-side
-    view asks for it (50 configurations make 1,225 pairs a column). Each file maps a scope to
-    the pairs (i, j), i < j in table order, row-major, B = j and A = i: ``[B - A, lo, hi,
-    smallest detectable difference, 1 if different else 0, prompts both answered]``."""
+    one file per (scorer, metric), ``data/p<scorer>_<metric>.js``, mapping each scope to its
+    :func:`_pair_columns`, loaded when the side-by-side view asks for it (50 configurations
+    make 1,225 pairs a column)."""
     files: dict[str, dict[str, str]] = {}
     for s, scorer in enumerate(table.scorers):
-        by_metric: dict[str, dict[str, Any]] = {m: {} for m in METRICS}
-        for scope in scopes:
-            for metric, p in paired.pair_matrix(scorer, scope, METRICS).items():
-                cols = [np.round(a, 4) for a in (p.diff, p.lo, p.hi, p.mde)]
-                by_metric[metric][scope] = [
-                    [*(None if math.isnan(v) else v for v in vals), int(dif), int(n)]
-                    for *vals, dif, n in zip(
-                        *(c.tolist() for c in cols), p.different.tolist(), p.n_common.tolist(),
-                        strict=True,
-                    )
-                ]  # fmt: skip
         files[scorer] = {}
         for m, metric in enumerate(METRICS):
             name = f"p{s}_{m}.js"
-            body = json.dumps(by_metric[metric], ensure_ascii=True, separators=(",", ":"))
+            body = json.dumps(pairs[scorer][metric], ensure_ascii=True, separators=(",", ":"))
             text = f'window.intimaPairs("{s}_{m}",{body});\n'
             (folder / name).write_text(text, encoding="utf-8")
             files[scorer][metric] = f"data/{name}"
@@ -257,7 +264,15 @@ def _r(x: float | None) -> float | None:
     return None if x is None else round(x, 4)
 
 
-def _payload(data: BoardData, table: ScoreTable, title: str, paired: PairedBoard) -> dict[str, Any]:
+def _payload(
+    data: BoardData,
+    table: ScoreTable,
+    title: str,
+    paired: PairedBoard,
+    pairs: dict[str, dict[str, dict[str, Any]]],
+) -> dict[str, Any]:
+    """The page's JSON; fills ``pairs`` (scorer -> metric -> scope -> :func:`_pair_columns`)
+    in the same pass, so each scope's replicates are multiplied out once for ranks and pairs."""
     scopes = [OVERALL, *dims_in({r.scope for r in table.rows})]
     config_ids = [run_id for run_id, _ in table.configs]
     scores: dict[str, Any] = {}
@@ -265,7 +280,10 @@ def _payload(data: BoardData, table: ScoreTable, title: str, paired: PairedBoard
     rank_intervals: dict[str, Any] = {}
     for scorer in table.scorers:
         scores[scorer], ranks[scorer], rank_intervals[scorer] = {}, {}, {}
+        pairs[scorer] = {m: {} for m in METRICS}
         for scope in scopes:
+            for metric, col in _pair_columns(paired, scorer, scope).items():
+                pairs[scorer][metric][scope] = col
             scores[scorer][scope], ranks[scorer][scope] = {}, {}
             rank_intervals[scorer][scope] = {}
             for metric in METRICS:

@@ -168,7 +168,11 @@ class PairedBoard:
     rating_sets: Iterable[RatingSet]
     bootstrap: int = DEFAULT_BOOTSTRAP
     seed: int = DEFAULT_SEED
-    _cubes: dict[str, NDArray[np.float32]] = field(default_factory=dict, repr=False)
+    #: each scorer's ``X`` (:func:`intima.results.table.indicator_cube`); give the dict
+    #: :func:`~intima.results.table.score_table` filled (its ``cubes``) to build them once
+    cubes: dict[str, NDArray[np.float32]] = field(default_factory=dict, repr=False)
+    _block_key: tuple[str, str] | None = field(default=None, repr=False)
+    _block: tuple[Float, Float] = field(default=(np.zeros(0), np.zeros(0)), repr=False)
 
     def __post_init__(self) -> None:
         if self.bootstrap < 2:
@@ -215,15 +219,32 @@ class PairedBoard:
         return np.sort(np.concatenate([self.members[c] for c in codes]))
 
     def _cube(self, scorer: str) -> NDArray[np.float32]:
-        if scorer not in self._cubes:
+        if scorer not in self.cubes:
             lay = self.layout
             if scorer not in lay.grouped:
                 raise KeyError(scorer)
             x, _, _ = indicator_cube(
                 lay.grouped[scorer], self.responses, lay.by_response, lay.c_index, lay.p_index
             )
-            self._cubes[scorer] = x
-        return self._cubes[scorer]
+            self.cubes[scorer] = x
+        return self.cubes[scorer]
+
+    def _scope_block(self, scorer: str, scope: str) -> tuple[Float, Float]:
+        """``X`` of the scope's prompts (n, configs, columns) and its replicates
+        (B, configs, columns): one product for every metric, ranks and pairs of a scope. Only
+        the last scope is kept (a site walks scorer by scorer, scope by scope)."""
+        key = (scorer, scope)
+        if self._block_key != key:
+            idx = self.prompts_of(scope)
+            cube = self._cube(scorer)[idx]
+            n, n_c, k = cube.shape
+            # float32 for the one large product (as the score table's): its sums of weighted
+            # counts lose nothing a standard error could show.
+            w32 = self.weights[:, idx].astype(np.float32)
+            reps = (w32 @ cube.reshape(n, n_c * k)).astype(np.float64).reshape(-1, n_c, k)
+            sub = cube.astype(np.float64)
+            self._block_key, self._block = key, (sub, reps)
+        return self._block
 
     # -- differences ---------------------------------------------------------------------
 
@@ -266,9 +287,14 @@ class PairedBoard:
             q = idx[ans[:, i0] & ans[:, j0]]
             cfgs = sorted({c for k in members for c in pairs[k]})
             pos = {c: n for n, c in enumerate(cfgs)}
-            sub = x[q][:, cfgs, :].astype(np.float64)  # (n_q, k, cols)
-            flat = self.weights[:, q] @ sub.reshape(len(q), -1)
-            reps = flat.reshape(flat.shape[0], len(cfgs), -1)
+            if len(q) == len(idx):  # both answered the whole scope: the scope's own product
+                sub, reps = self._scope_block(scorer, scope)
+                if len(cfgs) < sub.shape[1]:
+                    sub, reps = sub[:, cfgs, :], reps[:, cfgs, :]
+            else:
+                sub = x[q][:, cfgs, :].astype(np.float64)  # (n_q, k, cols)
+                flat = self.weights[:, q] @ sub.reshape(len(q), -1)
+                reps = flat.reshape(flat.shape[0], len(cfgs), -1)
             ii = np.array([pos[pairs[k][0]] for k in members], dtype=np.intp)
             jj = np.array([pos[pairs[k][1]] for k in members], dtype=np.intp)
             at = np.array(members, dtype=np.intp)
@@ -290,22 +316,15 @@ class PairedBoard:
         )
         if not ranked:
             return {}
-        x = self._cube(scorer)
-        idx = self.prompts_of(scope)
         num, den = _metric_cols(metric)
         cfg = [self.layout.c_index[r.run_id] for r in ranked]
-        w = self.weights[:, idx]
-        sub = x[idx][:, cfg, :].astype(np.float64)
-        point = sub[..., num].sum(axis=0) / sub[..., den].sum(axis=0)
+        sub, reps = self._scope_block(scorer, scope)
+        point = sub[:, cfg, num].sum(axis=0) / sub[:, cfg, den].sum(axis=0)
         with np.errstate(invalid="ignore", divide="ignore"):
-            d_rep = w @ sub[..., den]
-            rate = np.where(
-                d_rep > 0, (w @ sub[..., num]) / np.where(d_rep > 0, d_rep, 1.0), np.nan
-            )
+            d_rep = reps[:, cfg, den]
+            rate = np.where(d_rep > 0, reps[:, cfg, num] / np.where(d_rep > 0, d_rep, 1.0), np.nan)
         rate = np.where(np.isnan(rate), point[None, :], rate)  # a degenerate replicate: no vote
-        ranks = 1 + (rate[:, None, :] > rate[:, :, None]).sum(axis=2)  # (B, k)
-        lo = np.quantile(ranks, 0.025, axis=0, method="lower")
-        hi = np.quantile(ranks, 0.975, axis=0, method="higher")
+        lo, hi = _rank_range(rate)
         return {
             r.run_id: (int(min(lo[n], n + 1)), int(max(hi[n], n + 1))) for n, r in enumerate(ranked)
         }
@@ -313,6 +332,28 @@ class PairedBoard:
     def ranks(self, scorer: str, scope: str, metric: str, rows: Sequence[ScoreRow]) -> list[Ranked]:
         """:func:`intima.results.rank.rank_groups` with this column's rank intervals."""
         return rank_groups(rows, self.rank_intervals(scorer, scope, metric, rows))
+
+
+def _rank_range(rate: Float) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+    """Per column of ``rate`` (B, k): the 2.5% and 97.5% points of its rank over the B rows
+    (rank = 1 + the columns rated higher in that row), as ``np.quantile`` with ``method="lower"``
+    and ``"higher"`` would give them, from counts instead of k sorts."""
+    b, k = rate.shape
+    order = np.argsort(-rate, axis=1)
+    ordered = np.take_along_axis(-rate, order, axis=1)
+    # Rank of each place in the order: the first place of its run of equal rates, plus 1.
+    new = np.ones((b, k), dtype=bool)
+    new[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
+    first = np.maximum.accumulate(np.where(new, np.arange(k), 0), axis=1)
+    ranks = np.empty((b, k), dtype=np.intp)
+    np.put_along_axis(ranks, order, first + 1, axis=1)  # (B, k), 1..k
+    flat = (np.arange(k)[None, :] * (k + 1) + ranks).ravel()
+    cum = (
+        np.bincount(flat, minlength=k * (k + 1)).reshape(k, k + 1).cumsum(axis=1)
+    )  # cum[c, r]: replicates where c ranked r or better
+    lo_at = int(np.floor(0.025 * (b - 1))) + 1  # the (lo_at)-th smallest rank
+    hi_at = int(np.ceil(0.975 * (b - 1))) + 1
+    return (cum >= lo_at).argmax(axis=1), (cum >= hi_at).argmax(axis=1)
 
 
 def _column(num_rep: Float, den_rep: Float, num: Float, den: Float) -> tuple[Float, Float, Float]:

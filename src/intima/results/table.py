@@ -190,9 +190,11 @@ def score_table(
     bootstrap: int = DEFAULT_BOOTSTRAP,
     seed: int = DEFAULT_SEED,
     per_code: bool = True,
+    cubes: dict[str, NDArray[np.float32]] | None = None,
 ) -> ScoreTable:
     """Every scorer's rates with 95% Wilson intervals on the effective sample size (design
-    effect from a seeded cluster bootstrap); see the module docstring."""
+    effect from a seeded cluster bootstrap); see the module docstring. ``cubes``: filled with
+    each scorer's :func:`indicator_cube` (for :class:`intima.results.paired.PairedBoard`)."""
     if bootstrap < 1:
         raise ValueError("bootstrap must be at least 1")
     lay = board_layout(responses, rating_sets)
@@ -200,7 +202,7 @@ def score_table(
     weights, codes, members = bootstrap_weights(prompt_codes, bootstrap, seed)
     rows: list[ScoreRow] = []
     for scorer in lay.scorers:
-        rows.extend(_score_one(scorer, lay, responses, weights, codes, members, per_code))
+        rows.extend(_score_one(scorer, lay, responses, weights, codes, members, per_code, cubes))
     return ScoreTable(
         rows=tuple(rows),
         scorers=tuple(lay.scorers),
@@ -268,12 +270,15 @@ def _score_one(
     codes: list[str],
     members: Mapping[str, NDArray[np.intp]],
     per_code: bool,
+    cubes: dict[str, NDArray[np.float32]] | None,
 ) -> list[ScoreRow]:
     configs, dim_of_code = lay.configs, lay.dim_of_code
     n_c, n_p = len(configs), len(lay.p_index)
     x, unscored, missing = indicator_cube(
         lay.grouped[scorer], responses, lay.by_response, lay.c_index, lay.p_index
     )
+    if cubes is not None:
+        cubes[scorer] = x
     flat = x.reshape(n_p, n_c * _N_COL)
     scope_codes: dict[str, list[str]] = {OVERALL: codes}
     for code in codes:

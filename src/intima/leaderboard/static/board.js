@@ -326,7 +326,10 @@
     ctl.appendChild(select("cmp-a", "Model A", opts, state.cmpA, function (v) { state.cmpA = Number(v); renderCompare(root); }));
     ctl.appendChild(select("cmp-b", "Model B", opts, state.cmpB, function (v) { state.cmpB = Number(v); renderCompare(root); }));
     root.appendChild(ctl);
-    if (state.scorer) { root.appendChild(compareTable(state.cmpA, state.cmpB)); }
+    if (state.scorer) {
+      root.appendChild(compareTable(state.cmpA, state.cmpB));
+      root.appendChild(el("p", { "class": "note", id: "cmp-note" }, "B − A over the prompts both answered, with its paired 95% interval (the same prompts drawn for both); different only when it excludes 0; the smallest difference detectable with 80% power at alpha 0.05. See Methodology."));
+    }
     var pick = el("div", { "class": "controls" });
     var pair = el("div", { "class": "pair" });
     var left = el("div", { id: "cmp-a-detail", "class": "detail" });
@@ -378,11 +381,19 @@
   }
   function pairOf(data, scope, a, b) {
     var n = D.configs.length, i = Math.min(a, b), j = Math.max(a, b);
-    var v = data[scope][i * (2 * n - i - 1) / 2 + (j - i - 1)];
+    var k = i * (2 * n - i - 1) / 2 + (j - i - 1), c = data[scope];
+    var v = [c.d[k], c.lo[k], c.hi[k], c.mde[k], c.different[k], c.n[k]];
     if (a < b || v[0] === null) { return v; }
     return [-v[0], v[2] === null ? null : -v[2], v[1] === null ? null : -v[1], v[3], v[4], v[5]];
   }
-  function pp(x) { return (x > 0 ? "+" : "") + (100 * x).toFixed(1); }
+  /* Ten-thousandths as points to one decimal, half away from zero, in integers: the very text
+   * compare_view.tenths writes in the app. */
+  function tenths(n, signed) {
+    var m = Math.floor((Math.abs(n) + 5) / 10);
+    var sign = n < 0 && m ? "-" : (signed && n > 0 && m ? "+" : "");
+    return sign + Math.floor(m / 10) + "." + (m % 10);
+  }
+  function pp(n) { return tenths(n, true); }
   function compareTable(a, b) {
     var t = el("table", { id: "cmp-scores", "class": "scores" });
     var head = el("tr");
@@ -416,7 +427,7 @@
         if (v[0] === null) { r[1].textContent = r[2].textContent = r[3].textContent = "–"; return; }
         r[1].textContent = pp(v[0]);
         if (v[1] !== null) { r[1].appendChild(el("span", { "class": "ci" }, " [" + pp(v[1]) + ", " + pp(v[2]) + "]")); }
-        r[2].textContent = v[3] === null ? "–" : (100 * v[3]).toFixed(1);
+        r[2].textContent = v[3] === null ? "–" : tenths(v[3], false);
         r[3].textContent = v[4] ? "different" : "no detectable difference";
         r[3].className = v[4] ? "verdict different" : "verdict same";
         r[3].setAttribute("title", "over " + v[5] + " prompts both answered");
