@@ -320,7 +320,7 @@ def test_no_command_turns_another_applications_database_into_a_store(
     for args in (
         ["runs"], ["export", str(tmp_path / "export")], ["board", "build", "--out",
         str(tmp_path / "site")], ["drift"], ["doctor"], ["publish", str(tmp_path / "bundle")],
-        ["explain", "some-response"], ["requests"], ["agreement"],
+        ["explain", "some-response"], ["requests"], ["agreement"], ["compare", "a", "b"],
         ["run", "--dataset", "demo", "--limit", "1", "--model", spec, "--no-progress"],
     ):  # fmt: skip
         res = invoke_cli(*args, "--store", str(other))

@@ -348,3 +348,63 @@ def test_board_serve_refuses_uploads_as_the_space_does(app_url: str) -> None:
     res = httpx.post(app_url + "gradio_api/queue/join", files={"f": ("a.txt", b"a")}, timeout=30)
     assert res.status_code == 403
     assert httpx.get(app_url, timeout=30).status_code == 200
+
+
+def _cells(pg: Any, selector: str) -> list[list[str]]:
+    return pg.eval_on_selector_all(
+        selector, "rs => rs.map(r => Array.from(r.cells).map(c => c.textContent.trim()))"
+    )
+
+
+def test_app_and_site_show_the_same_paired_numbers_and_rank_intervals(
+    page, browser: Any, store_path: Path, tmp_path: Path
+) -> None:
+    """The same store, B and seed: the app's side-by-side (B − A [95%], smallest detectable
+    difference, verdict) and its rank intervals are the static site's, cell for cell."""
+    from intima.leaderboard.site import build_site
+
+    with Store.open(store_path) as store:
+        data = load_board(store)
+    build_site(data, tmp_path / "site", bootstrap=200, seed=0)
+    site = watched_page(browser)
+    site.goto((tmp_path / "site" / "index.html").as_uri())
+    site.wait_for_selector("body[data-ready='1']")
+    site.wait_for_selector("#cmp-scores[data-ready='1']")
+    site_rows = _cells(site, "#cmp-scores tbody tr")
+    site_ranks = {
+        r[0]: r[1]
+        for r in site.eval_on_selector_all(
+            "#scores tbody tr",
+            "rs => rs.map(r => [r.cells[1].textContent, r.cells[0].textContent])",
+        )
+    }
+    assert site.errors == []
+    site.close()
+
+    app_ranks = {
+        r[1]: r[0] for r in _cells(page, "#board-table table:not(.intima-corrected) tbody tr")
+    }
+    assert app_ranks == site_ranks and all("[" in v for v in app_ranks.values())
+    page.get_by_role("tab", name="Compare").click()
+    page.wait_for_selector("#cmp-scores tbody tr")
+    app_rows = _cells(page, "#cmp-scores tbody tr")
+    assert len(app_rows) == len(site_rows) == 5  # overall and the four dimensions
+    for app, site_row in zip(app_rows, site_rows, strict=True):
+        assert app[0] == site_row[0]
+        assert app[3:] == site_row[3:]  # B − A [lo, hi], smallest detectable, verdict
+        assert app[5] in ("different", "no detectable difference")
+    # Another scorer and metric, chosen in the app, still agree with the pure function.
+    page.locator("#cmp-metric input").click()
+    page.get_by_role("option", name="boundary", exact=True).click()
+    page.wait_for_function(
+        "() => document.querySelector('#cmp-scores th').textContent.startsWith('boundary')"
+    )
+    from intima.leaderboard.compare_view import points, verdict
+    from intima.results.paired import PairedBoard
+
+    ids = [r.run_id for r in data.runs]
+    pb = PairedBoard(data.infos(), data.rating_sets, bootstrap=200, seed=0)
+    d = pb.difference(pb.scorers[0], ids[0], ids[1], "overall", "boundary")
+    first = _cells(page, "#cmp-scores tbody tr")[0]
+    assert first[3] == f"{points(d.diff)} [{points(d.lo)}, {points(d.hi)}]"
+    assert first[5] == verdict(d)

@@ -11,8 +11,13 @@ import pytest
 
 from browser import launch, watched_page
 from intima.core.errors import IntimaError
+from intima.core.ratings import Level, Primary, primary_label
+from intima.core.taxonomy import CATEGORIES
 from intima.leaderboard.site import build_site, safe_json
-from intima.results.data import load_board
+from intima.results.data import BoardData, load_board
+from intima.results.paired import PairedBoard
+from intima.results.rank import format_rank
+from intima.results.table import OVERALL, score_table
 from intima.store import Store
 from synthetic import synthetic_board, write_store
 
@@ -160,24 +165,52 @@ def _chunk_rows(site: Path, i: int) -> list[dict]:
     return json.loads(text[text.index(",") + 1 : text.rindex(")")])
 
 
-def test_side_by_side_compares_scores_and_one_prompts_responses(page, site: Path) -> None:
+def _paired(site_root: Path) -> PairedBoard:
+    with Store.open(site_root.parent / "store.db") as store:
+        data = load_board(store)
+    return PairedBoard(data.infos(), data.rating_sets, bootstrap=300, seed=0)
+
+
+def _check_paired_rows(page, data: dict, paired: PairedBoard, a: int, b: int, metric: str) -> None:
+    """Each scope's B - A [lo, hi], smallest detectable difference and verdict are the paired
+    numbers of intima.results.paired (not the marginal intervals' overlap)."""
+    page.wait_for_selector("#cmp-scores[data-ready='1']")
+    rows = page.locator("#cmp-scores tbody tr")
+    assert rows.count() == len(data["scopes"])
+    ids = [c["run_id"] for c in data["configs"]]
+    for i, scope in enumerate(data["scopes"]):
+        va, vb = (data["scores"]["panel"][scope][metric][c] for c in (a, b))
+        cells = rows.nth(i).locator("td").all_text_contents()
+        # Shown to one decimal in percent: rate [lo, hi] of each, then B - A [lo, hi] in points.
+        assert _numbers(cells[1]) == pytest.approx([100 * x for x in va[:3]], abs=0.051)
+        assert _numbers(cells[2]) == pytest.approx([100 * x for x in vb[:3]], abs=0.051)
+        d = paired.difference("panel", ids[a], ids[b], scope, metric)
+        assert d.diff is not None and d.lo is not None and d.hi is not None and d.mde is not None
+        # The page has them rounded to 4 decimals (the data files), then to 0.1 point.
+        want = [100 * round(x, 4) for x in (d.diff, d.lo, d.hi)]
+        assert _numbers(cells[3]) == pytest.approx(want, abs=0.051)
+        assert _numbers(cells[4]) == pytest.approx([100 * round(d.mde, 4)], abs=0.051)
+        assert cells[5] == ("different" if d.different else "no detectable difference")
+
+
+def test_side_by_side_shows_the_paired_difference_and_what_the_board_can_detect(
+    page, site: Path
+) -> None:
     data = payload(site)
+    paired = _paired(site)
     page.select_option("#scorer", "panel")
     page.select_option("#metric", "reinforcing")
     page.select_option("#cmp-a", "2")
     page.select_option("#cmp-b", "3")
-    rows = page.locator("#cmp-scores tbody tr")
-    assert rows.count() == len(data["scopes"])
-    for i, scope in enumerate(data["scopes"]):
-        a, b = (data["scores"]["panel"][scope]["reinforcing"][c] for c in (2, 3))
-        cells = rows.nth(i).locator("td").all_text_contents()
-        # Shown to one decimal in percent: rate [lo, hi], then the difference in points.
-        assert _numbers(cells[1]) == pytest.approx([100 * x for x in a[:3]], abs=0.051)
-        assert _numbers(cells[2]) == pytest.approx([100 * x for x in b[:3]], abs=0.051)
-        assert _numbers(cells[3]) == pytest.approx([100 * (b[0] - a[0])], abs=0.051)
-        assert cells[3].endswith(" pp") and (cells[3][0] in "+-" or b[0] == a[0])
-        apart = a[2] < b[1] or b[2] < a[1]
-        assert cells[4] == ("apart" if apart else "overlap")
+    _check_paired_rows(page, data, paired, 2, 3, "reinforcing")
+    page.select_option("#cmp-a", "3")  # the other order: the same interval, negated
+    page.select_option("#cmp-b", "0")
+    _check_paired_rows(page, data, paired, 3, 0, "reinforcing")
+    page.select_option("#metric", "boundary")
+    _check_paired_rows(page, data, paired, 3, 0, "boundary")
+    page.select_option("#cmp-a", "2")
+    page.select_option("#cmp-b", "3")
+    page.select_option("#metric", "reinforcing")
     # One prompt, both configurations' responses next to each other, as text.
     a_rows, b_rows = _chunk_rows(site, 2), {r["prompt_id"]: r for r in _chunk_rows(site, 3)}
     chosen = a_rows[11]
@@ -207,7 +240,90 @@ def test_small_scopes_are_shown_unranked_and_the_method_is_stated(page, site: Pa
     ranks = page.locator("#scores tbody tr td.rank").all_text_contents()
     assert ranks == ["–"] * 4
     page.click("th[data-sort='overall']")
-    ranks = page.locator("#scores tbody tr td.rank").all_text_contents()
+    ranks = page.locator("#scores tbody tr td.rank .rank-value").all_text_contents()
     assert "–" not in ranks and len(ranks) == 4
     method = page.locator("#method").inner_text()
     assert "Wilson" in method and "not ranked" in method and "Validation" in method
+    assert "rank interval" in method and "smallest detectable difference" in method.lower()
+
+
+def test_ranks_show_their_rank_intervals_which_hold_the_rank(page, site: Path) -> None:
+    data = payload(site)
+    paired = _paired(site)
+    page.select_option("#scorer", "judge:synthetic-judge-1")
+    page.select_option("#metric", "boundary")
+    page.click("th[data-sort='overall']")
+    shown = page.eval_on_selector_all(
+        "#scores tbody tr",
+        "rs => rs.map(r => [r.dataset.runId, r.querySelector('.rank-value').textContent,"
+        " (r.querySelector('.rank-interval') || {}).textContent || ''])",
+    )
+    with Store.open(site.parent / "store.db") as store:
+        board = load_board(store)
+    table = score_table(board.infos(), board.rating_sets, bootstrap=300, seed=0, per_code=False)
+    rows = [
+        table.get("judge:synthetic-judge-1", c["run_id"], OVERALL, "boundary")
+        for c in data["configs"]
+    ]
+    want = {r.run_id: r for r in paired.ranks("judge:synthetic-judge-1", OVERALL, "boundary", rows)}
+    assert len(shown) == 4
+    for run_id, rank, interval in shown:
+        r = want[run_id]
+        lo, hi = (
+            (int(x) for x in re.findall(r"\d+", interval))
+            if "–" in interval
+            else [int(interval.strip(" []"))] * 2
+        )
+        assert (lo, hi) == (r.lo, r.hi)
+        assert lo <= int(rank.lstrip("=")) <= hi
+        assert rank == format_rank(r)
+
+
+@pytest.fixture(scope="module")
+def shared_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Two configurations that answer alike wherever the prompt decides (shared prompt
+    effects), B reinforcing on 25 more of the 368 prompts than A: a 7-point difference the
+    pairing sees and the marginal intervals do not."""
+    root = tmp_path_factory.mktemp("shared")
+    base = synthetic_board(2, 368, 1, seed=9, unscored_rate=0.0, panel=False)
+    first, second = (r.run_id for r in base.runs)
+    a_sets = {rs.response_id: rs for rs in base.rating_sets}
+    b_resp = {r.prompt_id: r.response_id for r in base.responses if r.run_id == second}
+    reinforcing = dict.fromkeys(CATEGORIES, Level.LOW) | {"companionship_reinforcing": Level.HIGH}
+    sets, flips = [], 0
+    for r in base.responses:
+        if r.run_id != first:
+            continue
+        rs = a_sets[r.response_id]
+        sets.append(rs)
+        levels = dict(rs.levels)
+        if rs.primary != Primary.REINFORCING and flips < 25:
+            levels, flips = reinforcing, flips + 1
+        sets.append(rs.model_copy(update={"response_id": b_resp[r.prompt_id], "levels": levels,
+                                          "primary": primary_label(levels)}))  # fmt: skip
+    data = BoardData(base.runs, base.responses, tuple(sets), base.methodology)
+    with Store.open(root / "store.db") as store:
+        write_store(store, data)
+        loaded = load_board(store)
+    build_site(loaded, root / "out", bootstrap=300, seed=0)
+    return root / "out"
+
+
+def test_side_by_side_calls_a_paired_difference_different_where_intervals_overlap(
+    page, shared_site: Path
+) -> None:
+    data = payload(shared_site)
+    scorer = data["scorers"][0]
+    a, b = (data["scores"][scorer]["overall"]["reinforcing"][c] for c in (0, 1))
+    assert a[2] >= b[1] and b[2] >= a[1]  # the marginal 95% intervals overlap
+    other = watched_page(page.context.browser)  # the module's browser, a page of its own
+    other.goto((shared_site / "index.html").as_uri())
+    other.wait_for_selector("body[data-ready='1']", timeout=10_000)
+    other.select_option("#metric", "reinforcing")
+    other.wait_for_selector("#cmp-scores[data-ready='1']")
+    cells = other.locator("#cmp-scores tbody tr").first.locator("td").all_text_contents()
+    assert other.errors == []
+    other.close()
+    assert cells[0] == "Overall"
+    assert _numbers(cells[3])[0] == pytest.approx(100 * 25 / 368, abs=0.051)
+    assert _numbers(cells[3])[1] > 0 and cells[5] == "different"

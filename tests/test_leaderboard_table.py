@@ -242,13 +242,27 @@ def test_ties_share_the_rank_of_the_group_leader() -> None:
     rows = [
         _row("C", 0.40, 0.35, 0.46),
         _row("A", 0.55, 0.50, 0.60),
-        _row("B", 0.52, 0.45, 0.58),  # overlaps A -> tied with A
-        _row("D", 0.39, 0.30, 0.45),  # overlaps C (the new leader) -> tied with C
-        _row("E", 0.20, 0.10, 0.31),  # overlaps D but not C: leader rule, not a chain
+        _row("B", 0.52, 0.45, 0.58),
+        _row("D", 0.39, 0.30, 0.45),
+        _row("E", 0.20, 0.10, 0.31),
         _row("F", None, None, None, n=0),  # no scored response: shown, never ranked
     ]
-    ranked = {r.run_id: format_rank(r) for r in rank_groups(rows)}
+    intervals = {
+        "A": (1, 2),
+        "B": (1, 2),  # reaches A's rank -> tied with A
+        "C": (3, 4),
+        "D": (3, 5),  # reaches C's (the new leader's) rank -> tied with C
+        "E": (4, 5),  # reaches D's position but not C's: leader rule, not a chain
+    }
+    ranked = {r.run_id: format_rank(r) for r in rank_groups(rows, intervals)}
     assert ranked == {"A": "=1", "B": "=1", "C": "=3", "D": "=3", "E": "5", "F": "–"}
+
+
+def test_overlapping_marginal_intervals_alone_make_no_tie() -> None:
+    """Ties come from rank intervals (the paired replicates), not from marginal overlap."""
+    rows = [_row("A", 0.55, 0.50, 0.60), _row("B", 0.52, 0.45, 0.58)]
+    ranked = rank_groups(rows, {"A": (1, 1), "B": (2, 2)})
+    assert [format_rank(r) for r in ranked] == ["1", "2"]
 
 
 def test_rows_with_too_little_data_are_shown_unranked() -> None:
@@ -260,10 +274,10 @@ def test_rows_with_too_little_data_are_shown_unranked() -> None:
         _row("half", 0.1, 0.05, 0.15, n=184),  # exactly half: ranked
         _row("none", None, None, None, n=0),
     ]
-    ranked = rank_groups(rows)
+    ranked = rank_groups(rows, {"big": (1, 2), "half": (1, 2)})
     assert [(r.run_id, format_rank(r)) for r in ranked] == [
-        ("big", "1"),
-        ("half", "2"),
+        ("big", "=1"),
+        ("half", "=1"),
         ("n1", "–"),
         ("n29", "–"),
         ("third", "–"),
@@ -272,9 +286,9 @@ def test_rows_with_too_little_data_are_shown_unranked() -> None:
     assert all(r.rank is None for r in ranked[2:])
 
 
-def test_no_overlap_means_strict_ranks() -> None:
+def test_no_interval_means_strict_ranks() -> None:
     rows = [_row("A", 0.9, 0.85, 0.95), _row("B", 0.5, 0.45, 0.55), _row("C", 0.1, 0.05, 0.15)]
-    assert [(r.run_id, format_rank(r)) for r in rank_groups(rows)] == [
+    assert [(r.run_id, format_rank(r)) for r in rank_groups(rows, {})] == [
         ("A", "1"),
         ("B", "2"),
         ("C", "3"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -279,6 +280,50 @@ def test_a_bundle_published_after_start_appears_without_a_restart(
     assert "model-a" in _table(page) and "model-c" not in _table(page)
     assert world["tampered"] in page.locator("#board-notice").text_content()
     assert page.errors == []
+    _the_space_compares_as_the_site_does(page, world)
+
+
+def _rows(pg: Any) -> list[list[str]]:
+    return pg.eval_on_selector_all(
+        "#cmp-scores tbody tr", "rs => rs.map(r => Array.from(r.cells).map(c => c.textContent))"
+    )
+
+
+def _the_space_compares_as_the_site_does(page: Any, world: dict[str, Any]) -> None:
+    """The Space's side-by-side of model-a and model-b (B − A [95%], smallest detectable
+    difference, verdict) is the static site's for the same results repo, B and seed."""
+    page.get_by_role("tab", name="Compare").click()
+    page.locator("#cmp-b input").click()
+    page.get_by_role("option", name=re.compile("model-b")).click()
+    page.wait_for_function(
+        "() => (document.querySelector('#cmp-scores thead') || {textContent: ''})"
+        ".textContent.includes('model-b')",
+        timeout=20_000,
+    )
+    space_rows = _rows(page)
+    site = world["tmp"] / "site-compare"
+    res = run_cli("board", "build", "--from", f"hf://datasets/{RESULTS}", "--out", str(site),
+                  "--bootstrap", "100", env=world["env"])  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    html = (site / "index.html").read_text()
+    found = re.search(r'id="board-data">(.*?)</script>', html, re.S)
+    assert found
+    data = json.loads(found.group(1))
+    index = {c["label"]: i for i, c in enumerate(data["configs"])}
+    a = next(i for label, i in index.items() if "model-a" in label)
+    b = next(i for label, i in index.items() if "model-b" in label)
+    other = watched_page(page.context.browser)
+    other.goto((site / "index.html").as_uri())
+    other.wait_for_selector("body[data-ready='1']")
+    other.select_option("#cmp-a", str(a))
+    other.select_option("#cmp-b", str(b))
+    other.wait_for_selector("#cmp-scores[data-ready='1']")
+    site_rows = _rows(other)
+    assert other.errors == []
+    other.close()
+    assert [r[0] for r in space_rows] == [r[0] for r in site_rows]
+    assert [r[3:] for r in space_rows] == [r[3:] for r in site_rows]
+    assert space_rows[0][5] in ("different", "no detectable difference")
 
 
 def test_board_build_from_the_results_repo(world: dict[str, Any]) -> None:

@@ -24,17 +24,27 @@ from typing import TYPE_CHECKING, Any, Protocol
 from intima.core.errors import IntimaError
 from intima.core.perf import paused_gc
 from intima.core.ratings import RatingSet
-from intima.leaderboard import charts, prediction_view, render, validity_view, wording
+from intima.leaderboard import (
+    charts,
+    compare_view,
+    drift_render,
+    prediction_view,
+    render,
+    validity_view,
+    wording,
+)
 from intima.leaderboard.render import esc
 from intima.results import DEFAULT_BOOTSTRAP, DEFAULT_SEED
 from intima.results.conversations import ConversationBoard, load_conversations
 from intima.results.corrected import Corrections
 from intima.results.data import BoardData, load_board
 from intima.results.intervals import intervals_note
+from intima.results.paired import PairedBoard, mde_note
 from intima.results.prediction import PredictionRow
-from intima.results.rank import UNRANKED_NOTE
+from intima.results.rank import TIES_NOTE, UNRANKED_NOTE
 from intima.results.table import (
     LABEL_METRICS,
+    METRICS,
     OVERALL,
     ScoreTable,
     code_scope,
@@ -81,6 +91,17 @@ class BoardIndex:
         self.cards = scorer_cards(data)
 
     @functools.cached_property
+    def paired(self) -> PairedBoard:
+        """Paired differences and rank intervals on the table's own replicates."""
+        return PairedBoard(
+            self.data.infos(), self.data.rating_sets, self.table.bootstrap, self.table.seed
+        )
+
+    def compare(self, scorer: str | None, metric: str, a: str | None, b: str | None) -> str:
+        """The side-by-side numbers of two configurations (:mod:`.compare_view`)."""
+        return compare_view.compare_html(self.table, self.paired, scorer, metric, a or "", b or "")
+
+    @functools.cached_property
     def corrections(self) -> Corrections:
         """Corrected shares and mean scores (computed on first view, then kept)."""
         return board_corrections(self.data, self.table)
@@ -94,7 +115,7 @@ class BoardIndex:
         return (
             prediction_view.prediction_html(self.prediction, self.table.configs, sort_metric, scope)
             + validity_view.validity_html(self.cards, scorer)
-            + render.scores_table(self.table, scorer, scope, sort_metric)
+            + render.scores_table(self.table, self.paired, scorer, scope, sort_metric)
             + validity_view.corrected_html(self.table, self.corrections, scorer, scope, sort_metric)
         )
 
@@ -174,10 +195,11 @@ def methodology_html(data: BoardData, table: ScoreTable) -> str:
         ("Number mapping", m.number_mapping),
         ("Intervals", intervals_note(table.bootstrap, table.seed)),
         (
-            "Ties",
-            "Rank 1 = highest rate. A configuration shares the rank (=k) of the group "
-            f"leader whose interval its own interval overlaps. '–': {UNRANKED_NOTE}.",
+            "Ranks",
+            "Rank 1 = highest rate: a measurement, not a verdict. [low–high]: the rank "
+            f"interval; {TIES_NOTE}. '–': {UNRANKED_NOTE}.",
         ),
+        ("Side by side", mde_note()),
         ("Validation", _validation_text(m)),
         ("Prediction-powered shares", prediction_view.PREDICTION_NOTE),
         ("Error-corrected shares", validity_view.CORRECTION_NOTE),
@@ -307,13 +329,22 @@ def build_app(
                 with gr.Column(min_width=320):
                     cmp_b = gr.Dropdown(configs, value=c1, label="Model B", elem_id="cmp-b")
                     cmp_b_html = gr.HTML(idx.detail(c1, cp0), elem_id="cmp-b-detail")
+            with gr.Row():
+                cmp_scorer = gr.Dropdown(scorers, value=first, label="Scorer", elem_id="cmp-scorer")
+                cmp_metric = gr.Dropdown(
+                    list(METRICS), value="reinforcing", label="Rate of", elem_id="cmp-metric"
+                )
+            cmp_in = [cmp_scorer, cmp_metric, cmp_a, cmp_b]
+            cmp_scores = gr.HTML(idx.compare(first, "reinforcing", c0, c1), elem_id="cmp-scores")
+            for ctl in cmp_in:
+                ctl.change(lambda *v: cur().compare(*v), cmp_in, cmp_scores)
             for ctl in (cmp_prompt, cmp_a):
                 ctl.change(detail, [cmp_a, cmp_prompt], cmp_a_html)
             for ctl in (cmp_prompt, cmp_b):
                 ctl.change(detail, [cmp_b, cmp_prompt], cmp_b_html)
         if conversations is not None and conversations.turns:
             with gr.Tab("Drift"):
-                _drift_tab(conversations, table.bootstrap, table.seed)
+                drift_render.drift_tab(conversations, table.bootstrap, table.seed)
         with gr.Tab("Methodology"):
             method_html = gr.HTML(methodology_html(data, table), elem_id="methodology")
         with gr.Tab("Request a model"):
@@ -350,71 +381,11 @@ def build_app(
                 {"demo": demo, "notice": notice, "scorer": scorer, "dimension": dimension,
                  "code": code, "sort": sort_metric, "board": [table_html, bars_html, heat_html,
                  radar_html], "configs": [ex_config, cmp_a, cmp_b], "codes": [ex_code],
+                 "compare": [cmp_scorer, cmp_metric, cmp_scores],
                  "prompts": cmp_prompt, "methodology": method_html},
                 board,
             )  # fmt: skip
     return demo
-
-
-def _drift_tab(conv: ConversationBoard, bootstrap: int, seed: int) -> None:
-    """Rates by turn (a line per model), slopes and dropped boundaries, and a transcript
-    explorer: the static site's drift view, rendered server-side."""
-    import gradio as gr
-
-    from intima.leaderboard import drift_render
-    from intima.leaderboard.drift_view import busiest_scorer
-    from intima.results.conversations import drift_tables
-
-    tables = drift_tables(conv, bootstrap=bootstrap, seed=seed)
-    s0 = busiest_scorer(conv, list(tables))
-    scopes = tables[s0].scopes if s0 else ["all"]
-
-    run_ids = [run_id for run_id, _ in conv.runs]
-
-    def numbers(scorer: str | None, scope: str) -> tuple[str, str]:
-        if scorer not in tables:
-            return "<p>No turn is rated yet.</p>", ""
-        t = tables[str(scorer)]
-        return charts.drift_charts(t, scope, run_ids), drift_render.drift_numbers(t, scope)
-
-    by_conv: dict[tuple[str, str], list[Any]] = {}
-    for t in conv.turns:
-        by_conv.setdefault((t.run_id, t.conversation_id), []).append(t)
-
-    def choices(run_id: str | None) -> list[tuple[str, str]]:
-        return [
-            (f"{ts[0].code}: {_one_line(ts[0].user_text)[:70]}", cid)
-            for (r, cid), ts in by_conv.items()
-            if r == run_id
-        ]
-
-    def show(run_id: str | None, cid: str | None) -> str:
-        return drift_render.transcript(by_conv.get((run_id or "", cid or ""), []), conv.rating_sets)
-
-    with gr.Row():
-        scorer = gr.Dropdown(list(tables), value=s0, label="Scorer", elem_id="drift-scorer")
-        scope = gr.Dropdown(scopes, value="all", label="Dimension", elem_id="drift-scope")
-    first = numbers(s0, "all")
-    lines = gr.HTML(first[0], elem_id="drift-charts")
-    nums = gr.HTML(first[1], elem_id="drift-numbers")
-    for ctl in (scorer, scope):
-        ctl.change(numbers, [scorer, scope], [lines, nums])
-    gr.Markdown("### Transcript explorer")
-    runs = [(label, run_id) for run_id, label in conv.runs]
-    r0 = runs[0][1] if runs else None
-    c_choices = choices(r0)
-    c0 = c_choices[0][1] if c_choices else None
-    with gr.Row():
-        model = gr.Dropdown(runs, value=r0, label="Model", elem_id="drift-config")
-        chosen = gr.Dropdown(c_choices, value=c0, label="Conversation", elem_id="drift-conv")
-    html = gr.HTML(show(r0, c0), elem_id="drift-transcript")
-
-    def refilter(run_id: str) -> Any:
-        new = choices(run_id)
-        return gr.update(choices=new, value=new[0][1] if new else None)
-
-    model.change(refilter, [model], chosen)
-    chosen.change(show, [model, chosen], html)
 
 
 def serve(

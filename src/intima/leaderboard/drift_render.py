@@ -9,15 +9,17 @@ piece of store text (labels, user messages, replies, rationales) goes through
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from intima.core.ratings import RatingSet
+from intima.leaderboard import charts
 from intima.leaderboard.render import clip, esc, pct
 from intima.results.drift import DriftTable, Estimate
 from intima.results.table import CATEGORIES
 
 if TYPE_CHECKING:
     from intima.converse import ConversationTurn
+    from intima.results.conversations import ConversationBoard
 
 
 def _slope(est: Estimate) -> str:
@@ -83,3 +85,67 @@ def transcript(turns: Sequence[ConversationTurn], sets: Sequence[RatingSet]) -> 
         )
     out.append("</div>")
     return "".join(out)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def drift_tab(conv: ConversationBoard, bootstrap: int, seed: int) -> None:
+    """The app's Drift tab (call inside its Blocks): rates by turn (a line per model), slopes
+    and dropped boundaries, and a transcript explorer: the static site's drift view."""
+    import gradio as gr
+
+    from intima.leaderboard.drift_view import busiest_scorer
+    from intima.results.conversations import drift_tables
+
+    tables = drift_tables(conv, bootstrap=bootstrap, seed=seed)
+    s0 = busiest_scorer(conv, list(tables))
+    scopes = tables[s0].scopes if s0 else ["all"]
+
+    run_ids = [run_id for run_id, _ in conv.runs]
+
+    def numbers(scorer: str | None, scope: str) -> tuple[str, str]:
+        if scorer not in tables:
+            return "<p>No turn is rated yet.</p>", ""
+        t = tables[str(scorer)]
+        return charts.drift_charts(t, scope, run_ids), drift_numbers(t, scope)
+
+    by_conv: dict[tuple[str, str], list[Any]] = {}
+    for t in conv.turns:
+        by_conv.setdefault((t.run_id, t.conversation_id), []).append(t)
+
+    def choices(run_id: str | None) -> list[tuple[str, str]]:
+        return [
+            (f"{ts[0].code}: {_one_line(ts[0].user_text)[:70]}", cid)
+            for (r, cid), ts in by_conv.items()
+            if r == run_id
+        ]
+
+    def show(run_id: str | None, cid: str | None) -> str:
+        return transcript(by_conv.get((run_id or "", cid or ""), []), conv.rating_sets)
+
+    with gr.Row():
+        scorer = gr.Dropdown(list(tables), value=s0, label="Scorer", elem_id="drift-scorer")
+        scope = gr.Dropdown(scopes, value="all", label="Dimension", elem_id="drift-scope")
+    first = numbers(s0, "all")
+    lines = gr.HTML(first[0], elem_id="drift-charts")
+    nums = gr.HTML(first[1], elem_id="drift-numbers")
+    for ctl in (scorer, scope):
+        ctl.change(numbers, [scorer, scope], [lines, nums])
+    gr.Markdown("### Transcript explorer")
+    runs = [(label, run_id) for run_id, label in conv.runs]
+    r0 = runs[0][1] if runs else None
+    c_choices = choices(r0)
+    c0 = c_choices[0][1] if c_choices else None
+    with gr.Row():
+        model = gr.Dropdown(runs, value=r0, label="Model", elem_id="drift-config")
+        chosen = gr.Dropdown(c_choices, value=c0, label="Conversation", elem_id="drift-conv")
+    html = gr.HTML(show(r0, c0), elem_id="drift-transcript")
+
+    def refilter(run_id: str) -> Any:
+        new = choices(run_id)
+        return gr.update(choices=new, value=new[0][1] if new else None)
+
+    model.change(refilter, [model], chosen)
+    chosen.change(show, [model, chosen], html)

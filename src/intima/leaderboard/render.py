@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING
 
 from intima.core.ratings import RatingSet
 from intima.leaderboard import wording
-from intima.results.rank import UNRANKED_NOTE, Ranked, format_rank, rank_groups
+from intima.results.paired import PairedBoard
+from intima.results.rank import TIES_NOTE, UNRANKED_NOTE, Ranked, format_rank, format_rank_interval
 from intima.results.sources import AFFECT_FACTORS
 from intima.results.table import CATEGORIES, LABEL_METRICS, ScoreRow, ScoreTable
 from intima.store import StoredResponse
@@ -63,12 +64,16 @@ def direction_html(sort_metric: str) -> str:
     )
 
 
-def scores_table(table: ScoreTable, scorer: str, scope: str, sort_metric: str) -> str:
-    """Configurations x label metrics for one scorer and scope, ranked on ``sort_metric``."""
+def scores_table(
+    table: ScoreTable, paired: PairedBoard, scorer: str, scope: str, sort_metric: str
+) -> str:
+    """Configurations x label metrics for one scorer and scope, ranked on ``sort_metric``, each
+    rank with its rank interval (``paired``: the same board, B and seed as ``table``)."""
     if scorer not in table.scorers:
         return "<p>No scores for this scorer.</p>"
     run_ids = [c for c, _ in table.configs]
-    ranked: list[Ranked] = rank_groups([table.get(scorer, c, scope, sort_metric) for c in run_ids])
+    rows = [table.get(scorer, c, scope, sort_metric) for c in run_ids]
+    ranked: list[Ranked] = paired.ranks(scorer, scope, sort_metric, rows)
     cols = list(LABEL_METRICS)
     head = "".join(f"<th>{esc(m.replace('_', ' '))} %</th>" for m in cols)
     out = [
@@ -86,7 +91,8 @@ def scores_table(table: ScoreTable, scorer: str, scope: str, sort_metric: str) -
             row = table.get(scorer, rk.run_id, scope, m)
             cells.append(f'<td>{pct(row.rate)}<span class="ci">{ci(row)}</span></td>')
         out.append(
-            f'<tr data-run-id="{esc(rk.run_id)}"><td{_rank_title(rk)}>{esc(format_rank(rk))}</td>'
+            f'<tr data-run-id="{esc(rk.run_id)}"><td{_rank_title(rk)}><span class="rank-value">'
+            f"{esc(format_rank(rk))}</span>{_rank_interval(rk)}</td>"
             f'<td class="model">{esc(first.label)}</td>{"".join(cells)}<td>{first.n}</td>'
             f"<td>{first.n_unscored}</td><td>{first.n_missing}</td></tr>"
         )
@@ -196,4 +202,9 @@ def theme() -> gr.themes.Default:
 
 
 def _rank_title(rk: Ranked) -> str:
-    return f' title="{esc(UNRANKED_NOTE)}"' if rk.rank is None else ""
+    return f' title="{esc(UNRANKED_NOTE if rk.rank is None else TIES_NOTE)}"'
+
+
+def _rank_interval(rk: Ranked) -> str:
+    text = format_rank_interval(rk)
+    return f'<span class="ci rank-interval"> [{esc(text)}]</span>' if text else ""

@@ -34,6 +34,7 @@ from intima.core.perf import paused_gc
 from intima.core.ratings import RatingSet
 from intima.core.version import __version__
 from intima.leaderboard import charts, wording
+from intima.leaderboard.compare_view import ten_thousandths
 from intima.leaderboard.drift_view import (
     DRIFT_SCRIPT,
     drift_payload,
@@ -47,7 +48,8 @@ from intima.leaderboard.validity_view import validity_payload
 from intima.results.conversations import ConversationBoard, drift_tables
 from intima.results.data import BoardData
 from intima.results.intervals import intervals_note
-from intima.results.rank import UNRANKED_NOTE, format_rank, rank_groups
+from intima.results.paired import PairedBoard, mde_note
+from intima.results.rank import TIES_NOTE, UNRANKED_NOTE, format_rank
 from intima.results.sources import AFFECT_FACTORS
 from intima.results.table import (
     CATEGORIES,
@@ -114,11 +116,18 @@ def _build(
     # bootstrap runs (numpy releases the GIL in its matrix products and sorts).
     with ThreadPoolExecutor(max_workers=1) as pool:
         n_chunks = pool.submit(_write_chunks, data, out_dir / "data")
+        cubes: dict[str, Any] = {}  # each scorer's indicators, built once for both
         table = score_table(
-            data.infos(), data.rating_sets, bootstrap=bootstrap, seed=seed, per_code=False
+            data.infos(), data.rating_sets, bootstrap=bootstrap, seed=seed, per_code=False,
+            cubes=cubes,
+        )  # fmt: skip
+        paired = PairedBoard(
+            data.infos(), data.rating_sets, bootstrap=bootstrap, seed=seed, cubes=cubes
         )
-        payload = _payload(data, table, title)
+        pairs: dict[str, dict[str, dict[str, Any]]] = {}
+        payload = _payload(data, table, title, paired, pairs)
         payload["validity"] = validity_payload(data, table)  # cards, corrected shares, means
+        payload["pairs"] = _write_pairs(pairs, table, out_dir / "data")
         # Prediction-powered shares where a judge labelled a random sample (None otherwise).
         prediction = prediction_payload(data, table.configs)
         payload["chunks"] = [f"data/r{i}.js" for i in range(n_chunks.result())]
@@ -153,6 +162,41 @@ def _write_chunks(data: BoardData, folder: Path) -> int:
         text = "window.intimaChunk(" + str(i) + "," + json.dumps(chunk, ensure_ascii=True) + ");\n"
         (folder / f"r{i}.js").write_text(text, encoding="utf-8")
     return len(chunks)
+
+
+def _pair_columns(paired: PairedBoard, scorer: str, scope: str) -> dict[str, dict[str, Any]]:
+    """Per metric, every pair's B - A on one scorer and scope, as the data files hold them:
+    columns over the pairs (i, j), i < j in table order, row-major, B = j and A = i: ``d``
+    (B - A), ``lo``, ``hi``, ``mde`` (smallest detectable difference), all in ten-thousandths
+    (:func:`intima.leaderboard.compare_view.ten_thousandths`; null: no number), ``different``
+    (1 or 0) and ``n`` (prompts both answered)."""
+    out = {}
+    for metric, p in paired.pair_matrix(scorer, scope, METRICS).items():
+        col = {k: ten_thousandths(getattr(p, k)) for k in ("diff", "lo", "hi", "mde")}
+        col["d"] = col.pop("diff")
+        col["different"] = p.different.astype(int).tolist()
+        col["n"] = p.n_common.tolist()
+        out[metric] = col
+    return out
+
+
+def _write_pairs(
+    pairs: dict[str, dict[str, dict[str, Any]]], table: ScoreTable, folder: Path
+) -> dict[str, Any]:
+    """Every pair's B - A on every column, computed here so that ``board.js`` only shows it:
+    one file per (scorer, metric), ``data/p<scorer>_<metric>.js``, mapping each scope to its
+    :func:`_pair_columns`, loaded when the side-by-side view asks for it (50 configurations
+    make 1,225 pairs a column)."""
+    files: dict[str, dict[str, str]] = {}
+    for s, scorer in enumerate(table.scorers):
+        files[scorer] = {}
+        for m, metric in enumerate(METRICS):
+            name = f"p{s}_{m}.js"
+            body = json.dumps(pairs[scorer][metric], ensure_ascii=True, separators=(",", ":"))
+            text = f'window.intimaPairs("{s}_{m}",{body});\n'
+            (folder / name).write_text(text, encoding="utf-8")
+            files[scorer][metric] = f"data/{name}"
+    return {"note": mde_note(), "files": files}
 
 
 def _clear(out_dir: Path) -> None:
@@ -237,22 +281,39 @@ def _r(x: float | None) -> float | None:
     return None if x is None else round(x, 4)
 
 
-def _payload(data: BoardData, table: ScoreTable, title: str) -> dict[str, Any]:
+def _payload(
+    data: BoardData,
+    table: ScoreTable,
+    title: str,
+    paired: PairedBoard,
+    pairs: dict[str, dict[str, dict[str, Any]]],
+) -> dict[str, Any]:
+    """The page's JSON; fills ``pairs`` (scorer -> metric -> scope -> :func:`_pair_columns`)
+    in the same pass, so each scope's replicates are multiplied out once for ranks and pairs."""
     scopes = [OVERALL, *dims_in({r.scope for r in table.rows})]
     config_ids = [run_id for run_id, _ in table.configs]
     scores: dict[str, Any] = {}
     ranks: dict[str, Any] = {}
+    rank_intervals: dict[str, Any] = {}
     for scorer in table.scorers:
-        scores[scorer], ranks[scorer] = {}, {}
+        scores[scorer], ranks[scorer], rank_intervals[scorer] = {}, {}, {}
+        pairs[scorer] = {m: {} for m in METRICS}
         for scope in scopes:
+            for metric, col in _pair_columns(paired, scorer, scope).items():
+                pairs[scorer][metric][scope] = col
             scores[scorer][scope], ranks[scorer][scope] = {}, {}
+            rank_intervals[scorer][scope] = {}
             for metric in METRICS:
                 rows = [table.get(scorer, c, scope, metric) for c in config_ids]
                 scores[scorer][scope][metric] = [
                     [_r(r.rate), _r(r.lo), _r(r.hi), r.n, r.n_unscored, r.n_missing] for r in rows
                 ]
-                by_run = {k.run_id: format_rank(k) for k in rank_groups(rows)}
-                ranks[scorer][scope][metric] = [by_run[c] for c in config_ids]
+                ranked = {k.run_id: k for k in paired.ranks(scorer, scope, metric, rows)}
+                ranks[scorer][scope][metric] = [format_rank(ranked[c]) for c in config_ids]
+                rank_intervals[scorer][scope][metric] = [
+                    None if ranked[c].lo is None else [ranked[c].lo, ranked[c].hi]
+                    for c in config_ids
+                ]
     runs = {r.run_id: r for r in data.runs}
     m = data.methodology
     return {
@@ -278,6 +339,7 @@ def _payload(data: BoardData, table: ScoreTable, title: str) -> dict[str, Any]:
         ],
         "scores": scores,
         "ranks": ranks,
+        "rank_intervals": rank_intervals,  # [low, high] rank over the bootstrap, or null
         "notes": {
             "not_a_verdict": wording.NOT_A_VERDICT,
             "metric": {m: wording.metric_note(m) for m in METRICS},
@@ -292,6 +354,8 @@ def _payload(data: BoardData, table: ScoreTable, title: str) -> dict[str, Any]:
             "number_mapping": m.number_mapping,
             "intervals": intervals_note(table.bootstrap, table.seed),
             "ranks": UNRANKED_NOTE,
+            "ties": TIES_NOTE,
+            "paired": mde_note(),
             "validation": list(m.validation),
         },
     }

@@ -304,14 +304,17 @@ class LiveBoard:
 
         seen = gr.State(-1)
         configs, codes = parts["configs"], parts["codes"]
+        cmp_scorer, cmp_metric, cmp_scores = parts["compare"]
         outputs = [seen, parts["notice"], parts["scorer"], parts["dimension"], parts["code"],
                    *parts["board"], *configs, *codes, parts["prompts"],
-                   parts["methodology"]]  # fmt: skip
-        inputs = [seen, parts["scorer"], parts["dimension"], parts["code"], parts["sort"], *configs]
+                   parts["methodology"], cmp_scorer, cmp_scores]  # fmt: skip
+        inputs = [seen, parts["scorer"], parts["dimension"], parts["code"], parts["sort"],
+                  cmp_scorer, cmp_metric, *configs]  # fmt: skip
 
         def tick(
-            version: int, scorer: str, dimension: str, code: str, sort: str, *chosen: str
-        ) -> Any:
+            version: int, scorer: str, dimension: str, code: str, sort: str, c_scorer: str,
+            metric: str, *chosen: str,
+        ) -> Any:  # fmt: skip
             now = self.current()
             if now.version == version:
                 return [gr.skip()] * len(outputs)
@@ -323,16 +326,18 @@ class LiveBoard:
             html = board(s, d, c, sort) if s else ("<p>No scores yet.</p>", "", "", "")
             cfg = ix.config_choices()
             ids = [v for _, v in cfg]
+            now_chosen = [v if v in ids else (ids[0] if ids else None) for v in chosen]
+            cs = c_scorer if c_scorer in scorers else s
             prompts = ix.prompt_choices()
             return [
                 now.version, now.notice, gr.update(choices=scorers, value=s),
                 gr.update(choices=[OVERALL, *ix.dims], value=d),
                 gr.update(choices=[ALL_CODES, *ix.codes], value=c), *html,
-                *[gr.update(choices=cfg, value=v if v in ids else (ids[0] if ids else None))
-                  for v in chosen],
+                *[gr.update(choices=cfg, value=v) for v in now_chosen],
                 *[gr.update(choices=[ALL_CODES, *ix.codes], value=ALL_CODES) for _ in codes],
                 gr.update(choices=prompts, value=prompts[0][1] if prompts else None),
-                methodology_html(ix.data, ix.table),
+                methodology_html(ix.data, ix.table), gr.update(choices=scorers, value=cs),
+                ix.compare(cs, metric, *now_chosen[1:]),
             ]  # fmt: skip
 
         gr.Timer(self.settings.refresh_s).tick(tick, inputs, outputs)

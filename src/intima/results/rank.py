@@ -1,9 +1,9 @@
-"""Ranking configurations on one column, with ties where the intervals overlap, and no rank
-for rows with too little data."""
+"""Ranking configurations on one column, with ties from rank intervals, and no rank for rows
+with too little data."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
 from intima.results.intervals import MIN_N, MIN_SHARE, rankable
@@ -15,12 +15,19 @@ UNRANKED_NOTE = (
     f"not ranked: fewer than {MIN_N} scored responses, or scored on less than "
     f"{MIN_SHARE:.0%} of this scope's prompts"
 )
+#: How ties are made, in one sentence (the pages' headers and methodology).
+TIES_NOTE = (
+    "'=' marks a tie: the configuration's rank interval (2.5–97.5% of its rank over the "
+    "bootstrap replicates) reaches the rank of its group's leader"
+)
 
 
 class Ranked(NamedTuple):
     run_id: str
     rank: int | None  # 1-based rank of the group's first member (1, 1, 3); None: not ranked
     tied: bool  # shares its rank with at least one other configuration
+    lo: int | None = None  # rank interval (see intima.results.paired.rank_intervals)
+    hi: int | None = None
 
 
 def is_rankable(row: ScoreRow) -> bool:
@@ -31,17 +38,18 @@ def is_rankable(row: ScoreRow) -> bool:
     return rankable(row.n, row.n_scope or row.n)
 
 
-def rank_groups(rows: Sequence[ScoreRow]) -> list[Ranked]:
-    """Rank configurations on one column (highest rate first), with ties by overlapping CIs.
+def rank_groups(rows: Sequence[ScoreRow], intervals: Mapping[str, tuple[int, int]]) -> list[Ranked]:
+    """Rank configurations on one column (highest rate first), with ties from rank intervals.
 
     Rule: only rankable rows (:func:`is_rankable`) are ranked; the rest follow, unranked
     (shown, marked, never given a rank; n = 0 included). Rankable rows are sorted by rate,
-    highest first. The first opens a group. Each next row joins the current group if its
-    interval overlaps the interval of the group's *first* member (lo of the leader <= hi of
-    the candidate, both inclusive); otherwise it opens a new group. Every member of a group gets
-    the 1-based position of the group's first member as its rank. Comparing with the leader
-    rather than with the previous row stops long chains of small overlaps from tying the top of
-    the board with the bottom.
+    highest first. The first opens a group. Each next row joins the current group if its rank
+    interval (``intervals[run_id]``: low and high rank over the bootstrap replicates, which
+    always holds the row's own position) reaches the position of the group's *first* member;
+    otherwise it opens a new group. Every member of a group gets the 1-based position of the
+    group's first member as its rank, which therefore always lies in its rank interval.
+    Comparing with the leader rather than with the previous row stops long chains from tying
+    the top of the board with the bottom. A row without an interval is never tied.
     """
     scored = sorted(
         (r for r in rows if is_rankable(r)),
@@ -53,10 +61,12 @@ def rank_groups(rows: Sequence[ScoreRow]) -> list[Ranked]:
 
     def flush() -> None:
         for member in group:
-            out.append(Ranked(member.run_id, group_rank, len(group) > 1))
+            lo, hi = intervals.get(member.run_id, (None, None))
+            out.append(Ranked(member.run_id, group_rank, len(group) > 1, lo, hi))
 
     for pos, row in enumerate(scored, start=1):
-        if group and _overlap(group[0], row):
+        interval = intervals.get(row.run_id)
+        if group and interval is not None and interval[0] <= group_rank:
             group.append(row)
             continue
         flush()
@@ -67,13 +77,14 @@ def rank_groups(rows: Sequence[ScoreRow]) -> list[Ranked]:
     return out
 
 
-def _overlap(a: ScoreRow, b: ScoreRow) -> bool:
-    if a.lo is None or a.hi is None or b.lo is None or b.hi is None:
-        return False
-    return a.lo <= b.hi and b.lo <= a.hi
-
-
 def format_rank(r: Ranked) -> str:
     if r.rank is None:
         return UNRANKED
     return f"={r.rank}" if r.tied else str(r.rank)
+
+
+def format_rank_interval(r: Ranked) -> str:
+    """ "1–3" (or "2" when it is one rank); "" without an interval."""
+    if r.lo is None or r.hi is None:
+        return ""
+    return str(r.lo) if r.lo == r.hi else f"{r.lo}–{r.hi}"

@@ -192,11 +192,46 @@ def score_table(
     bootstrap: int = DEFAULT_BOOTSTRAP,
     seed: int = DEFAULT_SEED,
     per_code: bool = True,
+    cubes: dict[str, NDArray[np.float32]] | None = None,
 ) -> ScoreTable:
     """Every scorer's rates with 95% Wilson intervals on the effective sample size (design
-    effect from a seeded cluster bootstrap); see the module docstring."""
+    effect from a seeded cluster bootstrap); see the module docstring. ``cubes``: filled with
+    each scorer's :func:`indicator_cube` (for :class:`intima.results.paired.PairedBoard`)."""
     if bootstrap < 1:
         raise ValueError("bootstrap must be at least 1")
+    lay = board_layout(responses, rating_sets)
+    prompt_codes = [lay.code_of[p] for p in lay.p_index]
+    weights, codes, members = bootstrap_weights(prompt_codes, bootstrap, seed)
+    rows: list[ScoreRow] = []
+    for scorer in lay.scorers:
+        rows.extend(_score_one(scorer, lay, responses, weights, codes, members, per_code, cubes))
+    return ScoreTable(
+        rows=tuple(rows),
+        scorers=tuple(lay.scorers),
+        configs=tuple(lay.configs),
+        bootstrap=bootstrap,
+        seed=seed,
+        codes=tuple(codes),
+    )
+
+
+class Layout(NamedTuple):
+    """Who answered what on a board: configurations, prompts (each prompt's position in the
+    bootstrap weights), codes, and each scorer's rating sets of the board's responses."""
+
+    configs: list[tuple[str, str]]  # (run_id, label) in input order
+    p_index: dict[str, int]
+    c_index: dict[str, int]
+    code_of: dict[str, str]
+    dim_of_code: dict[str, str]
+    by_response: dict[str, list[Placed]]
+    grouped: dict[str, list[RatingSet]]
+    scorers: list[str]
+
+
+def board_layout(responses: Sequence[Placed], rating_sets: Iterable[RatingSet]) -> Layout:
+    """The layout :func:`score_table` and :mod:`intima.results.paired` both start from, so
+    both draw the same prompts in every bootstrap replicate."""
     configs = list(dict.fromkeys((r.run_id, r.label) for r in responses))
     prompt_ids = list(dict.fromkeys(r.prompt_id for r in responses))
     p_index = {p: i for i, p in enumerate(prompt_ids)}
@@ -217,34 +252,7 @@ def score_table(
         if rs.response_id in by_response:
             grouped.setdefault(rs.scorer, []).append(rs)
     scorers = sorted(grouped, key=_scorer_order)
-
-    weights, codes, members = bootstrap_weights([code_of[p] for p in prompt_ids], bootstrap, seed)
-    rows: list[ScoreRow] = []
-    for scorer in scorers:
-        rows.extend(
-            _score_one(
-                scorer,
-                grouped[scorer],
-                responses,
-                by_response,
-                configs,
-                c_index,
-                p_index,
-                weights,
-                codes,
-                members,
-                dim_of_code,
-                per_code,
-            )
-        )
-    return ScoreTable(
-        rows=tuple(rows),
-        scorers=tuple(scorers),
-        configs=tuple(configs),
-        bootstrap=bootstrap,
-        seed=seed,
-        codes=tuple(codes),
-    )
+    return Layout(configs, p_index, c_index, code_of, dim_of_code, by_response, grouped, scorers)
 
 
 def _scorer_order(scorer: str) -> tuple[int, str]:
@@ -258,48 +266,21 @@ def _scorer_order(scorer: str) -> tuple[int, str]:
 
 def _score_one(
     scorer: str,
-    sets: list[RatingSet],
+    lay: Layout,
     responses: Sequence[Placed],
-    by_response: Mapping[str, list[Placed]],
-    configs: list[tuple[str, str]],
-    c_index: Mapping[str, int],
-    p_index: Mapping[str, int],
     weights: NDArray[np.float32],
     codes: list[str],
     members: Mapping[str, NDArray[np.intp]],
-    dim_of_code: Mapping[str, str],
     per_code: bool,
+    cubes: dict[str, NDArray[np.float32]] | None,
 ) -> list[ScoreRow]:
-    n_c, n_p = len(configs), len(p_index)
-    # X[p, c, :] = numerators and denominators of config c's response(s) to prompt p.
-    x = np.zeros((n_p, n_c, _N_COL), dtype=np.float32)
-    unscored = np.zeros((n_p, n_c), dtype=np.int64)
-    rated = np.zeros((n_p, n_c), dtype=np.int64)
-    seen: set[str] = set()
-    first: list[RatingSet] = []
-    for rs in sets:
-        if rs.response_id not in seen:  # one rating set per response and scorer: first wins
-            seen.add(rs.response_id)
-            first.append(rs)
-    pos: list[tuple[int, int]] = []
-    owner: list[int] = []  # which rating set each (prompt, config) placement comes from
-    for k, rs in enumerate(first):
-        for info in by_response[rs.response_id]:
-            pos.append((p_index[info.prompt_id], c_index[info.run_id]))
-            owner.append(k)
-    if first:
-        pc = np.asarray(pos, dtype=np.intp)
-        ks = np.asarray(owner, dtype=np.intp)
-        np.add.at(rated, (pc[:, 0], pc[:, 1]), 1)
-        ok = np.fromiter((rs.scored for rs in first), dtype=bool, count=len(first))[ks]
-        np.add.at(unscored, (pc[~ok, 0], pc[~ok, 1]), 1)
-        # Unscored sets have no levels and no label, so their indicator rows are all zero.
-        np.add.at(x, (pc[ok, 0], pc[ok, 1]), _indicators(first)[ks[ok]])
-    present = np.zeros((n_p, n_c), dtype=np.int64)
-    for r in responses:
-        present[p_index[r.prompt_id], c_index[r.run_id]] += 1
-    missing = present - rated
-
+    configs, dim_of_code = lay.configs, lay.dim_of_code
+    n_c, n_p = len(configs), len(lay.p_index)
+    x, unscored, missing = indicator_cube(
+        lay.grouped[scorer], responses, lay.by_response, lay.c_index, lay.p_index
+    )
+    if cubes is not None:
+        cubes[scorer] = x
     flat = x.reshape(n_p, n_c * _N_COL)
     scope_codes: dict[str, list[str]] = {OVERALL: codes}
     for code in codes:
@@ -349,6 +330,48 @@ def _score_one(
             len(idx),
         )
     return head + out
+
+
+def indicator_cube(
+    sets: Sequence[RatingSet],
+    responses: Sequence[Placed],
+    by_response: Mapping[str, list[Placed]],
+    c_index: Mapping[str, int],
+    p_index: Mapping[str, int],
+) -> tuple[NDArray[np.float32], NDArray[np.int64], NDArray[np.int64]]:
+    """One scorer's ``X[p, c, :]`` (numerators then denominators of configuration c's
+    response to prompt p; zero where it has none), and its unscored and never-rated counts
+    per (prompt, configuration). The score table and the paired comparisons
+    (:mod:`intima.results.paired`) both multiply it by the same bootstrap weights."""
+    n_c, n_p = len(c_index), len(p_index)
+    # X[p, c, :] = numerators and denominators of config c's response(s) to prompt p.
+    x = np.zeros((n_p, n_c, _N_COL), dtype=np.float32)
+    unscored = np.zeros((n_p, n_c), dtype=np.int64)
+    rated = np.zeros((n_p, n_c), dtype=np.int64)
+    seen: set[str] = set()
+    first: list[RatingSet] = []
+    for rs in sets:
+        if rs.response_id not in seen:  # one rating set per response and scorer: first wins
+            seen.add(rs.response_id)
+            first.append(rs)
+    pos: list[tuple[int, int]] = []
+    owner: list[int] = []  # which rating set each (prompt, config) placement comes from
+    for k, rs in enumerate(first):
+        for info in by_response[rs.response_id]:
+            pos.append((p_index[info.prompt_id], c_index[info.run_id]))
+            owner.append(k)
+    if first:
+        pc = np.asarray(pos, dtype=np.intp)
+        ks = np.asarray(owner, dtype=np.intp)
+        np.add.at(rated, (pc[:, 0], pc[:, 1]), 1)
+        ok = np.fromiter((rs.scored for rs in first), dtype=bool, count=len(first))[ks]
+        np.add.at(unscored, (pc[~ok, 0], pc[~ok, 1]), 1)
+        # Unscored sets have no levels and no label, so their indicator rows are all zero.
+        np.add.at(x, (pc[ok, 0], pc[ok, 1]), _indicators(first)[ks[ok]])
+    present = np.zeros((n_p, n_c), dtype=np.int64)
+    for r in responses:
+        present[p_index[r.prompt_id], c_index[r.run_id]] += 1
+    return x, unscored, present - rated
 
 
 def dims_in(scopes: Iterable[str]) -> list[str]:

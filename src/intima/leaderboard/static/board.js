@@ -61,7 +61,7 @@
     root.appendChild(directionBlock(metric));
     var t = el("table", { id: "scores", "class": "scores" });
     var head = el("tr");
-    head.appendChild(el("th", { "class": "rank-head", title: "Rank on the sorted column, highest rate first; '=' marks a tie: intervals overlap the group leader's; '–': not ranked (fewer than 30 scored responses, or under half of the prompts scored)." }, "Rank (1 = most " + metric.replace(/_/g, " ") + ")"));
+    head.appendChild(el("th", { "class": "rank-head", title: "Rank on the sorted column, highest rate first, then [its 95% rank interval]; " + D.methodology.ties + "; '–': not ranked (fewer than 30 scored responses, or under half of the prompts scored)." }, "Rank (1 = most " + metric.replace(/_/g, " ") + ")"));
     head.appendChild(sortHeader("label", "Model"));
     D.scopes.forEach(function (scope) { head.appendChild(sortHeader(scope, short(scope))); });
     head.appendChild(el("th", { title: "scored responses (overall)" }, "n scored"));
@@ -71,7 +71,11 @@
     var rankScope = state.sortKey === "label" ? "overall" : state.sortKey;
     order.forEach(function (c) {
       var tr = el("tr", { "data-run-id": D.configs[c].run_id });
-      tr.appendChild(el("td", { "class": "rank" }, D.ranks[state.scorer][rankScope][metric][c]));
+      var rk = el("td", { "class": "rank" });
+      rk.appendChild(el("span", { "class": "rank-value" }, D.ranks[state.scorer][rankScope][metric][c]));
+      var ri = D.rank_intervals ? D.rank_intervals[state.scorer][rankScope][metric][c] : null;
+      if (ri) { rk.appendChild(el("span", { "class": "ci rank-interval", title: "95% rank interval over the bootstrap replicates" }, " [" + (ri[0] === ri[1] ? ri[0] : ri[0] + "–" + ri[1]) + "]")); }
+      tr.appendChild(rk);
       var name = el("td", { "class": "model", title: D.configs[c].model_spec || "" }, D.configs[c].label);
       tr.appendChild(name);
       D.scopes.forEach(function (scope) {
@@ -327,7 +331,10 @@
     ctl.appendChild(select("cmp-a", "Model A", opts, state.cmpA, function (v) { state.cmpA = Number(v); renderCompare(root); }));
     ctl.appendChild(select("cmp-b", "Model B", opts, state.cmpB, function (v) { state.cmpB = Number(v); renderCompare(root); }));
     root.appendChild(ctl);
-    if (state.scorer) { root.appendChild(compareTable(state.cmpA, state.cmpB)); }
+    if (state.scorer) {
+      root.appendChild(compareTable(state.cmpA, state.cmpB));
+      root.appendChild(el("p", { "class": "note", id: "cmp-note" }, "B − A over the prompts both answered, with its paired 95% interval (the same prompts drawn for both); different only when it excludes 0; the smallest difference detectable with 80% power at alpha 0.05. See Methodology."));
+    }
     var pick = el("div", { "class": "controls" });
     var pair = el("div", { "class": "pair" });
     var left = el("div", { id: "cmp-a-detail", "class": "detail" });
@@ -357,13 +364,51 @@
       });
     });
   }
+  /* B − A comes precomputed per (scorer, metric) in data/p<s>_<m>.js (site.py _write_pairs):
+   * this only picks the pair and shows it. Stored for i < j as B = j, A = i; the reverse
+   * order is the same interval, negated. */
+  var pairFiles = {};
+  var pairWaiters = {};
+  window.intimaPairs = function (key, data) {
+    pairFiles[key] = data;
+    (pairWaiters[key] || []).forEach(function (f) { f(data); });
+    delete pairWaiters[key];
+  };
+  function loadPairs(cb) {
+    var s = D.scorers.indexOf(state.scorer), m = D.metrics.indexOf(state.metric);
+    var key = s + "_" + m;
+    if (pairFiles[key]) { cb(pairFiles[key]); return; }
+    if (pairWaiters[key]) { pairWaiters[key].push(cb); return; }
+    pairWaiters[key] = [cb];
+    var sc = document.createElement("script");
+    sc.src = D.pairs.files[state.scorer][state.metric];
+    document.body.appendChild(sc);
+  }
+  function pairOf(data, scope, a, b) {
+    var n = D.configs.length, i = Math.min(a, b), j = Math.max(a, b);
+    var k = i * (2 * n - i - 1) / 2 + (j - i - 1), c = data[scope];
+    var v = [c.d[k], c.lo[k], c.hi[k], c.mde[k], c.different[k], c.n[k]];
+    if (a < b || v[0] === null) { return v; }
+    return [-v[0], v[2] === null ? null : -v[2], v[1] === null ? null : -v[1], v[3], v[4], v[5]];
+  }
+  /* Ten-thousandths as points to one decimal, half away from zero, in integers: the very text
+   * compare_view.tenths writes in the app. */
+  function tenths(n, signed) {
+    var m = Math.floor((Math.abs(n) + 5) / 10);
+    var sign = n < 0 && m ? "-" : (signed && n > 0 && m ? "+" : "");
+    return sign + Math.floor(m / 10) + "." + (m % 10);
+  }
+  function pp(n) { return tenths(n, true); }
   function compareTable(a, b) {
     var t = el("table", { id: "cmp-scores", "class": "scores" });
     var head = el("tr");
-    [state.metric.replace(/_/g, " ") + " rate", "A: " + D.configs[a].label, "B: " + D.configs[b].label, "B − A"].forEach(function (h) { head.appendChild(el("th", null, h)); });
-    head.appendChild(el("th", { title: "Whether the two 95% intervals overlap (as for ties in the table above)" }, "intervals"));
+    [state.metric.replace(/_/g, " ") + " rate", "A: " + D.configs[a].label, "B: " + D.configs[b].label].forEach(function (h) { head.appendChild(el("th", null, h)); });
+    head.appendChild(el("th", { title: "B − A over the prompts both answered, with its paired 95% interval (the same prompts drawn for both)" }, "B − A [95%], points"));
+    head.appendChild(el("th", { title: "The smallest difference this board detects for this pair with 80% power at alpha 0.05" }, "smallest detectable, points"));
+    head.appendChild(el("th", { title: "'different' only when the paired interval excludes 0" }, "paired test"));
     var thead = el("thead"); thead.appendChild(head); t.appendChild(thead);
     var tb = el("tbody");
+    var rows = [];
     D.scopes.forEach(function (scope) {
       var va = cell(scope, state.metric, a), vb = cell(scope, state.metric, b);
       var tr = el("tr", { "data-scope": scope });
@@ -374,14 +419,26 @@
         if (v[0] !== null) { td.appendChild(el("span", { "class": "ci" }, " [" + pct(v[1]) + ", " + pct(v[2]) + "]")); }
         tr.appendChild(td);
       });
-      var both = va[0] !== null && vb[0] !== null;
-      var diff = both ? 100 * (vb[0] - va[0]) : null;
-      tr.appendChild(el("td", { "class": "num diff" }, both ? (diff > 0 ? "+" : "") + diff.toFixed(1) + " pp" : "–"));
-      var apart = both && (va[2] < vb[1] || vb[2] < va[1]);
-      tr.appendChild(el("td", { "class": apart ? "apart" : "overlap" }, both ? (apart ? "apart" : "overlap") : "–"));
+      var diff = el("td", { "class": "num diff" }, "…"), mde = el("td", { "class": "num mde" }, "…"), verdict = el("td", { "class": "verdict" }, "…");
+      tr.appendChild(diff); tr.appendChild(mde); tr.appendChild(verdict);
+      rows.push([scope, diff, mde, verdict]);
       tb.appendChild(tr);
     });
     t.appendChild(tb);
+    if (a === b) { rows.forEach(function (r) { r[1].textContent = r[2].textContent = "–"; r[3].textContent = "the same configuration"; }); return t; }
+    loadPairs(function (data) {
+      rows.forEach(function (r) {
+        var v = pairOf(data, r[0], a, b);
+        if (v[0] === null) { r[1].textContent = r[2].textContent = r[3].textContent = "–"; return; }
+        r[1].textContent = pp(v[0]);
+        if (v[1] !== null) { r[1].appendChild(el("span", { "class": "ci" }, " [" + pp(v[1]) + ", " + pp(v[2]) + "]")); }
+        r[2].textContent = v[3] === null ? "–" : tenths(v[3], false);
+        r[3].textContent = v[4] ? "different" : "no detectable difference";
+        r[3].className = v[4] ? "verdict different" : "verdict same";
+        r[3].setAttribute("title", "over " + v[5] + " prompts both answered");
+      });
+      t.setAttribute("data-ready", "1");
+    });
     return t;
   }
 
@@ -393,7 +450,8 @@
     [["Rating protocol", m.rating_protocol_version], ["Taxonomy", m.taxonomy_version],
      ["Judge prompt", m.judge_prompt_version], ["Affect measure", m.affect_version],
      ["Datasets", (m.datasets || []).join("; ")], ["Number mapping", m.number_mapping],
-     ["Intervals", m.intervals], ["Ranks", "Rank 1 = the highest rate of the chosen column: a measurement, not a verdict (not the best model). '=' marks a tie (intervals overlap the group leader's); '–': " + m.ranks],
+     ["Intervals", m.intervals], ["Ranks", "Rank 1 = the highest rate of the chosen column: a measurement, not a verdict (not the best model). [low–high]: the rank interval; " + m.ties + "; '–': " + m.ranks],
+     ["Side by side", m.paired],
      ["Validation", (D.validity && D.validity.all_cards.length ? D.validity.all_cards : (m.validation || [])).join(" | ") || "no scorer validated yet"],
      ["Error-corrected shares", D.validity ? D.validity.method : null],
      ["Built", D.generated_at + " by intima " + D.package_version]].forEach(function (kv) {

@@ -1,0 +1,63 @@
+"""``intima compare A B``: the board's paired numbers in the terminal, and one-line errors."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from conftest import invoke_cli
+from intima.results.data import load_board
+from intima.results.paired import PairedBoard
+from intima.store import Store
+from synthetic import synthetic_board, write_store
+
+
+@pytest.fixture(scope="module")
+def store_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("compare") / "store.db"
+    with Store.open(path) as store:
+        write_store(store, synthetic_board(3, 62, 2, seed=4))
+    return path
+
+
+def test_compare_prints_the_paired_difference_the_board_shows(store_path: Path) -> None:
+    res = invoke_cli(
+        "compare", "synthetic-0", "synthetic-2", "--scorer", "panel", "--bootstrap", "200",
+        "--store", str(store_path),
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    with Store.open(store_path) as store:
+        data = load_board(store)
+    ids = {r.label: r.run_id for r in data.runs}
+    pb = PairedBoard(data.infos(), data.rating_sets, bootstrap=200, seed=0)
+    d = pb.difference("panel", ids["synthetic-0"], ids["synthetic-2"], "overall", "reinforcing")
+    assert d.diff is not None and d.lo is not None and d.hi is not None and d.mde is not None
+    line = next(ln for ln in res.stdout.splitlines() if "Overall" in ln)
+    assert f"{100 * d.diff:+.1f} [{100 * d.lo:+.1f}, {100 * d.hi:+.1f}]" in line
+    assert f"{100 * d.mde:.1f}" in line and str(d.n_common) in line
+    assert ("different" if d.different else "no detectable difference") in line
+    assert "smallest detectable" in res.stdout.lower() or "smallest" in res.stdout
+    # Overall and the four dimensions; --by-code adds the codes.
+    assert len([ln for ln in res.stdout.splitlines() if re.search(r"\d+\.\d% \[", ln)]) == 5
+    by_code = invoke_cli(
+        "compare", "synthetic-0", "synthetic-2", "--by-code", "--bootstrap", "200",
+        "--store", str(store_path),
+    )  # fmt: skip
+    assert by_code.returncode == 0 and "code:" in by_code.stdout
+
+
+def test_compare_refuses_unknown_names_in_one_line(store_path: Path) -> None:
+    res = invoke_cli("compare", "synthetic-0", "no-such-model", "--store", str(store_path))
+    assert res.returncode == 2 and "Traceback" not in res.stderr
+    assert "no configuration 'no-such-model' on the board" in res.stderr
+    assert "synthetic-0, synthetic-1, synthetic-2" in res.stderr
+    res = invoke_cli("compare", "synthetic-0", "synthetic-1", "--scorer", "nobody",
+                     "--store", str(store_path))  # fmt: skip
+    assert res.returncode == 2 and "--scorer 'nobody'" in res.stderr
+    res = invoke_cli("compare", "synthetic-0", "synthetic-1", "--metric", "kindness",
+                     "--store", str(store_path))  # fmt: skip
+    assert res.returncode == 2 and "--metric 'kindness' is not a rate" in res.stderr
+    res = invoke_cli("compare", "a", "b", "--store", str(store_path.parent / "missing.db"))
+    assert res.returncode == 2 and "no store at" in res.stderr

@@ -1,0 +1,187 @@
+"""Paired differences, rank intervals and the smallest detectable difference
+(:mod:`intima.results.paired`), on hand-made boards and a small simulation."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from intima.core.ratings import Primary, RatingSet
+from intima.results.paired import MDE_FACTOR, PairedBoard
+from intima.results.rank import Ranked, format_rank, format_rank_interval, rank_groups
+from intima.results.table import METRICS, OVERALL, ScoreRow, score_table
+from intima.store import StoredResponse
+from paired_simulation import SIZES, pair_rates, rank_coverage
+from synthetic import synthetic_board
+
+S = "judge:a"
+
+
+def _board(
+    labels: dict[str, list[bool]],
+    codes: list[int] | None = None,
+    skip: dict[str, set[int]] | None = None,
+) -> tuple[list[StoredResponse], list[RatingSet]]:
+    """One response per (configuration, prompt); True = reinforcing, False = boundary."""
+    n = len(next(iter(labels.values())))
+    codes = codes if codes is not None else list(np.repeat(np.arange(len(SIZES)), SIZES))[:n]
+    resp, sets = [], []
+    for run, ys in labels.items():
+        for i, y in enumerate(ys):
+            if i in (skip or {}).get(run, set()):
+                continue
+            rid = f"{run}-{i}"
+            resp.append(
+                StoredResponse(
+                    rid, run, run, "spec", f"p{i}", f"c{codes[i]}", f"d{codes[i] % 4}", "q", "a"
+                )
+            )
+            label = Primary.REINFORCING if y else Primary.BOUNDARY
+            sets.append(RatingSet(scorer=S, response_id=rid, status="scored", primary=label))
+    return resp, sets
+
+
+def _shared_prompts(n: int = 368, flips: int = 22, seed: int = 3) -> dict[str, list[bool]]:
+    """A and B answer alike wherever the prompt decides (strong shared prompt effects); B is
+    reinforcing on ``flips`` more prompts than A: a 6-point difference."""
+    rng = np.random.default_rng(seed)
+    a = list(rng.random(n) < 0.45)
+    b = list(a)
+    for i in [i for i, y in enumerate(a) if not y][:flips]:
+        b[i] = True
+    return {"A": a, "B": b}
+
+
+def _independent_se(resp: list[StoredResponse], sets: list[RatingSet], b: int = 1000) -> float:
+    """The SE of B - A when each configuration is resampled on its own (the pairing lost):
+    each configuration's own bootstrap replicates, drawn with a different seed."""
+    reps = []
+    for run, seed in (("A", 1), ("B", 2)):
+        mine = [r for r in resp if r.run_id == run]
+        pb = PairedBoard(mine, sets, bootstrap=b, seed=seed)
+        y = np.array(
+            [s.primary == Primary.REINFORCING for s in sets if s.response_id.startswith(run)]
+        )
+        reps.append(pb.weights @ y / len(y))
+    return float(np.std(reps[1] - reps[0], ddof=1))
+
+
+def test_pairing_finds_a_small_difference_that_independent_resampling_and_overlap_miss() -> None:
+    resp, sets = _board(_shared_prompts())
+    d = PairedBoard(resp, sets, bootstrap=1000, seed=0).difference(
+        S, "A", "B", OVERALL, "reinforcing"
+    )
+    assert d.diff == pytest.approx(22 / 368)
+    assert d.different and d.lo is not None and d.lo > 0
+    # The same difference with each configuration resampled on its own is no difference at all.
+    assert abs(d.diff) < 1.96 * _independent_se(resp, sets)
+    # And the two marginal intervals of the score table overlap: "overlap" would hide it.
+    t = score_table(resp, sets, bootstrap=1000, seed=0)
+    a, b = t.get(S, "A", OVERALL, "reinforcing"), t.get(S, "B", OVERALL, "reinforcing")
+    assert a.lo is not None and b.hi is not None and a.hi is not None and b.lo is not None
+    assert a.hi >= b.lo and b.hi >= a.lo
+    assert d.mde == pytest.approx(MDE_FACTOR * d.se + 0.5 / 368)  # + half a response
+
+
+def test_identical_answers_are_no_difference_and_order_only_flips_the_sign() -> None:
+    labels = _shared_prompts(flips=0)
+    resp, sets = _board({"A": labels["A"], "B": labels["A"]})
+    pb = PairedBoard(resp, sets, bootstrap=200, seed=0)
+    d = pb.difference(S, "A", "B", OVERALL, "reinforcing")
+    assert (d.diff, d.se, d.different) == (0.0, 0.0, False)
+    assert (d.lo, d.hi) == pytest.approx((-0.5 / 368, 0.5 / 368))  # the continuity correction
+    resp, sets = _board(_shared_prompts())
+    pb = PairedBoard(resp, sets, bootstrap=200, seed=0)
+    ab = pb.difference(S, "A", "B", OVERALL, "reinforcing")
+    ba = pb.difference(S, "B", "A", OVERALL, "reinforcing")
+    assert ba.diff == pytest.approx(-ab.diff) and ba.se == pytest.approx(ab.se)
+    assert (ba.lo, ba.hi) == pytest.approx((-ab.hi, -ab.lo))
+
+
+def test_only_prompts_both_answered_count() -> None:
+    """B skipped the first 100 prompts, where A was always reinforcing: over the prompts both
+    answered the two are identical, so there is no difference (A's own rate is higher)."""
+    n = 368
+    a = [i < 100 or i % 2 == 0 for i in range(n)]
+    b = [i % 2 == 0 for i in range(n)]
+    resp, sets = _board({"A": a, "B": b}, skip={"B": set(range(100))})
+    d = PairedBoard(resp, sets, bootstrap=200, seed=0).difference(
+        S, "A", "B", OVERALL, "reinforcing"
+    )
+    assert d.n_common == n - 100
+    assert d.rate_a == d.rate_b == pytest.approx(0.5, abs=0.01)
+    assert d.diff == 0.0 and not d.different
+
+
+def test_the_pair_matrix_agrees_with_single_pairs_on_a_board_with_gaps() -> None:
+    data = synthetic_board(4, 62, 2, seed=7, unscored_rate=0.1)
+    # Drop some responses of the last configuration: pairs with it have other common prompts.
+    last = data.runs[-1].run_id
+    kept = [r for r in data.responses if not (r.run_id == last and r.prompt_id < "sp0020")]
+    pb = PairedBoard(kept, data.rating_sets, bootstrap=200, seed=4)
+    ids = [c for c, _ in pb.configs]
+    for scope in pb.scopes()[:3]:
+        matrix = pb.pair_matrix("judge:synthetic-judge-0", scope)
+        pairs = [(i, j) for i in range(4) for j in range(i + 1, 4)]
+        for metric in ("reinforcing", "boundary", METRICS[-1]):
+            for k, (i, j) in enumerate(pairs):
+                got = matrix[metric].one(k, ids[i], ids[j])
+                one = pb.difference("judge:synthetic-judge-0", ids[i], ids[j], scope, metric)
+                assert got.different == one.different and got.n_common == one.n_common
+                assert got == (pytest.approx(one) if got.diff is not None else one)
+    assert (
+        pb.difference("judge:synthetic-judge-0", ids[0], last, OVERALL, "reinforcing").n_common
+        == 42
+    )
+
+
+def test_rank_intervals_always_hold_the_rank_shown() -> None:
+    data = synthetic_board(6, 62, 2, seed=11)
+    t = score_table(data.infos(), data.rating_sets, bootstrap=300, seed=2, per_code=False)
+    pb = PairedBoard(data.infos(), data.rating_sets, bootstrap=300, seed=2)
+    checked = 0
+    for scorer in t.scorers:
+        for scope in (OVERALL, *pb.scopes()[1:5]):
+            for metric in METRICS:
+                rows = [t.get(scorer, c, scope, metric) for c, _ in t.configs]
+                ranked = [r for r in pb.ranks(scorer, scope, metric, rows) if r.rank is not None]
+                for pos, r in enumerate(ranked, start=1):
+                    assert r.lo is not None and r.hi is not None
+                    assert r.lo <= r.rank <= r.hi and r.lo <= pos <= r.hi
+                    checked += 1
+    assert checked > 100
+
+
+def _row(run: str, rate: float) -> ScoreRow:
+    return ScoreRow(
+        S, run, run, OVERALL, "reinforcing", rate, rate - 0.1, rate + 0.1, 100, 0, 0, 100
+    )
+
+
+def test_ties_come_from_rank_intervals_reaching_the_leaders_rank() -> None:
+    rows = [_row("A", 0.6), _row("B", 0.55), _row("C", 0.4), _row("D", 0.35), _row("E", 0.2)]
+    intervals = {"A": (1, 2), "B": (1, 3), "C": (3, 4), "D": (2, 5), "E": (4, 5)}
+    ranked = rank_groups(rows, intervals)
+    assert [(r.run_id, format_rank(r), format_rank_interval(r)) for r in ranked] == [
+        ("A", "=1", "1–2"),
+        ("B", "=1", "1–3"),
+        ("C", "=3", "3–4"),
+        ("D", "=3", "2–5"),
+        # E's interval reaches 4 (D's position) but not 3, its group leader's: no chain.
+        ("E", "5", "4–5"),
+    ]
+    strict = rank_groups(rows, {k: (i + 1, i + 1) for i, k in enumerate("ABCDE")})
+    assert [format_rank(r) for r in strict] == ["1", "2", "3", "4", "5"]
+    assert format_rank_interval(strict[0]) == "1"
+    assert format_rank_interval(Ranked("x", None, False)) == ""
+
+
+def test_small_simulation_false_positives_power_and_rank_coverage() -> None:
+    """The benchmark's questions on fewer boards and replicates (the full figures:
+    ``benchmarks/bench_paired.py``, docs/leaderboard.md)."""
+    null = pair_rates(150, 0.0, b=300, seed=10)
+    assert null.paired <= 0.07
+    power = pair_rates(50, 0.10, b=300, seed=11)
+    assert power.paired > power.marginal + 0.2
+    ranks = rank_coverage(20, b=300, seed=12)
+    assert ranks.per_config >= 0.93
