@@ -2,12 +2,15 @@
 
 Reading a GGUF through transformers dequantises every tensor and rebuilds the tokenizer from
 the file's vocabulary: for the bundled SmolLM2 (98 MB, Q4_1) about 25 s of every start on this
-2-core machine (tokenizer 5.7 s, model 18.8 s), where loading the same model saved as safetensors
-takes about 0.5 s. An entry lives in ``$INTIMA_CACHE_DIR/gguf/<key>/`` (by default
+2-core machine (tokenizer 5.7 s, model 18.8 s), 22-29 CPU-seconds; the same model saved as
+safetensors loads in about 0.5 s (tokenizer 0.36 s, model 0.16 s, once transformers has imported
+its Llama code, which either way costs about 2.5 CPU-seconds).
+
+An entry lives in ``$INTIMA_CACHE_DIR/gguf/<key>/`` (by default
 ``${XDG_CACHE_HOME:-~/.cache}/intima/gguf/<key>/``); it is 540 MB for SmolLM2, the weights in
 float32, because only float32 holds the dequantised values exactly.
 
-The key is the GGUF's sha256 (hashed streaming on every start: 0.12 s for SmolLM2, cheaper and
+The key is the GGUF's sha256 (hashed streaming on every start: 0.12-0.4 s for SmolLM2, simpler and
 safer than trusting a path and a timestamp) and the versions of the packages that do the
 conversion, so a different file or a different transformers never reads another's entry.
 

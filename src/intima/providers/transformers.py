@@ -5,6 +5,15 @@
 ``transformers:/path/model.gguf`` is any GGUF transformers can read; anything else is a model
 directory.
 
+A GGUF is dequantised once: the model and tokenizer it gives are kept as safetensors in
+``$INTIMA_CACHE_DIR/gguf/`` (by default ``~/.cache/intima/gguf/``), keyed by the file's sha256 and
+the converters' versions (:mod:`intima.providers.gguf_cache`). For the bundled SmolLM2, measured
+here on 2026-12-02 with the 2 cores shared by other work (load average 7-10), from after
+``import torch, transformers`` to the model ready: the first start 22-29 CPU-seconds (54-104 s
+on the clock; writing the 540 MB entry is 1.6 s of it), every later start 3.0-4.2 CPU-seconds
+(6-12 s), most of which is transformers importing its Llama code, which any load pays. The
+same conversion used to be about 25 s of every start on the quiet machine.
+
 Greedy requests in flight together are generated as one left-padded batch: on a CPU a small model
 spends most of each decoding step in per-call overhead, so sixty replies cost about five times
 one. Sampled requests run one at a time under their own seed, so a sampled reply never depends on
