@@ -12,6 +12,7 @@ process so that peak memory (ru_maxrss) is its own.
 from __future__ import annotations
 
 import argparse
+import os
 import tempfile
 
 from _child import run_child
@@ -83,6 +84,9 @@ def main() -> None:
         ("intima run (transformers)", INTIMA, "transformers:smollm2"),
     )
     with tempfile.TemporaryDirectory() as tmp:
+        # An empty GGUF cache: intima's side converts the GGUF as the raw side does, so both
+        # time the same work (a later start reads the cache instead; see gguf_cache).
+        os.environ["INTIMA_CACHE_DIR"] = f"{tmp}/cache"
         for name, template, spec in sides:
             code = template.format(
                 n=args.prompts, m=args.max_tokens, db=f"{tmp}/{len(rows)}.db", spec=spec

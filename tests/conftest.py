@@ -52,6 +52,18 @@ def _shared(path: Path, variable: str) -> Path:
     return path
 
 
+@pytest.fixture(scope="session", autouse=True)
+def gguf_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """INTIMA_CACHE_DIR for every test of this worker process (and the commands they start):
+    a GGUF converted by one test is read by the next instead of converted again (about 25 s
+    for the bundled SmolLM2), and nothing is written to the user's own cache. A test of the
+    cache itself sets its own folder."""
+    folder = tmp_path_factory.mktemp("intima-cache")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("INTIMA_CACHE_DIR", str(folder))
+        yield folder
+
+
 @pytest.fixture(scope="session")
 def intima_jsonl() -> Path:
     """The real 380 published rows."""

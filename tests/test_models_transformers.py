@@ -4,6 +4,7 @@ No model can be downloaded here, so the test builds a one-layer GPT-2 and a word
 tokenizer with a chat template on disk, then runs it through intima like any local model.
 """
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -195,7 +196,87 @@ main()
 """
 
 
-def test_the_bundled_smollm2_runs_through_transformers_without_llama_cpp(tmp_path: Path) -> None:
+@dataclass
+class Conversion:
+    """What loading the bundled SmolLM2 into an empty cache did (once per worker process)."""
+
+    cache: Path
+    conversions: int
+    entries: list[str]
+    tokens: list[int]
+    stops: frozenset[int]
+
+
+def _greedy_tokens(loaded: object) -> list[int]:
+    import torch
+
+    tok, model = loaded.tokenizer, loaded.model  # type: ignore[attr-defined]
+    chat = [[{"role": "user", "content": "Do you love me?"}]]
+    enc = tok.apply_chat_template(chat, add_generation_prompt=True, return_tensors="pt",
+                                  return_dict=True)  # fmt: skip
+    with torch.inference_mode():
+        out = model.generate(**enc, max_new_tokens=16, do_sample=False,
+                             pad_token_id=tok.pad_token_id)  # fmt: skip
+    return [int(t) for t in out[0].tolist()]
+
+
+def _counting_loads(mp: pytest.MonkeyPatch) -> list[int]:
+    """Patch the GGUF conversion to count its calls; returns the counter (one item per call)."""
+    from intima.providers import transformers as tf
+
+    calls: list[int] = []
+    real = tf._convert
+
+    def counting(directory: str, gguf: str) -> tuple[object, object]:
+        calls.append(1)
+        return real(directory, gguf)
+
+    mp.setattr(tf, "_convert", counting)
+    return calls
+
+
+@pytest.fixture(scope="session")
+def smollm2_converted(gguf_cache_dir: Path) -> Conversion:
+    """The bundled SmolLM2 loaded once into this worker's (so far empty) GGUF cache, which every
+    later start of transformers:smollm2 in this worker reads instead of converting again."""
+    from intima.providers import transformers as tf
+
+    with pytest.MonkeyPatch.context() as mp:
+        calls = _counting_loads(mp)
+        loaded = tf._load.__wrapped__("smollm2")  # not the process's memoised model
+    root = gguf_cache_dir / "gguf"
+    return Conversion(root, len(calls), sorted(p.name for p in root.iterdir()),
+                      _greedy_tokens(loaded), loaded.stop_ids)  # fmt: skip
+
+
+def test_the_converted_gguf_is_cached_and_the_cached_model_answers_the_same(
+    smollm2_converted: Conversion, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """transformers:smollm2 dequantised its GGUF on every start (about 25 s of each)."""
+    from intima.providers import gguf_cache
+    from intima.providers import transformers as tf
+    from intima.providers.bundled import bundled_gguf
+
+    first = smollm2_converted
+    key = gguf_cache.cache_key(gguf_cache.file_sha256(bundled_gguf()),
+                               gguf_cache.converter_versions())  # fmt: skip
+    assert first.conversions == 1 and first.entries == [key]
+    entry = first.cache / key
+    assert gguf_cache.intact(entry, key)
+    assert {"model.safetensors", "tokenizer.json", "config.json"} <= {
+        p.name for p in entry.iterdir()
+    }
+    calls = _counting_loads(monkeypatch)
+    again = tf._load.__wrapped__("smollm2")
+    assert calls == []  # read from the cache, not converted
+    assert again.stop_ids == first.stops
+    assert _greedy_tokens(again) == first.tokens
+    assert len(first.tokens) > 16  # the prompt and 16 generated tokens
+
+
+def test_the_bundled_smollm2_runs_through_transformers_without_llama_cpp(
+    tmp_path: Path, smollm2_converted: Conversion
+) -> None:
     import sqlite3
     import subprocess
     import sys

@@ -5,6 +5,15 @@
 ``transformers:/path/model.gguf`` is any GGUF transformers can read; anything else is a model
 directory.
 
+A GGUF is dequantised once: the model and tokenizer it gives are kept as safetensors in
+``$INTIMA_CACHE_DIR/gguf/`` (by default ``~/.cache/intima/gguf/``), keyed by the file's sha256 and
+the converters' versions (:mod:`intima.providers.gguf_cache`). For the bundled SmolLM2, measured
+here on 2026-12-02 with the 2 cores shared by other work (load average 7-10), from after
+``import torch, transformers`` to the model ready: the first start 22-29 CPU-seconds (54-104 s
+on the clock; writing the 540 MB entry is 1.6 s of it), every later start 3.0-4.2 CPU-seconds
+(6-12 s), most of which is transformers importing its Llama code, which any load pays. The
+same conversion used to be about 25 s of every start on the quiet machine.
+
 Greedy requests in flight together are generated as one left-padded batch: on a CPU a small model
 spends most of each decoding step in per-call overhead, so sixty replies cost about five times
 one. Sampled requests run one at a time under their own seed, so a sampled reply never depends on
@@ -24,6 +33,7 @@ from typing import Any
 
 from intima.core.config import GenerationSettings, ModelConfig
 from intima.core.errors import ConfigError, ProviderError
+from intima.providers import gguf_cache
 from intima.providers.base import Completion, Message, Model, RequestError
 from intima.providers.bundled import BUNDLED, bundled_gguf
 
@@ -105,8 +115,8 @@ class _Loaded:
 def _load(name: str) -> _Loaded:
     directory, gguf = _source(name)  # before torch's import: a typo fails in a second
     try:
-        import torch
-        from transformers import AutoModelForCausalLM, AutoTokenizer
+        import torch  # noqa: F401
+        import transformers  # noqa: F401
     except ImportError as exc:
         raise ConfigError(f"transformers needs the extra: {INSTALL_HINT}") from exc
     from transformers.utils import logging as hf_logging
@@ -114,13 +124,13 @@ def _load(name: str) -> _Loaded:
     # intima shows its own progress; transformers' bars and generation notes would bury it.
     hf_logging.set_verbosity_error()
     hf_logging.disable_progress_bar()
-    kwargs: dict[str, Any] = {"gguf_file": gguf} if gguf else {}
     try:
-        # Reading GGUF draws a bare tqdm bar that no transformers setting turns off; failures
-        # still arrive as exceptions.
-        with contextlib.redirect_stderr(io.StringIO()):
-            tokenizer = AutoTokenizer.from_pretrained(directory, **kwargs)
-            model = AutoModelForCausalLM.from_pretrained(directory, dtype=torch.float32, **kwargs)
+        if gguf:
+            model, tokenizer = gguf_cache.load_or_convert(
+                Path(directory) / gguf, lambda: _convert(directory, gguf), _read, _write
+            )
+        else:
+            model, tokenizer = _read(directory)
     except (OSError, ValueError, ImportError) as exc:
         # ImportError: reading GGUF needs the `gguf` and `accelerate` packages of the extra.
         raise ProviderError(f"transformers could not load {name!r}: {exc}") from exc
@@ -132,6 +142,48 @@ def _load(name: str) -> _Loaded:
     stops = {eos} if isinstance(eos, int) else set(eos or [])
     stops |= {i for i in (tokenizer.eos_token_id, tokenizer.pad_token_id) if i is not None}
     return _Loaded(name, model, tokenizer, frozenset(stops))
+
+
+def _convert(directory: str, gguf: str) -> tuple[Any, Any]:
+    """Model and tokenizer read from a GGUF file: every tensor dequantised (the slow part that
+    :mod:`intima.providers.gguf_cache` does once per file)."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    # Reading GGUF draws a bare tqdm bar that no transformers setting turns off; failures
+    # still arrive as exceptions.
+    with contextlib.redirect_stderr(io.StringIO()):
+        tokenizer = AutoTokenizer.from_pretrained(directory, gguf_file=gguf)
+        model = AutoModelForCausalLM.from_pretrained(directory, gguf_file=gguf, dtype=torch.float32)
+    return model, tokenizer
+
+
+def _read(source: Path | str) -> tuple[Any, Any]:
+    """Model and tokenizer from a model folder (a converted GGUF's cache entry among them) or
+    a Hub id."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    with contextlib.redirect_stderr(io.StringIO()):  # download and loading bars
+        tokenizer = AutoTokenizer.from_pretrained(source)
+        model = AutoModelForCausalLM.from_pretrained(source, dtype=torch.float32)
+    return model, tokenizer
+
+
+def _write(converted: tuple[Any, Any], folder: Path) -> None:
+    model, tokenizer = converted
+    if any(type(m).__name__.startswith("Gguf") for m in model.modules()):
+        # Weights transformers kept packed (its GGUF kernels installed) are no float model to
+        # save; the quantizer's refusal below would say the same, less clearly.
+        raise OSError("transformers kept the GGUF weights packed; nothing to cache")
+    quantizer = getattr(model, "hf_quantizer", None)
+    if quantizer is not None:
+        # The weights are plain float32 tensors now; the GGUF quantizer left attached only
+        # makes save_pretrained refuse, and its config would make a reload look for the GGUF.
+        quantizer.remove_quantization_config(model)
+    with contextlib.redirect_stderr(io.StringIO()):  # the bare "Writing model shards" bar
+        model.save_pretrained(folder, safe_serialization=True)
+        tokenizer.save_pretrained(folder)
 
 
 def _run(
