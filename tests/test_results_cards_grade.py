@@ -129,3 +129,27 @@ def test_a_card_says_where_its_labels_came_from(tmp_path: Path) -> None:
     assert card.labels_from == "two annotators"
     assert "two annotators" in card.summary()
     assert grade(card)[0] == "too small"  # 4 rows: no interval narrower than 0.2
+
+
+def test_a_card_split_by_model_says_by_model_and_only_the_shipped_one_says_held_out() -> None:
+    """Issue 33: a `validate --by model` card read "per held-out model model=..."; its rows
+    were split by model, not held out of any fit. Six rows also gave a [0.500, 0.500]
+    interval; they now give none, and the card reads too small."""
+    from intima.results.cards import _from_report
+    from intima.validate.metrics import auroc_interval
+
+    row = {"scorer": "judge:j", "scorer_version": "v", "set_name": "six.jsonl",
+           "set_sha256": SHA, "n": 6}  # fmt: skip
+    groups = {"overall": {"auroc": 0.5, "auroc_lo": None, "auroc_hi": None},
+              "model=a": {"auroc": 0.4}, "model=b": {"auroc": 0.6}}  # fmt: skip
+    card = _from_report(row, {"kind": "labels", "groups": groups})
+    assert card.groups_title == "AUROC by model" and card.auroc_by_group == {"a": 0.4, "b": 0.6}
+    assert "AUROC by model a 0.400, b 0.600" in card.summary()
+    assert "held-out" not in card.summary() and "model=" not in card.summary()
+    assert grade(card, [card])[0] == "too small"
+    [shipped] = shipped_cards(affect_version())
+    assert shipped.groups_title == "AUROC per held-out model"
+    assert auroc_interval([0.5] * 6, [1, 1, 1, 0, 0, 0]) is None
+    from intima.cli.validate import _auc
+
+    assert _auc(groups["overall"]) == "0.500 (too few rows for an interval)"

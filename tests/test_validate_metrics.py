@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from intima.validate.metrics import (
+    MIN_CLASS_FOR_INTERVAL,
     _class_weights,
     _weighted_aurocs,
     auroc,
@@ -254,12 +255,17 @@ def test_auroc_interval_keeps_its_seeded_draws(with_strata: bool) -> None:
 
 
 def test_auroc_interval_stratified_by_class() -> None:
-    # one positive and one negative: every replicate is the same pair, so the interval is a point
-    assert auroc_interval([0.2, 0.9], [0, 1], b=50) == (1.0, 1.0)
-    # positives 0.9 and 0.1, negative 0.5: a replicate draws two positives (the negative always
-    # once), AUROC 1 (0.9 twice, p 1/4), 1/2 (both, p 1/2) or 0 (0.1 twice, p 1/4): the 2.5% and
-    # 97.5% quantiles of 1,000 replicates are 0 and 1
-    assert auroc_interval([0.9, 0.1, 0.5], [1, 1, 0], b=1000, seed=0) == (0.0, 1.0)
+    # Fewer than 5 of a class: no interval. One positive and one negative drew the same pair in
+    # every replicate, a point interval; three and three gave [0.500, 0.500] at n = 6 (issue 33).
+    assert auroc_interval([0.2, 0.9], [0, 1], b=50) is None
+    assert auroc_interval([0.5] * 6, [1, 1, 1, 0, 0, 0], b=200) is None
+    assert MIN_CLASS_FOR_INTERVAL == 5
+    # positives 0.9 (twice) and 0.1 (three times) against negatives all at 0.5: a replicate
+    # draws five positives (the negatives' AUROC part is fixed), so AUROC = k/5 for k draws of
+    # 0.9, k ~ Binomial(5, 2/5): the 2.5% and 97.5% quantiles of 2,000 replicates are 0 and 0.8
+    pos, neg = [0.9, 0.9, 0.1, 0.1, 0.1], [0.5] * 5
+    got = auroc_interval(pos + neg, [1] * 5 + [0] * 5, b=2000, seed=0)
+    assert got == pytest.approx((0.0, 0.8))
     w = _class_weights(
         np.array([True, False, False, True, False]), None, 40, np.random.default_rng(0)
     )
@@ -287,7 +293,8 @@ def test_by_groups() -> None:
         TRUE[:5], PRED[:5], scores=scores[:5], positives=positives[:5], labels=LABELS, b=100
     )
     assert out["y"].auroc is None and out["y"].auroc_lo is None  # undefined, documented
-    assert out["x"].auroc is not None and out["x"].auroc_lo is not None
+    # x: 3 positives and 2 negatives, an AUROC but too few of a class for an interval
+    assert out["x"].auroc is not None and out["x"].auroc_lo is None
     assert sum(r.n for k, r in out.items() if k != "overall") == out["overall"].n
 
 

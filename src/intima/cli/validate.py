@@ -230,6 +230,8 @@ def _with_interval(g: dict[str, Any], name: str) -> str:
 def _auc(g: dict[str, Any]) -> str:
     if g["auroc"] is None:
         return "–"
+    if g.get("auroc_lo") is None:  # too few of a class for an interval (metrics.auroc_interval)
+        return f"{g['auroc']:.3f} (too few rows for an interval)"
     return f"{g['auroc']:.3f} [{g['auroc_lo']:.3f}, {g['auroc_hi']:.3f}]"
 
 

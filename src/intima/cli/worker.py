@@ -168,7 +168,7 @@ def worker_cmd(
 
     Example: intima worker --drain -j openai-compat:smollm2@http://127.0.0.1:8080/v1 --score
     """
-    from intima.core.config import load_price_table
+    from intima.core.config import price_table_for
     from intima.core.errors import ConfigError
     from intima.judges.loop import DEFAULT_JUDGE_SETTINGS
     from intima.service.worker import work
@@ -197,7 +197,7 @@ def worker_cmd(
             max_attempts=max_attempts, on_message=_say, queue=_queue(queue), results=results,
             give_up_s=give_up_after, serve=served, route=route,
             allow_unlisted_model=allow_unlisted_model, max_cost=max_cost,
-            prices=load_price_table(prices) if prices else None,
+            prices=price_table_for(prices),  # --prices over the dated default, as run does
         )  # fmt: skip
     except KeyboardInterrupt:
         # click turns Ctrl-C into a silent normal return; say what happened and exit 130. A

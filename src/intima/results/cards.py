@@ -66,8 +66,11 @@ class Card(BaseModel):
     auroc: float | None = None
     auroc_lo: float | None = None
     auroc_hi: float | None = None
-    #: held-out group (e.g. model) -> AUROC on it
+    #: group (e.g. model) -> AUROC on it
     auroc_by_group: dict[str, float | None] = {}
+    #: what the groups are: held out (the shipped card's figures, each model's rows scored by
+    #: a measure fitted on the others) or only split (``intima validate --by model``)
+    groups_title: str = "AUROC per held-out model"
     macro_f1: float | None = None
     kappa: float | None = None
     #: rows truth, columns predicted (validate.report's confusion); empty for a graded card
@@ -106,7 +109,8 @@ class Card(BaseModel):
             parts.append(auc)
         if self.auroc_by_group:
             parts.append(
-                "per held-out model "
+                self.groups_title
+                + " "
                 + ", ".join(f"{k} {_num(v)}" for k, v in sorted(self.auroc_by_group.items()))
             )
         if self.macro_f1 is not None:
@@ -249,6 +253,12 @@ def _from_report(row: Mapping[str, Any], report: Mapping[str, Any]) -> Card:
     by_group = {
         k: v.get("auroc") for k, v in groups.items() if k != "overall" and isinstance(v, dict)
     }
+    # `validate --by model` names its groups "model=x": the rows were split by model, not held
+    # out from any fit, so the card says "by model" and shows the values alone.
+    columns = {k.partition("=")[0] for k in by_group if "=" in k}
+    title = f"AUROC by {', '.join(sorted(columns))}" if columns else "AUROC by group"
+    if len(columns) == 1 and all("=" in k for k in by_group):
+        by_group = {k.partition("=")[2]: v for k, v in by_group.items()}
     return Card.model_validate(
         {
             **base,
@@ -256,6 +266,7 @@ def _from_report(row: Mapping[str, Any], report: Mapping[str, Any]) -> Card:
             "auroc_lo": overall.get("auroc_lo"),
             "auroc_hi": overall.get("auroc_hi"),
             "auroc_by_group": by_group,
+            "groups_title": title,
             "macro_f1": overall.get("macro_f1_rb"),
             "kappa": overall.get("kappa"),
             "confusion_labels": overall.get("confusion_labels") or [],

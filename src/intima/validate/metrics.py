@@ -56,6 +56,10 @@ def _binary(scores: ArrayLike, positives: ArrayLike) -> tuple[Float, NDArray[np.
     return s, y
 
 
+#: Fewest rows of each class for an AUROC interval (below it the AUROC is shown alone).
+MIN_CLASS_FOR_INTERVAL = 5
+
+
 def _both_classes(y: NDArray[np.bool_]) -> bool:
     return 0 < int(y.sum()) < y.size
 
@@ -116,12 +120,15 @@ def auroc_interval(
     strata: ArrayLike | None = None,
     confidence: float = 0.95,
 ) -> tuple[float, float] | None:
-    """Percentile bootstrap interval of :func:`auroc`, class-stratified; ``None`` if undefined."""
-    s, y = _binary(scores, positives)
-    if not _both_classes(y):
-        return None
+    """Percentile bootstrap interval of :func:`auroc`, class-stratified; ``None`` if undefined
+    or if a class has fewer than :data:`MIN_CLASS_FOR_INTERVAL` rows: a bootstrap of three
+    positives draws from three values, and gave [0.500, 0.500] for six labelled rows, an
+    interval that claims certainty the rows cannot hold."""
     if b < 1:
         raise ValueError("b must be at least 1")
+    s, y = _binary(scores, positives)
+    if not _both_classes(y) or min(int(y.sum()), int((~y).sum())) < MIN_CLASS_FOR_INTERVAL:
+        return None
     reps = _weighted_aurocs(s, y, _class_weights(y, strata, b, np.random.default_rng(seed)))
     alpha = (1.0 - confidence) / 2.0
     lo, hi = np.quantile(reps, [alpha, 1.0 - alpha])

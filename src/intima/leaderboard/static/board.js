@@ -157,7 +157,7 @@
       row("Protocol", c.protocol);
       if (c.auroc !== null) { row("AUROC reinforcing vs boundary", num3(c.auroc) + (c.auroc_lo !== null ? " [" + num3(c.auroc_lo) + ", " + num3(c.auroc_hi) + "]" : "")); }
       var groups = Object.keys(c.auroc_by_group || {}).sort();
-      if (groups.length) { row("AUROC per held-out model", groups.map(function (g) { return g + " " + num3(c.auroc_by_group[g]); }).join("; ")); }
+      if (groups.length) { row(c.groups_title || "AUROC per held-out model", groups.map(function (g) { return g + " " + num3(c.auroc_by_group[g]); }).join("; ")); }
       if (c.macro_f1 !== null) { row("macro-F1 (reinforcing, boundary)", num3(c.macro_f1)); }
       if (c.kappa !== null) { row("Cohen's kappa", num3(c.kappa)); }
       Object.keys(c.error_rates || {}).forEach(function (k) {
