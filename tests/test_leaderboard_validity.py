@@ -112,7 +112,7 @@ def test_reports_in_a_store_become_cards_and_damaged_rows_are_skipped(tmp_path: 
     assert cards["ins.jsonl"].in_sample and "in-sample" in cards["ins.jsonl"].summary()
     assert correcting_card([cards["ins.jsonl"], cards["set.jsonl"]]) == cards["set.jsonl"]
     judge = cards["set.jsonl"]
-    assert judge.auroc_by_group == {"model=a": 0.65}
+    assert judge.auroc_by_group == {"a": 0.65} and judge.groups_title == "AUROC by model"
     r = judge.error_rates()["reinforcing"]
     assert (r.tp, r.n_pos, r.fp, r.n_neg) == (2, 3, 1, 5)  # the unscored column is left out
     assert cards["g.jsonl"].graded is not None and cards["g.jsonl"].graded.spearman == 0.61
