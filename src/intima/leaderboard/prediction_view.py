@@ -34,7 +34,7 @@ def board_prediction_rows(data: BoardData) -> list[PredictionRow]:
     """Every sample's rows, with the affect measure as the predictor."""
     if not data.samples:
         return []
-    from intima.results.corrected import continuous_values
+    from intima.results.means import continuous_values
 
     values = continuous_values(data.rating_sets, data.affect).get("affect", {})
     return prediction_rows(data.responses, data.rating_sets, data.samples, values)

@@ -118,7 +118,7 @@ def _build(
             data.infos(), data.rating_sets, bootstrap=bootstrap, seed=seed, per_code=False
         )
         payload = _payload(data, table, title)
-        payload["validity"] = validity_payload(data, table)  # cards, corrected shares, means
+        payload["validity"] = validity_payload(data, table)  # cards, mean scores
         # Prediction-powered shares where a judge labelled a random sample (None otherwise).
         prediction = prediction_payload(data, table.configs)
         payload["chunks"] = [f"data/r{i}.js" for i in range(n_chunks.result())]

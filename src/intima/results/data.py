@@ -45,7 +45,7 @@ class Methodology:
     #: each scorer's agreement with an external labelled set (``intima validate``), one line each
     validation: tuple[str, ...] = ()
     #: validation cards: the shipped affect version's figures and every stored report
-    #: (:mod:`intima.results.cards`); shown per scorer and used to correct its shares
+    #: (:mod:`intima.results.cards`); shown and graded per scorer
     cards: tuple[Card, ...] = ()
 
     @property
