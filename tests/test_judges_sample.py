@@ -111,8 +111,50 @@ def test_a_judgment_outside_the_sample_never_feeds_the_estimator(
     row = next(r for r in rows if r.scope == "overall" and r.metric == "reinforcing")
     assert row.n_labelled == 20 and row.n_total == 62
     assert row.judge_share == 0.0 and row.estimate == 0.0
-    assert row.note == "as scripted:a would label all 62, from 20 labelled and affect on all"
+    assert row.note == (
+        "as judge:scripted:a would label all 62, from 20 labelled and affect on all"
+    )
+    assert row.predictor == "affect"  # the judge itself is never its own predictor
     assert row.hi is not None and 0.0 < row.hi < 0.2
+
+
+def test_a_judge_that_labelled_every_response_is_the_predictor(
+    store: Store, scripted: type[Scripted]
+) -> None:
+    """Issue 31 part 2: any judge that covered all responses may be the predictor for a
+    scarcer one; the panel first, else a judge by name; the affect measure otherwise."""
+    scripted.plans["a"] = lambda m, k: reply(reinforcing="low", boundary="high")
+    judge_run.judge(store, [judge_cfg("a")], sample=SampleSpec(size=20))
+    board = load_board(store)
+    ids = [r.response_id for r in board.responses]
+    measure = {i: 0.1 for i in ids}
+
+    def sets(scorer: str, primary: Primary, among: list[str]) -> list[RatingSet]:
+        return [
+            RatingSet(scorer=scorer, response_id=i, status="scored", primary=primary) for i in among
+        ]
+
+    affect = sets("affect", Primary.NEUTRAL, ids)
+
+    def row(*extra: RatingSet) -> Any:
+        rows = prediction_rows(
+            board.responses, [*board.rating_sets, *affect, *extra], board.samples, measure
+        )
+        return next(r for r in rows if r.scope == "overall" and r.metric == "boundary")
+
+    # A judge that missed one response is no predictor: the affect measure stays.
+    missed = row(*sets("judge:b", Primary.BOUNDARY, ids[1:]))
+    assert missed.predictor == "affect" and "and affect on all" in missed.note
+    # One on every response is (its primary-label indicator), named in the row and its label.
+    full = row(*sets("judge:b", Primary.BOUNDARY, ids))
+    assert full.predictor == "judge:b" and full.raw == 1.0
+    assert (
+        full.note == "as judge:scripted:a would label all 62, from 20 labelled and judge:b on all"
+    )
+    assert full.estimate == pytest.approx(1.0) and missed.estimate == pytest.approx(1.0)
+    # The panel comes before any single judge; the sampled judge is never its own predictor.
+    panel = row(*sets("judge:b", Primary.BOUNDARY, ids), *sets("panel", Primary.NEUTRAL, ids))
+    assert panel.predictor == "panel" and panel.raw == 0.0
 
 
 def test_the_judge_command_samples_and_extends(

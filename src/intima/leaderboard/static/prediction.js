@@ -1,7 +1,7 @@
 /* INTIMA leaderboard: prediction-powered shares (only on sites where a judge labelled a random
  * sample of a configuration: intima judge --sample). Shown first, as the headline: the share the
- * judge would give every response, with its interval and what it estimates; the affect
- * measure's raw share beside it. Security rule, as in board.js: every string from the data
+ * judge would give every response, with its interval and what it estimates; the predictor's
+ * raw share beside it (a judge that labelled every response, else the affect measure). Security rule, as in board.js: every string from the data
  * goes in with textContent, never as markup. */
 (function () {
   "use strict";
@@ -24,7 +24,7 @@
     head.appendChild(el("th", null, "Model"));
     P.labels.forEach(function (m) {
       head.appendChild(el("th", null, m + " (prediction-powered)"));
-      head.appendChild(el("th", null, m + " raw (affect)"));
+      head.appendChild(el("th", null, m + " raw (predictor)"));
     });
     head.appendChild(el("th", null, "what it estimates"));
     var thead = el("thead"); thead.appendChild(head); t.appendChild(thead);
@@ -38,7 +38,7 @@
         var td = el("td", { "class": "num ppi", "data-label": m });
         share(td, r);
         tr.appendChild(td);
-        tr.appendChild(el("td", { "class": "num raw", "data-label": m }, r ? pct(r[5]) : "–"));
+        tr.appendChild(el("td", { "class": "num raw", "data-label": m, title: r ? r[7] : "" }, r ? pct(r[5]) : "–"));
       });
       var first = rows.reinforcing[c];
       tr.appendChild(el("td", { "class": "what" }, first[0] === null ? "" : first[6]));
@@ -51,7 +51,9 @@
   s.appendChild(el("h2", null, "Shares as the judge would label every response"));
   var body = el("div", { "class": "body" });
   Object.keys(P.judges).sort().forEach(function (judge) {
-    body.appendChild(el("p", { "class": "note" }, judge + " on a random sample, the affect measure on every response: overall, 95% intervals."));
+    var preds = {};
+    P.configs.forEach(function (_, c) { var r = P.judges[judge].overall.reinforcing[c]; if (r) { preds[r[7]] = 1; } });
+    body.appendChild(el("p", { "class": "note" }, judge + " on a random sample, " + Object.keys(preds).sort().join(" or ") + " on every response (the predictor): overall, 95% intervals."));
     var wrap = el("div", { "class": "scroll" });
     wrap.appendChild(table(judge));
     body.appendChild(wrap);
