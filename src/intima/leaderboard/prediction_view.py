@@ -40,7 +40,8 @@ def board_prediction_rows(data: BoardData) -> list[PredictionRow]:
     from intima.results.means import continuous_values
 
     values = continuous_values(data.rating_sets, data.affect).get("affect", {})
-    return prediction_rows(data.responses, data.rating_sets, data.samples, values)
+    sets = [*data.rating_sets, *data.sample_sets]  # a sampled person's own ratings, too
+    return prediction_rows(data.responses, sets, data.samples, values)
 
 
 def prediction_payload(
