@@ -152,9 +152,27 @@ def test_a_judge_that_labelled_every_response_is_the_predictor(
         full.note == "as judge:scripted:a would label all 62, from 20 labelled and judge:b on all"
     )
     assert full.estimate == pytest.approx(1.0) and missed.estimate == pytest.approx(1.0)
-    # The panel comes before any single judge; the sampled judge is never its own predictor.
-    panel = row(*sets("judge:b", Primary.BOUNDARY, ids), *sets("panel", Primary.NEUTRAL, ids))
-    assert panel.predictor == "panel" and panel.raw == 0.0
+    # A panel that holds the sampled judge (on its sample only) is no fixed predictor: judge:b.
+    with_a = row(*sets("judge:b", Primary.BOUNDARY, ids), *sets("panel", Primary.NEUTRAL, ids))
+    assert with_a.predictor == "judge:b"
+
+
+def test_a_panel_of_judges_on_every_response_predicts_people() -> None:
+    from types import SimpleNamespace
+
+    from intima.results.prediction import choose_predictor
+
+    run = [SimpleNamespace(response_id=f"id{i}", run_id="r") for i in range(12)]
+    every = {f"id{i}": "boundary" for i in range(12)}
+    part = {f"id{i}": "boundary" for i in range(6)}
+    both = {"judge:b": every, "judge:c": every, "panel": every}
+    assert choose_predictor("human:ann", run, both) == "panel"
+    # One judge of the panel covered only part of the run: the panel changes with it, so the
+    # judge that covered all predicts.
+    assert choose_predictor("human:ann", run, {**both, "judge:c": part}) == "judge:b"
+    assert choose_predictor("human:ann", run, {"judge:c": part}) == "affect"
+    # An LLM judge's own sample: never the panel it sits in, nor itself.
+    assert choose_predictor("judge:c", run, both) == "judge:b"
 
 
 def test_the_judge_command_samples_and_extends(

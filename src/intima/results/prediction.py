@@ -8,10 +8,10 @@ Only the recorded members of a random sample feed the estimator
 responses (judged by hand, or under another command) are left out, because a hand-picked set is
 not a random sample and would bias the estimate.
 
-**The predictor** (:func:`choose_predictor`), per configuration and sampled judge: the panel,
-else an LLM judge (by name), that gave a primary label to *every* response of the
-configuration and is not the sampled judge itself (e.g. an LLM judge on all and people on a
-sample), else the affect measure. Any scorer on all responses keeps the estimate unbiased; a
+**The predictor** (:func:`choose_predictor`), per configuration and sampled judge: the panel
+(when every judge in it labelled every response), else an LLM judge (by name), that gave a
+primary label to *every* response of the configuration and is not the sampled judge itself
+(e.g. an LLM judge on all and people on a sample), else the affect measure. Any scorer on all responses keeps the estimate unbiased; a
 judge usually agrees with another judge, or with people, better than the affect measure does,
 which narrows the interval. The row and its label name the predictor.
 
@@ -82,14 +82,22 @@ def choose_predictor(
 ) -> str:
     """The scorer that predicts ``judge``'s labels on ``run``: the panel, else an LLM judge
     (by name), with a primary label on every response of the run and other than ``judge``;
-    else the affect measure (:data:`PREDICTOR`)."""
+    else the affect measure (:data:`PREDICTOR`).
+
+    The panel only when every LLM judge that rated any of the run rated all of it, and the
+    sampled judge is not one of them: a panel that holds a judge only on its sample would be a
+    different function on the labelled responses than on the rest, and the estimate biased."""
     ids = [r.response_id for r in run]
-    judges = sorted(s for s in labels if s == "panel" or s.startswith("judge:"))
-    for name in sorted(judges, key=lambda s: s != "panel"):
-        own = labels[name]
-        if name != judge and ids and all(own.get(i) is not None for i in ids):
-            return name
-    return PREDICTOR
+
+    def full(name: str) -> bool:
+        own = labels.get(name, {})
+        return bool(ids) and all(own.get(i) is not None for i in ids)
+
+    judges = sorted(s for s in labels if s.startswith("judge:"))
+    present = [s for s in judges if any(i in labels[s] for i in ids)]
+    if judge not in present and all(full(s) for s in present) and full("panel"):
+        return "panel"
+    return next((s for s in judges if s != judge and full(s)), PREDICTOR)
 
 
 def prediction_rows(
