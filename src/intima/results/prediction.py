@@ -13,7 +13,8 @@ not a random sample and would bias the estimate.
 primary label to *every* response of the configuration and is not the sampled judge itself
 (e.g. an LLM judge on all and people on a sample), else the affect measure. Any fixed scorer
 on all responses keeps the estimate unbiased; a judge usually agrees with another judge, or
-with people, better than the affect measure does, which narrows the interval. The row and its label name the predictor.
+with people, better than the affect measure does, which narrows the interval. The row and
+its label name the predictor.
 
 Per configuration, scope (overall, each dimension) and label (reinforcing, boundary,
 neutral): ``y`` is the judge's primary label (1 when it is the label; a member the judge left
