@@ -130,7 +130,7 @@ def test_the_site_says_what_people_would_say_with_the_judge_as_predictor(
         assert page.errors == []
         browser.close()
     assert sorted(t.rsplit("\t", 1)[-1] for t in texts) == sorted(notes(rated[0]))
-    assert "judge:J on every response" in section
+    assert "judge:J scored every response (the predictor)" in section
 
 
 def test_the_app_shows_the_same_row(rated: tuple[Path, Path]) -> None:

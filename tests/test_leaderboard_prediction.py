@@ -107,7 +107,10 @@ def test_the_site_shows_the_shares_first_with_what_they_estimate(built: tuple[Pa
     assert [r[0] for r in rows] == ["plain", "kind"]
     for c, row in enumerate(rows):
         est, lo, hi = p["judges"]["judge:J"]["overall"]["reinforcing"][c][:3]
-        assert row[1] == f"{100 * est:.1f}% [{100 * lo:.1f}%, {100 * hi:.1f}%]"
+        raw = p["judges"]["judge:J"]["overall"]["reinforcing"][c][5]
+        # The share, its interval, and under them the predictor's raw share (one cell a label).
+        assert row[1] == f"{100 * est:.1f}% [{100 * lo:.1f}%, {100 * hi:.1f}%]raw {100 * raw:.1f}%"
+        assert len(row) == 5  # model, three labels, what it estimates
         assert row[-1] == f"as judge:J would label all 62, from {SAMPLE} labelled and affect on all"
     assert method is not None and "Prediction-powered share (PPI++" in method
 
