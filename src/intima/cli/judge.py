@@ -344,6 +344,13 @@ def agreement_cmd(
         )
 
 
+def _design(value: str) -> str:
+    """``--design``: how ``intima annotate`` draws its sample (``intima.judges.human.DESIGNS``)."""
+    if value not in ("stratified", "random"):
+        raise ValueError("must be stratified or random")
+    return value
+
+
 def annotate_cmd(
     annotator: Annotated[
         str, typer.Option(parser=nonempty, help="Your name, stored as human:<name>.")
@@ -362,7 +369,7 @@ def annotate_cmd(
     design: Annotated[
         str,
         typer.Option(
-            parser=nonempty,
+            parser=_design,
             help="stratified: n responses pooled over the runs, the dimensions taking turns; "
             "random: a simple random sample of n per configuration, which feeds the board's "
             "prediction-powered share (what people would say of every response).",
@@ -374,8 +381,10 @@ def annotate_cmd(
     port: Annotated[int, typer.Option(min=1, max=65535, help="Port to listen on.")] = 7861,
     store: StoreOpt = DEFAULT_STORE,
 ) -> None:
-    """Open a browser form to rate a seeded sample of responses (dimension-stratified, or a
-    simple random sample of each configuration with --design random).
+    """Open a browser form to rate a seeded sample of responses (--design random: per model).
+
+    The default sample is stratified by dimension; --design random draws a simple random
+    sample of --n responses of each configuration, which feeds the prediction-powered share.
 
     Example: intima annotate --annotator alice --n 30
     Example: intima annotate --annotator alice --design random --n 60
