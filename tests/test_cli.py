@@ -260,6 +260,7 @@ def test_export_never_writes_over_other_files_and_replaces_its_own_only_with_for
         ["worker", "--once", "--max-attempts", "0"],
         ["judge", "-j", "openai:gpt-4o-mini", "--max-reasks", "-1"],
         ["annotate", "--annotator", "a", "--port", "99999"],
+        ["annotate", "--annotator", "a", "--design", "by-hand"],
         ["explain", "--text", "I love you", "--category", "nonsense"],
         ["board", "build", "--out", "{file}"],
         ["run", "--model", "openai-compat:m@http://127.0.0.1:1/v1", "--timeout", "inf"],

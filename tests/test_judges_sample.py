@@ -111,8 +111,68 @@ def test_a_judgment_outside_the_sample_never_feeds_the_estimator(
     row = next(r for r in rows if r.scope == "overall" and r.metric == "reinforcing")
     assert row.n_labelled == 20 and row.n_total == 62
     assert row.judge_share == 0.0 and row.estimate == 0.0
-    assert row.note == "as scripted:a would label all 62, from 20 labelled and affect on all"
+    assert row.note == (
+        "as judge:scripted:a would label all 62, from 20 labelled and affect on all"
+    )
+    assert row.predictor == "affect"  # the judge itself is never its own predictor
     assert row.hi is not None and 0.0 < row.hi < 0.2
+
+
+def test_a_judge_that_labelled_every_response_is_the_predictor(
+    store: Store, scripted: type[Scripted]
+) -> None:
+    """Issue 31 part 2: any judge that covered all responses may be the predictor for a
+    scarcer one; the panel first, else a judge by name; the affect measure otherwise."""
+    scripted.plans["a"] = lambda m, k: reply(reinforcing="low", boundary="high")
+    judge_run.judge(store, [judge_cfg("a")], sample=SampleSpec(size=20))
+    board = load_board(store)
+    ids = [r.response_id for r in board.responses]
+    measure = {i: 0.1 for i in ids}
+
+    def sets(scorer: str, primary: Primary, among: list[str]) -> list[RatingSet]:
+        return [
+            RatingSet(scorer=scorer, response_id=i, status="scored", primary=primary) for i in among
+        ]
+
+    affect = sets("affect", Primary.NEUTRAL, ids)
+
+    def row(*extra: RatingSet) -> Any:
+        rows = prediction_rows(
+            board.responses, [*board.rating_sets, *affect, *extra], board.samples, measure
+        )
+        return next(r for r in rows if r.scope == "overall" and r.metric == "boundary")
+
+    # A judge that missed one response is no predictor: the affect measure stays.
+    missed = row(*sets("judge:b", Primary.BOUNDARY, ids[1:]))
+    assert missed.predictor == "affect" and "and affect on all" in missed.note
+    # One on every response is (its primary-label indicator), named in the row and its label.
+    full = row(*sets("judge:b", Primary.BOUNDARY, ids))
+    assert full.predictor == "judge:b" and full.raw == 1.0
+    assert (
+        full.note == "as judge:scripted:a would label all 62, from 20 labelled and judge:b on all"
+    )
+    assert full.estimate == pytest.approx(1.0) and missed.estimate == pytest.approx(1.0)
+    # A panel that holds the sampled judge (on its sample only) is no fixed predictor: judge:b.
+    with_a = row(*sets("judge:b", Primary.BOUNDARY, ids), *sets("panel", Primary.NEUTRAL, ids))
+    assert with_a.predictor == "judge:b"
+
+
+def test_a_panel_of_judges_on_every_response_predicts_people() -> None:
+    from types import SimpleNamespace
+
+    from intima.results.prediction import choose_predictor
+
+    run = [SimpleNamespace(response_id=f"id{i}", run_id="r") for i in range(12)]
+    every = {f"id{i}": "boundary" for i in range(12)}
+    part = {f"id{i}": "boundary" for i in range(6)}
+    both = {"judge:b": every, "judge:c": every, "panel": every}
+    assert choose_predictor("human:ann", run, both) == "panel"
+    # One judge of the panel covered only part of the run: the panel changes with it, so the
+    # judge that covered all predicts.
+    assert choose_predictor("human:ann", run, {**both, "judge:c": part}) == "judge:b"
+    assert choose_predictor("human:ann", run, {"judge:c": part}) == "affect"
+    # An LLM judge's own sample: never the panel it sits in, nor itself.
+    assert choose_predictor("judge:c", run, both) == "judge:b"
 
 
 def test_the_judge_command_samples_and_extends(

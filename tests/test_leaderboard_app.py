@@ -66,15 +66,16 @@ def requests_in(store_path: Path) -> list[tuple[str, str]]:
 
 
 def test_app_loads_with_the_ranked_table(page, artifacts: Path) -> None:
-    rows = page.locator("#board-table table:not(.intima-corrected) tbody tr")
+    rows = page.locator("#board-table table:not(.intima-means) tbody tr")
     assert rows.count() == 3
     # synthetic-2 reinforces most by construction; ranked first on "reinforcing".
     assert "synthetic-2" in rows.first.text_content()
     # Beside the numbers: the judge has no validation card, so it is marked as such, and the
-    # corrected-share table has a row per configuration with the mean reinforcing level.
+    # table of its own output has a row per configuration with the mean reinforcing level.
     assert "not validated" in page.locator("#board-table .intima-unvalidated").text_content()
-    corrected = page.locator("#board-table table.intima-corrected tbody tr")
-    assert corrected.count() == 3 and "no validation" in corrected.first.text_content()
+    means = page.locator("#board-table table.intima-means tbody tr")
+    assert means.count() == 3 and "%" in means.first.text_content()
+    assert "corrected" not in page.locator("#board-table").text_content().lower()
     assert page.locator("#board-heatmap svg rect").count() == 3 * 13
     assert page.locator("#board-radar svg").count() == 3
     page.screenshot(path=str(artifacts / "leaderboard_app.png"), full_page=True)

@@ -74,11 +74,14 @@ def test_the_payload_holds_every_sampled_configuration(built: tuple[Path, Path])
     cells = p["judges"]["judge:J"]["overall"]
     for label in ("reinforcing", "boundary", "neutral"):
         for cell in cells[label]:
-            est, lo, hi, n, total, raw, note = cell
+            est, lo, hi, n, total, raw, note, predictor = cell
             assert (n, total) == (SAMPLE, 62)
             assert lo <= est <= hi  # the board never shows a share outside its interval
             assert 0.0 <= raw <= 1.0
-            assert note == f"as J would label all 62, from {SAMPLE} labelled and affect on all"
+            assert (
+                note == f"as judge:J would label all 62, from {SAMPLE} labelled and affect on all"
+            )
+            assert predictor == "affect"  # no judge labelled every response
     # The fake judge rates every category low: neutral, all 20 of the sample.
     assert all(c[0] > 0.8 for c in cells["neutral"])
 
@@ -104,8 +107,11 @@ def test_the_site_shows_the_shares_first_with_what_they_estimate(built: tuple[Pa
     assert [r[0] for r in rows] == ["plain", "kind"]
     for c, row in enumerate(rows):
         est, lo, hi = p["judges"]["judge:J"]["overall"]["reinforcing"][c][:3]
-        assert row[1] == f"{100 * est:.1f}% [{100 * lo:.1f}%, {100 * hi:.1f}%]"
-        assert row[-1] == f"as J would label all 62, from {SAMPLE} labelled and affect on all"
+        raw = p["judges"]["judge:J"]["overall"]["reinforcing"][c][5]
+        # The share, its interval, and under them the predictor's raw share (one cell a label).
+        assert row[1] == f"{100 * est:.1f}% [{100 * lo:.1f}%, {100 * hi:.1f}%]raw {100 * raw:.1f}%"
+        assert len(row) == 5  # model, three labels, what it estimates
+        assert row[-1] == f"as judge:J would label all 62, from {SAMPLE} labelled and affect on all"
     assert method is not None and "Prediction-powered share (PPI++" in method
 
 
@@ -119,7 +125,7 @@ def test_the_app_shows_the_same_shares(built: tuple[Path, Path]) -> None:
     for c in range(2):
         est, lo, hi = p["judges"]["judge:J"]["overall"]["reinforcing"][c][:3]
         assert f'{100 * est:.1f}% <span class="ci">[{100 * lo:.1f}%, {100 * hi:.1f}%]' in html
-    assert "as J would label all 62, from 20 labelled and affect on all" in html
+    assert "as judge:J would label all 62, from 20 labelled and affect on all" in html
 
 
 def test_no_sample_no_prediction_section(tmp_path: Path, fake_server: Callable[..., Any]) -> None:

@@ -1,5 +1,6 @@
-"""Validation cards and corrected shares on the board: the shipped affect card, a scorer marked
-as unvalidated, cards from a store's reports, escaping, in real Chromium and in the app's HTML."""
+"""Validation cards and the raw share with its mean score on the board: the shipped affect card,
+a scorer marked as unvalidated, cards from a store's reports, escaping, in real Chromium and in
+the app's HTML; and no error-corrected share anywhere (issue 31: it was worse than raw)."""
 
 from __future__ import annotations
 
@@ -128,7 +129,7 @@ def test_a_loaded_board_carries_the_shipped_card_and_the_stores_reports(tmp_path
 
     html = methodology_html(board, score_table([], []))
     assert "companion-responses-dev.jsonl" in html and "no scorer validated" not in html
-    assert "Rogan" in html
+    assert "Rogan" not in html and "corrected" not in html.lower()
 
 
 def test_the_app_shows_cards_marks_unvalidated_scorers_and_escapes_store_text() -> None:
@@ -140,7 +141,13 @@ def test_the_app_shows_cards_marks_unvalidated_scorers_and_escapes_store_text() 
     ix = BoardIndex(data, table)
     affect = ix.scores("affect", "overall", "reinforcing")
     assert "intima-validated" in affect and "leave-one-model-out" in affect
-    assert "Error-corrected reinforcing share" in affect and "mean reinforcing measure" in affect
+    assert "Raw reinforcing share" in affect and "mean reinforcing measure" in affect
+    assert "intima-means" in affect and affect.count("<tr data-run-id") == 2 * 3
+    # The affect card has error rates (recall, false positives), yet no share is "corrected".
+    for scorer in ("affect", "judge:synthetic-judge-1"):
+        for metric in ("reinforcing", "boundary", "neutral"):
+            html = ix.scores(scorer, "overall", metric)
+            assert "corrected" not in html.lower() and "rogan" not in html.lower()
     unvalidated = ix.scores("judge:synthetic-judge-0", "overall", "reinforcing")
     assert "intima-unvalidated" in unvalidated and "not validated" in unvalidated
     hostile = ix.scores("judge:synthetic-judge-1", "overall", "reinforcing")
@@ -181,11 +188,24 @@ def test_the_site_shows_the_shipped_card_beside_the_affect_numbers(page) -> None
     assert "relationship-graded-dev.jsonl" in text and "Spearman" in text
     assert "docs/affect.md" in text
     assert box.locator("a[href='#method']").count() >= 1
-    rows = page.locator("#corrected-scores tbody tr")
+    rows = page.locator("#mean-scores tbody tr")
     assert rows.count() == 3
-    first = rows.first.locator("td.corrected").inner_text()
-    assert "%" in first or "not identifiable" in first
-    assert page.locator("#corrected-scores td.mean").first.inner_text() != "–"
+    assert "%" in rows.first.locator("td.raw").inner_text()
+    assert page.locator("#mean-scores td.mean").first.inner_text() != "–"
+    assert page.errors == []
+
+
+def test_the_site_shows_no_corrected_share_for_validated_scorers(page) -> None:
+    """Issue 31: a Rogan-Gladen share fitted on other models' answers was worse than raw on the
+    dev set, so no number or word of it is left on the page, whichever scorer or label."""
+    for scorer in ("affect", "judge:synthetic-judge-1"):
+        page.select_option("#scorer", scorer)
+        for metric in ("reinforcing", "boundary", "neutral"):
+            page.select_option("#metric", metric)
+            text = page.locator("#app").inner_text().lower()
+            assert "corrected" not in text and "rogan" not in text
+            assert page.locator("#corrected-scores, #corrected, td.corrected").count() == 0
+            assert f"raw {metric} share" in page.locator("#means").inner_text().lower()
     assert page.errors == []
 
 
@@ -194,7 +214,7 @@ def test_the_site_marks_an_unvalidated_scorer_and_shows_store_text_as_text(page)
     box = page.locator("#validity")
     assert "unvalidated" in (box.get_attribute("class") or "").split()
     assert "Not validated" in box.inner_text()
-    assert "no validation" in page.locator("#corrected-scores tbody tr").first.inner_text()
+    assert page.locator("#mean-scores tbody tr").count() == 3
     page.select_option("#scorer", "judge:synthetic-judge-1")
     box = page.locator("#validity")
     box.locator("summary").first.click()
@@ -203,5 +223,5 @@ def test_the_site_marks_an_unvalidated_scorer_and_shows_store_text_as_text(page)
     assert page.evaluate("window.__pwned") is None
     method = page.locator("#method").inner_text()
     assert "companion-responses-dev.jsonl" in method and "no scorer validated" not in method
-    assert "Rogan" in method
+    assert "Rogan" not in method and "Mean score" in method
     assert page.errors == []

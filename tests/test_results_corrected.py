@@ -1,5 +1,7 @@
-"""Error-corrected shares: hand-computed values, the board-level table, and a coverage
-simulation of a scorer with known error rates (tests/interval_simulation.py's design)."""
+"""Error-corrected shares, a diagnostic for the benchmarks (never on the board: issue 31):
+hand-computed values, the table over a board, and a coverage simulation of a scorer with known
+error rates (tests/interval_simulation.py's design). And the board's mean score
+(:mod:`intima.results.means`), which stayed."""
 
 from __future__ import annotations
 
@@ -15,13 +17,13 @@ from intima.results.cards import Card, error_rates_by_scorer
 from intima.results.corrected import (
     MIN_YOUDEN,
     ErrorRates,
-    continuous_values,
     corrected_share,
     corrections,
     error_rates,
     rogan_gladen,
 )
 from intima.results.intervals import bootstrap_variance, design_effect
+from intima.results.means import continuous_values, mean_scores
 from intima.results.table import bootstrap_weights, score_table
 from intima.store import StoredResponse
 
@@ -156,6 +158,13 @@ def test_the_board_table_corrects_each_configuration_with_its_effective_n() -> N
     bare = corrections(responses, sets, {}, values, bootstrap=50, seed=3)
     none = bare.get("judge:j", "A", "overall", "reinforcing")
     assert none is not None and none.rate is None and none.note == "no validation"
+    # The board's mean score is the same column, on the same replicates, without a correction.
+    board = mean_scores(responses, values, bootstrap=200, seed=3)
+    for run_id in ("A", "B"):
+        for scope in ("overall", *{r.dimension for r in responses}):
+            assert board.mean("judge:j", run_id, scope) == corr.mean("judge:j", run_id, scope)
+    assert board.measures == {"judge:j": "mean reinforcing level (0 low, 1 medium, 2 high)"}
+    assert mean_scores(responses, {}, bootstrap=20).rows == ()
 
 
 def test_responses_no_scorer_rated_give_no_rows() -> None:

@@ -356,28 +356,57 @@ def agreement_cmd(
         )
 
 
+def _design(value: str) -> str:
+    """``--design``: how ``intima annotate`` draws its sample (``intima.judges.human.DESIGNS``)."""
+    if value not in ("stratified", "random"):
+        raise ValueError("must be stratified or random")
+    return value
+
+
 def annotate_cmd(
     annotator: Annotated[
         str, typer.Option(parser=nonempty, help="Your name, stored as human:<name>.")
     ],
     run: RunOpt = None,
     n: Annotated[
-        int, typer.Option("--n", min=1, max=10_000, help="How many responses to show.")
+        int,
+        typer.Option(
+            "--n",
+            min=1,
+            max=10_000,
+            help="How many responses to show (with --design random: per configuration).",
+        ),
     ] = 30,
     seed: Annotated[int, typer.Option(min=0, max=SEED_MAX, help="Sampling seed.")] = 0,
+    design: Annotated[
+        str,
+        typer.Option(
+            parser=_design,
+            help="stratified: n responses pooled over the runs, the dimensions taking turns; "
+            "random: a simple random sample of n per configuration, which feeds the board's "
+            "prediction-powered share (what people would say of every response).",
+        ),
+    ] = "stratified",
     host: Annotated[str, typer.Option(parser=nonempty, help="Address to listen on.")] = (
         "127.0.0.1"
     ),
     port: Annotated[int, typer.Option(min=1, max=65535, help="Port to listen on.")] = 7861,
     store: StoreOpt = DEFAULT_STORE,
 ) -> None:
-    """Open a browser form to rate a seeded, dimension-stratified sample of responses.
+    """Open a browser form to rate a seeded sample of responses (--design random: per model).
+
+    The default sample is stratified by dimension; --design random draws a simple random
+    sample of --n responses of each configuration, which feeds the prediction-powered share.
 
     Example: intima annotate --annotator alice --n 30
+    Example: intima annotate --annotator alice --design random --n 60
     """
     from intima.judges.human import serve
 
-    serve(store, annotator=annotator, run_ids=run, n=n, seed=seed, host=host, port=port)
+    serve(
+        store, annotator=annotator, run_ids=run, n=n, seed=seed, design=design, host=host,
+        port=port,
+    )  # fmt: skip
 
 
 # Registered on import; intima.cli.main imports every group.

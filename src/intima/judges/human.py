@@ -1,9 +1,18 @@
 """Human judges: a browser form (Gradio) with the same rating form the LLM judges fill in.
 
-A person sees a seeded sample of stored responses, stratified by prompt dimension (the
-dimensions take turns, so a short session still covers all four), rates every behaviour and
-sub-behaviour low/medium/high, and each rating is stored as a judgment of judge
-``human:<annotator>``. Model text is shown in read-only text boxes (as text, never as HTML or
+A person sees a seeded sample of stored responses, rates every behaviour and sub-behaviour
+low/medium/high, and each rating is stored as a judgment of judge ``human:<annotator>``. Two
+designs, both recorded in the store (:mod:`intima.judges.samples`):
+
+* ``stratified`` (the default): ``n`` responses of all the runs pooled, stratified by prompt
+  dimension (the dimensions take turns, so a short session still covers all four). A survey of
+  the responses, not a sample the board can weigh: it never feeds a prediction-powered share.
+* ``random``: ``n`` responses of *each* run, a simple random sample (the first ``n`` of the
+  run's seeded permutation, as ``intima judge --sample``), shown with the runs taking turns so
+  that a session stopped early still leaves each run a prefix of its permutation (a smaller
+  simple random sample). With a judge or the affect measure on every response, the board then
+  says what people would say of all of them (the prediction-powered share).
+ Model text is shown in read-only text boxes (as text, never as HTML or
 Markdown), so nothing a model wrote can run in the page.
 """
 
@@ -26,7 +35,7 @@ from intima.core.taxonomy import (
     Behaviour,
     SubBehaviour,
 )
-from intima.judges.samples import STRATIFIED_DIMENSION, record
+from intima.judges.samples import STRATIFIED_DIMENSION, SampleSpec, draw, record
 from intima.judges.store_io import (
     HUMAN_FORM_SHA256,
     HUMAN_FORM_VERSION,
@@ -37,6 +46,8 @@ from intima.judges.store_io import (
 from intima.store import Store, StoredResponse
 
 LEVEL_CHOICES = ("low", "medium", "high")
+#: ``intima annotate --design``: how the responses to rate are drawn (module docstring).
+DESIGNS = ("stratified", "random")
 
 
 def sample_targets(targets: Sequence[StoredResponse], n: int, seed: int) -> list[StoredResponse]:
@@ -56,6 +67,40 @@ def sample_targets(targets: Sequence[StoredResponse], n: int, seed: int) -> list
             if q and len(out) < n:
                 out.append(q.pop(0))
     return out
+
+
+def annotation_items(
+    store: Store,
+    annotator: str,
+    run_ids: Sequence[str] | None,
+    n: int,
+    seed: int,
+    design: str = "stratified",
+) -> list[StoredResponse]:
+    """The responses ``annotator`` rates, in order, with the sample recorded in the store."""
+    if design not in DESIGNS:
+        raise ConfigError(f"--design must be one of {', '.join(DESIGNS)}, not {design!r}")
+    judge_key = f"human:{_check_annotator(annotator)}"
+    if design == "stratified":
+        targets = load_targets(store, run_ids)
+        items = sample_targets(targets, n, seed)
+        if items:  # the store knows which ratings form a sample, and of which design
+            record(store, judge_key, STRATIFIED_DIMENSION, seed, items, targets)
+        return items
+    if n < 1:
+        raise ConfigError("--n must be at least 1")
+    every = store.responses(run_ids, distinct=False)
+    members = draw(store, judge_key, every, SampleSpec(size=n, seed=seed))
+    by_run: dict[str, list[StoredResponse]] = defaultdict(list)
+    for r in members:
+        by_run[r.run_id].append(r)
+    # The runs take turns; a response two runs share (same configuration) is rated once.
+    out: dict[str, StoredResponse] = {}
+    for i in range(max((len(v) for v in by_run.values()), default=0)):
+        for run_id in sorted(by_run):
+            if i < len(by_run[run_id]):
+                out.setdefault(by_run[run_id][i].response_id, by_run[run_id][i])
+    return list(out.values())
 
 
 def conversation_text(target: StoredResponse) -> str:
@@ -102,7 +147,13 @@ def _check_annotator(annotator: str) -> str:
 
 
 def build_app(
-    store_path: Path, *, annotator: str, run_ids: Sequence[str] | None, n: int, seed: int
+    store_path: Path,
+    *,
+    annotator: str,
+    run_ids: Sequence[str] | None,
+    n: int,
+    seed: int,
+    design: str = "stratified",
 ) -> Any:
     """The Gradio Blocks app (not launched)."""
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
@@ -110,10 +161,7 @@ def build_app(
 
     annotator = _check_annotator(annotator)
     with Store.open(store_path) as db:
-        targets = load_targets(db, run_ids)
-        items = sample_targets(targets, n, seed)
-        if items:  # the store knows which ratings form a sample, and of which design
-            record(db, f"human:{annotator}", STRATIFIED_DIMENSION, seed, items, targets)
+        items = annotation_items(db, annotator, run_ids, n, seed, design)
     if not items:
         raise ConfigError(f"no stored responses to annotate in {store_path}; run `intima run`")
 
@@ -185,11 +233,12 @@ def serve(
     run_ids: Sequence[str] | None = None,
     n: int = 30,
     seed: int = 0,
+    design: str = "stratified",
     host: str = "127.0.0.1",
     port: int = 7861,
     block: bool = True,
 ) -> Any:
-    app = build_app(store_path, annotator=annotator, run_ids=run_ids, n=n, seed=seed)
+    app = build_app(store_path, annotator=annotator, run_ids=run_ids, n=n, seed=seed, design=design)
     # System fonts: the default theme's web fonts cannot load offline.
     import gradio as gr
 

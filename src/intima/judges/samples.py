@@ -12,6 +12,10 @@ number of responses it was drawn from) and each member with its place in the ord
 (``judgment_sample_members``). Only members feed the prediction-powered share: a judgment of
 the same judge on any other response (judged by hand, or fully judged under another run) is
 never treated as part of a random sample.
+
+``intima annotate --design random`` draws the same design for people (:func:`draw` under the
+judge key ``human:<annotator>``), so their ratings feed the prediction-powered share like an
+LLM judge's.
 """
 
 from __future__ import annotations
@@ -26,9 +30,11 @@ from intima.core.errors import ConfigError
 from intima.store import Store, StoredResponse, now
 
 SIMPLE_RANDOM: Final = "simple_random"
-#: ``intima annotate``'s design: the stored responses of the chosen runs pooled, each dimension
-#: shuffled (seeded), the dimensions taking turns; recorded, never fed to the estimator (a
-#: stratified sample needs its strata's weights, which the estimator does not apply yet).
+#: ``intima annotate``'s default design (``--design stratified``): the stored responses of
+#: the chosen runs pooled, each dimension shuffled (seeded), the dimensions taking turns;
+#: recorded, never fed to the estimator (its strata pool runs of different sizes and would need
+#: their weights, which the estimator does not apply). ``--design random`` draws
+#: :data:`SIMPLE_RANDOM` instead.
 STRATIFIED_DIMENSION: Final = "stratified_dimension"
 DEFAULT_SAMPLE_SEED: Final = 0
 
@@ -95,9 +101,15 @@ def draw(
         for run_id, rows in by_run.items():
             ordered = sample_order(rows, spec.seed)
             prior = conn.execute(
-                "SELECT seed, size FROM judgment_samples WHERE run_id = ? AND judge_key = ?",
+                "SELECT seed, size, design FROM judgment_samples "
+                "WHERE run_id = ? AND judge_key = ?",
                 (run_id, judge_key),
             ).fetchone()
+            if prior is not None and prior[2] != SIMPLE_RANDOM:
+                raise ConfigError(
+                    f"run {run_id[:12]} already has a {prior[2]} sample for this judge; a simple "
+                    "random one would mix two designs (use another judge or annotator name)"
+                )
             if prior is not None and int(prior[0]) != spec.seed:
                 raise ConfigError(
                     f"run {run_id[:12]} was sampled for this judge with seed {prior[0]}; give "

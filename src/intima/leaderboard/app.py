@@ -36,9 +36,9 @@ from intima.leaderboard import (
 from intima.leaderboard.render import esc
 from intima.results import DEFAULT_BOOTSTRAP, DEFAULT_SEED
 from intima.results.conversations import ConversationBoard, load_conversations
-from intima.results.corrected import Corrections
 from intima.results.data import BoardData, load_board
 from intima.results.intervals import intervals_note
+from intima.results.means import Means
 from intima.results.paired import PairedBoard, mde_note
 from intima.results.prediction import PredictionRow
 from intima.results.rank import TIES_NOTE, UNRANKED_NOTE
@@ -51,7 +51,7 @@ from intima.results.table import (
     dims_in,
     score_table,
 )
-from intima.results.validity import board_corrections, scorer_cards
+from intima.results.validity import board_means, scorer_cards
 from intima.service.public import RateLimit
 from intima.store import StoredResponse
 
@@ -102,21 +102,21 @@ class BoardIndex:
         return compare_view.compare_html(self.table, self.paired, scorer, metric, a or "", b or "")
 
     @functools.cached_property
-    def corrections(self) -> Corrections:
-        """Corrected shares and mean scores (computed on first view, then kept)."""
-        return board_corrections(self.data, self.table)
+    def means(self) -> Means:
+        """Mean scores (computed on first view, then kept)."""
+        return board_means(self.data, self.table)
 
     @functools.cached_property
     def prediction(self) -> list[PredictionRow]:  # judges' random samples: the headline
         return prediction_view.board_prediction_rows(self.data)
 
     def scores(self, scorer: str, scope: str, sort_metric: str) -> str:
-        """Prediction-powered shares, the scorer's validation, table, corrected shares, mean."""
+        """Prediction-powered shares, the scorer's validation, table, raw share and mean."""
         return (
             prediction_view.prediction_html(self.prediction, self.table.configs, sort_metric, scope)
             + validity_view.validity_html(self.cards, scorer)
             + render.scores_table(self.table, self.paired, scorer, scope, sort_metric)
-            + validity_view.corrected_html(self.table, self.corrections, scorer, scope, sort_metric)
+            + validity_view.means_html(self.table, self.means, scorer, scope, sort_metric)
         )
 
     def config_choices(self) -> list[tuple[str, str]]:
@@ -202,7 +202,7 @@ def methodology_html(data: BoardData, table: ScoreTable) -> str:
         ("Side by side", mde_note()),
         ("Validation", _validation_text(m)),
         ("Prediction-powered shares", prediction_view.PREDICTION_NOTE),
-        ("Error-corrected shares", validity_view.CORRECTION_NOTE),
+        ("Mean score", validity_view.MEANS_NOTE),
         ("intima version", m.package_version),
     ]
     body = "".join(f"<dt><strong>{esc(k)}</strong></dt><dd>{esc(v)}</dd>" for k, v in items)

@@ -16,12 +16,15 @@ from intima.results.table import OVERALL
 PREDICTION_NOTE: Final = (
     "Prediction-powered share (PPI++, Angelopoulos, Duchi & Zrnic 2023): the share a judge "
     "would give every response of a configuration, from the judge on a seeded random sample "
-    "(intima judge --sample N) and the affect measure on all: mean of the measure on all plus "
-    "the judge-minus-measure mean on the sample (power-tuned). Unbiased whatever the "
-    "measure's error on that configuration. 95% interval: a score interval with the "
+    "(intima judge --sample N, or people: intima annotate --design random) and a predictor on "
+    "all: the predictor's mean on all plus the judge-minus-predictor mean on the sample "
+    "(power-tuned). The predictor: the panel, else an LLM judge, that labelled every response "
+    "of the configuration (not the sampled judge itself), else the affect measure; each row "
+    "names it. Unbiased whatever the predictor's error on that configuration. 95% interval: "
+    "a score interval with the "
     "finite-population correction and a small-sample correction, at least 93% coverage in "
     "every cell of a simulation over shares 0.5%-50% and 30-120 labelled of 368. Raw share: "
-    "the affect measure's own share, beside it. Method and figures: docs/leaderboard.md "
+    "the predictor's own share, beside it. Method and figures: docs/leaderboard.md "
     "(What the numbers mean)."
 )
 
@@ -31,20 +34,22 @@ def _r(x: float | None) -> float | None:
 
 
 def board_prediction_rows(data: BoardData) -> list[PredictionRow]:
-    """Every sample's rows, with the affect measure as the predictor."""
+    """Every sample's rows, each with its predictor (a judge on all, else the affect measure)."""
     if not data.samples:
         return []
-    from intima.results.corrected import continuous_values
+    from intima.results.means import continuous_values
 
     values = continuous_values(data.rating_sets, data.affect).get("affect", {})
-    return prediction_rows(data.responses, data.rating_sets, data.samples, values)
+    sets = [*data.rating_sets, *data.sample_sets]  # a sampled person's own ratings, too
+    return prediction_rows(data.responses, sets, data.samples, values)
 
 
 def prediction_payload(
     data: BoardData, configs: Sequence[tuple[str, str]]
 ) -> dict[str, Any] | None:
     """``judges``: judge -> scope -> label -> per configuration (``configs``: run id, label)
-    ``[estimate, lo, hi, n_labelled, n_total, raw, note]`` or None; None without a sample."""
+    ``[estimate, lo, hi, n_labelled, n_total, raw, note, predictor]`` or None; None without a
+    sample."""
     rows = board_prediction_rows(data)
     if not rows:
         return None
@@ -67,6 +72,7 @@ def prediction_payload(
                         r.n_total,
                         _r(r.raw),
                         r.note,
+                        r.predictor,
                     ]
                     for c in config_ids
                 ]
@@ -96,10 +102,10 @@ def prediction_html(
             continue  # e.g. a code's scope: the shares are per configuration and dimension
         out.append(
             f"<p><strong>{esc(metric.capitalize())} share as {esc(judge)} would label every "
-            "response</strong> (prediction-powered; raw share of the affect measure beside)</p>"
+            "response</strong> (prediction-powered; the predictor's raw share beside)</p>"
             '<div class="intima-scroll"><table class="intima-scores intima-prediction">'
             "<thead><tr><th>model</th><th>prediction-powered share</th><th>what it estimates"
-            "</th><th>raw share (affect)</th></tr></thead><tbody>"
+            "</th><th>predictor</th><th>raw share of the predictor</th></tr></thead><tbody>"
         )
         for run_id, label in configs:
             r = index.get((judge, run_id, scope, metric))
@@ -114,7 +120,7 @@ def prediction_html(
             raw = "–" if r.raw is None else pct(r.raw)
             out.append(
                 f'<tr data-run-id="{esc(run_id)}"><td>{esc(label)}</td><td>{share}</td>'
-                f"<td>{what}</td><td>{raw}</td></tr>"
+                f"<td>{what}</td><td>{esc(r.predictor)}</td><td>{raw}</td></tr>"
             )
         out.append("</tbody></table></div>")
     return "".join(out)

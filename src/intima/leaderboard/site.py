@@ -126,7 +126,7 @@ def _build(
         )
         pairs: dict[str, dict[str, dict[str, Any]]] = {}
         payload = _payload(data, table, title, paired, pairs)
-        payload["validity"] = validity_payload(data, table)  # cards, corrected shares, means
+        payload["validity"] = validity_payload(data, table)  # cards, mean scores
         payload["pairs"] = _write_pairs(pairs, table, out_dir / "data")
         # Prediction-powered shares where a judge labelled a random sample (None otherwise).
         prediction = prediction_payload(data, table.configs)

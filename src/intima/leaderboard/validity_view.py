@@ -1,6 +1,6 @@
-"""Validation cards, corrected shares and the continuous column on the board: the static
-site's JSON (rendered by ``board.js`` with ``textContent``) and the app's HTML (every store
-string through :func:`~intima.leaderboard.render.esc`)."""
+"""Validation cards and the continuous column (mean score) beside the raw shares on the board:
+the static site's JSON (rendered by ``board.js`` with ``textContent``) and the app's HTML
+(every store string through :func:`~intima.leaderboard.render.esc`)."""
 
 from __future__ import annotations
 
@@ -9,20 +9,18 @@ from typing import Any, Final
 
 from intima.leaderboard.render import esc, pct
 from intima.results.cards import Card, grade
-from intima.results.corrected import CORRECTABLE, MIN_YOUDEN, Corrections
 from intima.results.data import BoardData
+from intima.results.means import Means
 from intima.results.table import OVERALL, ScoreTable, dims_in
-from intima.results.validity import UNVALIDATED, board_corrections, scorer_cards
+from intima.results.validity import UNVALIDATED, board_means, scorer_cards
 
-#: How the corrected shares are made, for the methodology (site and app).
-CORRECTION_NOTE: Final = (
-    "Error-corrected share (adjusted classify-and-count, Rogan & Gladen 1978): "
-    "(raw share - fpr) / (recall - fpr), clipped to [0, 1], with the recall and false-positive "
-    "rate of the scorer's validation named beside it. 95% interval: adjusted Wald (Lang & "
-    f"Reiczigel 2014) with the raw share's effective n from the cluster bootstrap and the "
-    f"validation's counts. No number when recall - fpr < {MIN_YOUDEN} or its interval reaches "
-    "0 (not identifiable). Only reinforcing, boundary and neutral (the labels a validation set "
-    "has truth for) are corrected. Method: docs/leaderboard.md (Error-corrected shares)."
+#: What the mean score is, for the methodology (site and app).
+MEANS_NOTE: Final = (
+    "Mean score: each configuration's mean reinforcing score (the affect measure's continuous "
+    "measure; a judge's or a person's reinforcing level, 0 low, 1 medium, 2 high), beside its "
+    "raw share, with a normal 95% interval (the larger of the cluster bootstrap's and the plain "
+    "standard error). A summary of the scorer's output, like the raw share; what a judge would "
+    "say is the prediction-powered share, where a judge labelled a random sample."
 )
 
 
@@ -59,40 +57,30 @@ def card_json(card: Card, pool: Iterable[Card] = ()) -> dict[str, Any]:
 
 
 def validity_payload(data: BoardData, table: ScoreTable) -> dict[str, Any]:
-    """What ``board.js`` needs: per scorer its cards, the validation used, corrected shares
-    and the continuous column per scope and configuration; every card for the methodology."""
-    corr = board_corrections(data, table)
+    """What ``board.js`` needs: per scorer its cards and the continuous column (mean score)
+    per scope and configuration; every card for the methodology."""
+    means = board_means(data, table)
     cards = scorer_cards(data)
     config_ids = [run_id for run_id, _ in table.configs]
     scopes = [OVERALL, *dims_in({r.scope for r in table.rows})]
     scorers: dict[str, Any] = {}
     for scorer in table.scorers:
-        corrected: dict[str, Any] = {}
         continuous: dict[str, Any] = {}
         for scope in scopes:
-            corrected[scope] = {}
-            for metric in CORRECTABLE:
-                rows = [corr.get(scorer, c, scope, metric) for c in config_ids]
-                corrected[scope][metric] = [
-                    None if r is None else [_r(r.rate), _r(r.lo), _r(r.hi), r.note] for r in rows
-                ]
-            means = [corr.mean(scorer, c, scope) for c in config_ids]
+            rows = [means.mean(scorer, c, scope) for c in config_ids]
             continuous[scope] = [
-                None if m is None else [_r(m.mean), _r(m.lo), _r(m.hi), m.n] for m in means
+                None if m is None else [_r(m.mean), _r(m.lo), _r(m.hi), m.n] for m in rows
             ]
-        used = next((r.validation for r in corr.corrected if r.scorer == scorer), "")
         scorers[scorer] = {
             "cards": [card_json(c, data.methodology.cards) for c in cards.get(scorer, [])],
-            "validation": used,
-            "measure": corr.measures.get(scorer),
-            "corrected": corrected if used else None,  # none without a validation
+            "measure": means.measures.get(scorer),
             "continuous": continuous,
         }
     return {
         "scorers": scorers,
         "unvalidated": UNVALIDATED,
         "all_cards": [c.summary() for c in data.methodology.cards],
-        "method": CORRECTION_NOTE,
+        "method": MEANS_NOTE,
     }
 
 
@@ -125,30 +113,21 @@ def validity_html(cards: dict[str, list[Card]], scorer: str) -> str:
     )
 
 
-def corrected_html(
-    table: ScoreTable, corr: Corrections, scorer: str, scope: str, metric: str
-) -> str:
-    """Configurations x (raw share, corrected share, mean score) for one scorer and scope."""
-    if scorer not in table.scorers or scope not in {r.scope for r in corr.continuous}:
+def means_html(table: ScoreTable, means: Means, scorer: str, scope: str, metric: str) -> str:
+    """Configurations x (raw share, mean score) for one scorer and scope."""
+    if scorer not in table.scorers or scope not in means.scopes:
         return ""
-    metric = metric if metric in CORRECTABLE else "reinforcing"
-    measure = corr.measures.get(scorer, "mean reinforcing score")
-    used = next((r.validation for r in corr.corrected if r.scorer == scorer and r.validation), "")
+    metric = metric if metric in ("reinforcing", "boundary", "neutral") else "reinforcing"
+    measure = means.measures.get(scorer, "mean reinforcing score")
     out = [
-        f"<p><strong>Error-corrected {esc(metric)} share</strong> (validation: "
-        f"{esc(used or 'none')}) and {esc(measure)}</p>"
-        '<div class="intima-scroll"><table class="intima-scores intima-corrected"><thead><tr>'
-        "<th>model</th><th>raw share</th><th>corrected share</th><th>mean score</th>"
-        "</tr></thead><tbody>"
+        f"<p><strong>Raw {esc(metric)} share and {esc(measure)}</strong> ({esc(scorer)}'s own "
+        "output)</p>"
+        '<div class="intima-scroll"><table class="intima-scores intima-means"><thead><tr>'
+        "<th>model</th><th>raw share</th><th>mean score</th></tr></thead><tbody>"
     ]
     for run_id, label in table.configs:
         raw = table.get(scorer, run_id, scope, metric)
-        fix = corr.get(scorer, run_id, scope, metric)
-        mean = corr.mean(scorer, run_id, scope)
-        if fix is None or fix.rate is None:
-            fixed = f'<span class="note">{esc(fix.note if fix else "no validation")}</span>'
-        else:
-            fixed = f'{pct(fix.rate)} <span class="ci">[{pct(fix.lo)}, {pct(fix.hi)}]</span>'
+        mean = means.mean(scorer, run_id, scope)
         avg = (
             "–"
             if mean is None or mean.mean is None
@@ -161,7 +140,7 @@ def corrected_html(
         )
         out.append(
             f'<tr data-run-id="{esc(run_id)}"><td>{esc(label)}</td><td>{raw_s}</td>'
-            f"<td>{fixed}</td><td>{avg}</td></tr>"
+            f"<td>{avg}</td></tr>"
         )
     out.append("</tbody></table></div>")
     return "".join(out)

@@ -10,8 +10,9 @@ Two sources, one shape (:class:`Card`):
   (confusion, AUROC) and graded ones (Spearman).
 
 A card whose version differs from the version the board's scores were made with is kept out:
-it validated another scorer. The corrected shares (:mod:`intima.results.corrected`) use the
-card with the most labelled rows that has a confusion matrix.
+it validated another scorer. The corrected-share diagnostic (:mod:`intima.results.corrected`,
+benchmarks only: the board shows no corrected share) uses the card with the most labelled rows
+that has a confusion matrix.
 """
 
 from __future__ import annotations
@@ -37,9 +38,7 @@ KNOWN_LABELS: Final = {
     "f7b102b42be7fde7839ee6947944a5452ff9d58c7e1ecbf515d5608e3bc690aa": "labels written by each "
     "model judging its own answers (one LLM judge per model, a three-way label)",
 }
-DEFAULT_METHOD: Final = (
-    "docs/leaderboard.md (How far each scorer can be trusted; Error-corrected shares)"
-)
+DEFAULT_METHOD: Final = "docs/leaderboard.md (How far each scorer can be trusted)"
 
 
 class Graded(BaseModel):

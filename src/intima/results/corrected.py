@@ -1,4 +1,12 @@
-"""Shares corrected for a scorer's measured error, and the continuous column beside them.
+"""Shares corrected for a scorer's measured error: a **diagnostic**, not on the board.
+
+The board (site, app, Space) shows no corrected share. Fitted on a validation of other
+models' answers, the correction was worse than the raw share held out on the dev set (MAE
+0.082 vs 0.033; rank agreement 0.71 vs 0.92), because the scorer's error depends on the
+configuration (issue 31). It stays here for ``benchmarks/bench_corrected.py``, which measures
+it against the raw share, and for ``docs/leaderboard.md`` (Error-corrected shares: a
+diagnostic). Labels from the configuration itself are the remedy:
+:mod:`intima.results.prediction`.
 
 A scorer that finds 60% of the reinforcing responses and calls 3% of the others reinforcing
 does not measure the reinforcing share; it measures ``p = recall * share + fpr * (1 - share)``.
@@ -27,15 +35,13 @@ percentile bootstrap over the responses and the confusion counts was tried first
 and a 1% share it covered 91%; this interval covered at least 93.5% in every cell of the same
 simulation (``tests/test_results_corrected.py``).
 
-**Continuous column.** The mean reinforcing score of each configuration (the affect measure's
-continuous reinforcing measure; for judges, panels and humans the reinforcing level 0-2) with a
-normal interval whose standard error is the larger of the cluster bootstrap's and the plain one
-(never more information than n independent responses).
+**Continuous column.** :mod:`intima.results.means` (the board's mean score); repeated
+here beside each corrected share for the benchmark.
 
 The correction assumes the scorer errs on the board's responses as it did on the validation
 set (the same recall on reinforcing responses, the same false-positive rate on the rest): a
 validation on other models' answers, or a different mix of boundary and neutral answers, can
-break that. Which validation was used is shown beside every corrected number.
+break that. The benchmark names the validation it used.
 """
 
 from __future__ import annotations
@@ -52,6 +58,7 @@ from numpy.typing import NDArray
 from intima.core.ratings import RatingSet
 from intima.results import DEFAULT_BOOTSTRAP, DEFAULT_SEED
 from intima.results.intervals import CONFIDENCE, bootstrap_variance, design_effect
+from intima.results.means import ContinuousRow, continuous_rows, measure_name
 from intima.results.table import (
     OVERALL,
     Placed,
@@ -64,8 +71,6 @@ from intima.results.table import (
 CORRECTABLE: Final = ("reinforcing", "boundary", "neutral")
 #: Smallest recall - fpr worth dividing by: under it the error is amplified more than 5 times.
 MIN_YOUDEN: Final = 0.2
-#: The category whose level or measure is the continuous column.
-REINFORCING_CATEGORY: Final = "companionship_reinforcing"
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,16 +221,6 @@ class CorrectedRow(NamedTuple):
     validation: str  # which validation the error rates come from ("" without one)
 
 
-class ContinuousRow(NamedTuple):
-    scorer: str
-    run_id: str
-    scope: str
-    mean: float | None
-    lo: float | None
-    hi: float | None
-    n: int
-
-
 @dataclass(frozen=True)
 class Corrections:
     corrected: tuple[CorrectedRow, ...]
@@ -251,29 +246,6 @@ class Corrections:
 
 #: Columns per (prompt, configuration): the three labels, labelled, value, value^2, valued.
 _COLS: Final = 7
-
-
-def continuous_values(
-    rating_sets: Sequence[RatingSet], affect: Mapping[str, Sequence[Sequence[object]]]
-) -> dict[str, dict[str, float]]:
-    """scorer -> response -> its continuous reinforcing score: the affect measure for
-    ``affect`` (from the factor breakdown), the reinforcing level for every other scorer."""
-    out: dict[str, dict[str, float]] = {}
-    for rs in rating_sets:
-        if rs.scorer == "affect":
-            rows = affect.get(rs.response_id, ())
-            value = next((r[2] for r in rows if r[0] == REINFORCING_CATEGORY), None)
-        else:
-            value = rs.levels.get(REINFORCING_CATEGORY) if rs.scored else None
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            out.setdefault(rs.scorer, {}).setdefault(rs.response_id, float(value))
-    return out
-
-
-def measure_name(scorer: str) -> str:
-    if scorer == "affect":
-        return "mean reinforcing measure (affect, continuous)"
-    return "mean reinforcing level (0 low, 1 medium, 2 high)"
 
 
 def corrections(
@@ -336,7 +308,7 @@ def corrections(
             b = boot[scope][:, cols].astype(np.float64).reshape(bootstrap, n_c, _COLS)
             pt = point[scope][cols].astype(np.float64).reshape(n_c, _COLS)
             corrected += _corrected_rows(scorer, scope, configs, b, pt, validation, rates)
-            continuous += _continuous_rows(scorer, scope, configs, b, pt)
+            continuous += continuous_rows(scorer, scope, configs, b, pt)
     measures = {s: measure_name(s) for s in by_scorer if s in values}
     return Corrections(tuple(corrected), tuple(continuous), measures)
 
@@ -412,29 +384,4 @@ def _corrected_rows(
                     validation,
                 )
             )
-    return out
-
-
-def _continuous_rows(
-    scorer: str,
-    scope: str,
-    configs: Sequence[tuple[str, str]],
-    boot: NDArray[np.float64],
-    point: NDArray[np.float64],
-) -> list[ContinuousRow]:
-    z = NormalDist().inv_cdf(0.5 + CONFIDENCE / 2.0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        reps = boot[:, :, 4] / boot[:, :, 6]
-    var_boot = bootstrap_variance(reps)
-    out = []
-    for c, (run_id, _) in enumerate(configs):
-        n = int(point[c, 6])
-        if n == 0:
-            out.append(ContinuousRow(scorer, run_id, scope, None, None, None, 0))
-            continue
-        mean = float(point[c, 4] / n)
-        plain = max(0.0, float(point[c, 5] / n - mean * mean)) / max(n - 1, 1)
-        vb = float(var_boot[c])
-        se = math.sqrt(max(plain, vb if vb == vb else 0.0))  # vb != vb: NaN
-        out.append(ContinuousRow(scorer, run_id, scope, mean, mean - z * se, mean + z * se, n))
     return out

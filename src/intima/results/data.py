@@ -45,7 +45,7 @@ class Methodology:
     #: each scorer's agreement with an external labelled set (``intima validate``), one line each
     validation: tuple[str, ...] = ()
     #: validation cards: the shipped affect version's figures and every stored report
-    #: (:mod:`intima.results.cards`); shown per scorer and used to correct its shares
+    #: (:mod:`intima.results.cards`); shown and graded per scorer
     cards: tuple[Card, ...] = ()
 
     @property
@@ -69,6 +69,9 @@ class BoardData:
     #: judges' recorded random samples of configurations (``intima judge --sample``): the
     #: only judgments a prediction-powered share reads (:mod:`intima.results.prediction`)
     samples: tuple[BoardSample, ...] = ()
+    #: each sampled annotator's own rating sets (``human:<name>``): the board's ``human``
+    #: scorer combines every annotator, but a sample is one person's (read only with samples)
+    sample_sets: tuple[RatingSet, ...] = ()
 
     def infos(self) -> tuple[StoredResponse, ...]:
         """The responses, as the score table reads them."""
@@ -88,6 +91,7 @@ def _load_board(store: Store, run_ids: Sequence[str] | None) -> BoardData:
     sets = _rating_sets(store, [r.run_id for r in runs])
     wanted = {r.response_id for r in responses}
     affect = {k: v for k, v in affect_breakdown(store).items() if k in wanted}
+    samples = board_samples(store, [r.run_id for r in runs])
     return BoardData(
         runs=tuple(runs),
         responses=tuple(responses),
@@ -95,8 +99,27 @@ def _load_board(store: Store, run_ids: Sequence[str] | None) -> BoardData:
         rating_sets=tuple(s for s in sets if s.response_id in wanted),
         methodology=_methodology(store, runs),
         affect=affect,
-        samples=tuple(board_samples(store, [r.run_id for r in runs])),
+        samples=tuple(samples),
+        sample_sets=tuple(_annotator_sets(store, samples, [r.run_id for r in runs], wanted)),
     )
+
+
+def _annotator_sets(
+    store: Store, samples: Sequence[BoardSample], run_ids: Sequence[str], wanted: set[str]
+) -> list[RatingSet]:
+    """The rating sets of each annotator who has a recorded sample, under ``human:<name>``."""
+    people = {s.judge for s in samples if s.judge.startswith("human:")}
+    if not people:
+        return []
+    from intima.judges.store_io import rating_sets_by_scorer
+
+    _, by_scorer = rating_sets_by_scorer(store, run_ids)
+    return [
+        rs
+        for scorer in sorted(people & set(by_scorer))
+        for rid, rs in by_scorer[scorer].items()
+        if rid in wanted
+    ]
 
 
 def board_samples(store: Store, run_ids: Sequence[str]) -> list[BoardSample]:

@@ -1,18 +1,27 @@
 """Prediction-powered shares on the board: for each configuration with a judge's random sample
-(``intima judge --sample``), the share the judge would give all its responses, from the judge
-on the sample and the affect measure on every response (:mod:`intima.results.ppi`).
+(``intima judge --sample``, ``intima annotate --design random``), the share the judge would
+give all its responses, from the judge on the sample and a predictor on every response
+(:mod:`intima.results.ppi`).
 
 Only the recorded members of a random sample feed the estimator
 (:class:`BoardSample`, from ``judgment_samples``): the same judge's verdicts on other
 responses (judged by hand, or under another command) are left out, because a hand-picked set is
 not a random sample and would bias the estimate.
 
+**The predictor** (:func:`choose_predictor`), per configuration and sampled judge: the panel
+(when every judge in it labelled every response), else an LLM judge (by name), that gave a
+primary label to *every* response of the configuration and is not the sampled judge itself
+(e.g. an LLM judge on all and people on a sample), else the affect measure. Any fixed scorer
+on all responses keeps the estimate unbiased; a judge usually agrees with another judge, or
+with people, better than the affect measure does, which narrows the interval. The row and
+its label name the predictor.
+
 Per configuration, scope (overall, each dimension) and label (reinforcing, boundary,
 neutral): ``y`` is the judge's primary label (1 when it is the label; a member the judge left
-unscored is not labelled), the predictor is the affect measure's continuous reinforcing
-measure for the reinforcing share and its primary label for the others. A dimension's members
-are a simple random sample of that dimension's responses too (conditionally on how many fell
-in it), so the same estimator applies.
+unscored is not labelled); ``f`` is the predictor's primary-label indicator (0/1), except for
+the affect measure's reinforcing share, where it is its continuous reinforcing measure. A
+dimension's members are a simple random sample of that dimension's responses too
+(conditionally on how many fell in it), so the same estimator applies.
 """
 
 from __future__ import annotations
@@ -27,6 +36,7 @@ from intima.results.ppi import prediction_powered_share
 from intima.results.table import OVERALL, Placed, label_of
 
 LABELS: Final = ("reinforcing", "boundary", "neutral")
+#: The predictor when no judge covered a configuration: the affect measure.
 PREDICTOR: Final = "affect"
 #: Fewest labelled responses for an estimate; under it the row says why instead.
 MIN_LABELLED: Final = 10
@@ -63,8 +73,32 @@ class PredictionRow(NamedTuple):
 
 def describe(judge: str, n_labelled: int, n_total: int, predictor: str = PREDICTOR) -> str:
     """ "as <judge> would label all 368, from 60 labelled and <predictor> on all"."""
-    name = judge.split(":", 1)[-1]
-    return f"as {name} would label all {n_total}, from {n_labelled} labelled and {predictor} on all"
+    return (
+        f"as {judge} would label all {n_total}, from {n_labelled} labelled and {predictor} on all"
+    )
+
+
+def choose_predictor(
+    judge: str, run: Sequence[Placed], labels: Mapping[str, Mapping[str, str | None]]
+) -> str:
+    """The scorer that predicts ``judge``'s labels on ``run``: the panel, else an LLM judge
+    (by name), with a primary label on every response of the run and other than ``judge``;
+    else the affect measure (:data:`PREDICTOR`).
+
+    The panel only when every LLM judge that rated any of the run rated all of it, and the
+    sampled judge is not one of them: a panel that holds a judge only on its sample would be a
+    different function on the labelled responses than on the rest, and the estimate biased."""
+    ids = [r.response_id for r in run]
+
+    def full(name: str) -> bool:
+        own = labels.get(name, {})
+        return bool(ids) and all(own.get(i) is not None for i in ids)
+
+    judges = sorted(s for s in labels if s.startswith("judge:"))
+    present = [s for s in judges if any(i in labels[s] for i in ids)]
+    if judge not in present and all(full(s) for s in present) and full("panel"):
+        return "panel"
+    return next((s for s in judges if s != judge and full(s)), PREDICTOR)
 
 
 def prediction_rows(
@@ -72,18 +106,16 @@ def prediction_rows(
     rating_sets: Sequence[RatingSet],
     samples: Sequence[BoardSample],
     measure: Mapping[str, float],
-    *,
-    predictor: str = PREDICTOR,
 ) -> list[PredictionRow]:
-    """Rows for every sample, scope and label. ``measure``: response id -> the predictor's
-    continuous reinforcing measure; its primary labels come from ``rating_sets``."""
+    """Rows for every sample, scope and label, each with its predictor (:func:`choose_predictor`).
+    ``measure``: response id -> the affect measure's continuous reinforcing measure; every
+    scorer's primary labels come from ``rating_sets``."""
     if not samples:
         return []
     labels: dict[str, dict[str, str | None]] = {}
     for rs in rating_sets:
         if rs.scored:
             labels.setdefault(rs.scorer, {}).setdefault(rs.response_id, label_of(rs))
-    pred_label = labels.get(predictor, {})
     by_run: dict[str, list[Placed]] = {}
     for r in responses:
         by_run.setdefault(r.run_id, []).append(r)
@@ -93,8 +125,15 @@ def prediction_rows(
             continue
         run = by_run.get(sample.run_id, [])
         verdicts = labels.get(sample.judge, {})
+        predictor = choose_predictor(sample.judge, run, labels)
+        pred_label = labels.get(predictor, {})
         # The population: the run's responses the predictor scored (all of them, normally).
-        scored = [r for r in run if r.response_id in measure and r.response_id in pred_label]
+        scored = [
+            r
+            for r in run
+            if pred_label.get(r.response_id) is not None
+            and (predictor != PREDICTOR or r.response_id in measure)
+        ]
         members = set(sample.members)
         scopes = {OVERALL: scored}
         for r in scored:
@@ -118,7 +157,7 @@ def _row(
     predictor: str,
 ) -> PredictionRow:
     def f(rid: str) -> float:
-        if metric == "reinforcing":
+        if metric == "reinforcing" and predictor == PREDICTOR:
             return measure[rid]
         return 1.0 if pred_label.get(rid) == metric else 0.0
 

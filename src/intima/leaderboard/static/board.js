@@ -130,7 +130,7 @@
   }
   function cssEscape(s) { return window.CSS && CSS.escape ? CSS.escape(s) : s.replace(/["\\]/g, "\\$&"); }
 
-  /* ---- validity: the scorer's validation cards, corrected shares, mean score ---- */
+  /* ---- validity: the scorer's validation cards, raw share and mean score ---- */
   function validity(scorer) { return (D.validity && D.validity.scorers[scorer]) || null; }
   function num3(x) { return x === null || x === undefined ? "–" : Number(x).toFixed(3); }
   function validityBlock(scorer) {
@@ -174,34 +174,27 @@
     });
     return box;
   }
-  function renderCorrected(root) {
+  /* The scorer's own output per configuration: raw share and mean score (no corrected share:
+   * a correction fitted on other models' answers was worse than raw on the dev set). */
+  function renderMeans(root) {
     root.textContent = "";
     var v = state.scorer ? validity(state.scorer) : null;
     if (!v) { return; }
     var metric = ["reinforcing", "boundary", "neutral"].indexOf(state.metric) >= 0 ? state.metric : "reinforcing";
-    root.appendChild(el("p", { "class": "note" }, "Error-corrected " + metric + " share (validation: " + (v.validation || "none") + ") and " + (v.measure || "no continuous score") + ", overall."));
-    var t = el("table", { id: "corrected-scores", "class": "scores" });
+    root.appendChild(el("p", { "class": "note" }, "Raw " + metric + " share and " + (v.measure || "no continuous score") + ": " + state.scorer + "'s own output, overall, 95% intervals."));
+    var t = el("table", { id: "mean-scores", "class": "scores" });
     var head = el("tr");
-    ["Model", "raw share", "corrected share", "mean score"].forEach(function (h) { head.appendChild(el("th", null, h)); });
+    ["Model", "raw share", "mean score"].forEach(function (h) { head.appendChild(el("th", null, h)); });
     var thead = el("thead"); thead.appendChild(head); t.appendChild(thead);
     var tb = el("tbody");
     D.configs.forEach(function (cfg, c) {
       var tr = el("tr", { "data-run-id": cfg.run_id });
       tr.appendChild(el("td", { "class": "model" }, cfg.label));
       var raw = D.scores[state.scorer].overall[metric][c];
-      var td = el("td", { "class": "num" });
+      var td = el("td", { "class": "num raw" });
       td.appendChild(el("span", { "class": "rate" }, pct(raw[0])));
       if (raw[0] !== null) { td.appendChild(el("span", { "class": "ci" }, " [" + pct(raw[1]) + ", " + pct(raw[2]) + "]")); }
       tr.appendChild(td);
-      var fx = v.corrected ? v.corrected.overall[metric][c] : null;
-      var tdc = el("td", { "class": "num corrected" });
-      if (fx && fx[0] !== null) {
-        tdc.appendChild(el("span", { "class": "rate" }, pct(fx[0])));
-        tdc.appendChild(el("span", { "class": "ci" }, " [" + pct(fx[1]) + ", " + pct(fx[2]) + "]"));
-      } else {
-        tdc.appendChild(el("span", { "class": "why" }, fx ? fx[3] : "no validation"));
-      }
-      tr.appendChild(tdc);
       var mn = v.continuous.overall[c];
       var tdm = el("td", { "class": "num mean" });
       if (mn && mn[0] !== null) {
@@ -453,7 +446,7 @@
      ["Intervals", m.intervals], ["Ranks", "Rank 1 = the highest rate of the chosen column: a measurement, not a verdict (not the best model). [low–high]: the rank interval; " + m.ties + "; '–': " + m.ranks],
      ["Side by side", m.paired],
      ["Validation", (D.validity && D.validity.all_cards.length ? D.validity.all_cards : (m.validation || [])).join(" | ") || "no scorer validated yet"],
-     ["Error-corrected shares", D.validity ? D.validity.method : null],
+     ["Mean score", D.validity ? D.validity.method : null],
      ["Built", D.generated_at + " by intima " + D.package_version]].forEach(function (kv) {
       dl.appendChild(el("dt", null, kv[0])); dl.appendChild(el("dd", null, kv[1] === null ? "–" : kv[1]));
     });
@@ -472,7 +465,7 @@
   }
   function renderAll() {
     renderTable(sections["table"]);
-    renderCorrected(sections["corrected"]);
+    renderMeans(sections["means"]);
     showChart(sections["radar"], "radar");
     showChart(sections["bars"], "bars");
     showChart(sections["heatmap"], "heatmap");
@@ -486,7 +479,7 @@
     ctl.appendChild(select("metric", "Rate of", D.metrics.map(function (m) { return [m, m.replace(/_/g, " ")]; }), state.metric, function (v) { state.metric = v; renderAll(); }));
     app.appendChild(ctl);
     app.appendChild(section("table", "Scores"));
-    app.appendChild(section("corrected", "Corrected for the scorer's measured error"));
+    app.appendChild(section("means", "Raw share and mean score"));
     app.appendChild(section("radar", "Reinforcing (red) and boundary (blue): % of scored responses by dimension"));
     app.appendChild(section("bars", "Primary labels: share of scored responses"));
     app.appendChild(section("heatmap", "Behaviours and sub-behaviours: % of scored responses rated medium or high"));
