@@ -1,0 +1,88 @@
+"""The board at 1280 px: chart labels fit their margin (none cut on the left), the radar says
+why it is missing with fewer than 3 dimensions, each number says what it counts."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from browser import launch, watched_page
+from intima.leaderboard import charts
+from intima.results.table import OVERALL, ScoreTable, dims_in, score_table
+from synthetic import synthetic_board
+
+#: Labels as users get them: long model names with settings, and one hostile.
+LONG = (
+    "openai-compat:smollm2 [max_tokens=64, seed=1, temperature=0.2]",
+    "WWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWW",
+    '<script>window.__pwned = 1</script> "quoted" & more text to make it long',
+)
+
+
+def _table(labels: tuple[str, ...], n_prompts: int = 8) -> ScoreTable:
+    data = synthetic_board(len(labels), n_prompts, 1, panel=False)
+    names = {r.run_id: labels[i] for i, r in enumerate(data.runs)}
+    data = dataclasses.replace(
+        data,
+        runs=tuple(dataclasses.replace(r, label=names[r.run_id]) for r in data.runs),
+        responses=tuple(dataclasses.replace(r, label=names[r.run_id]) for r in data.responses),
+    )
+    return score_table(data.infos(), data.rating_sets, bootstrap=20, seed=0, per_code=False)
+
+
+@pytest.fixture(scope="module")
+def page() -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = launch(p)
+        pg = watched_page(browser)
+        pg.set_viewport_size({"width": 1280, "height": 900})
+        yield pg
+        browser.close()
+
+
+@pytest.mark.parametrize("kind", ["bars", "heatmap"])
+def test_no_row_label_is_cut_on_the_left(page: Any, kind: str) -> None:
+    table = _table(LONG)
+    scorer = table.scorers[0]
+    svg = (charts.stacked_bars if kind == "bars" else charts.heatmap)(table, scorer, OVERALL)
+    page.set_content(f"<body style='margin:0'>{svg}</body>")
+    boxes = page.eval_on_selector_all(
+        "svg text.axis", "els => els.map(e => [e.getBBox().x, e.textContent])"
+    )
+    assert len(boxes) >= len(LONG)
+    for x, text in boxes:
+        assert x >= 0, f"{text!r} starts at x={x}"
+    # The whole label stays in the tooltip, as text.
+    titles = page.eval_on_selector_all("svg text.axis title", "els => els.map(e => e.textContent)")
+    assert set(LONG) <= set(titles)
+    assert page.evaluate("window.__pwned") is None and not page.errors
+    # A short label leaves a small margin: the margin follows the longest label.
+    short = charts.stacked_bars(_table(("a", "b")), scorer, OVERALL)
+    assert _width(short) < _width(svg)
+
+
+def _width(svg: str) -> int:
+    return int(svg.split('width="', 1)[1].split('"', 1)[0])
+
+
+def test_the_radar_says_it_needs_three_dimensions() -> None:
+    table = _table(LONG[:2], 62)
+    scorer = table.scorers[0]
+    one = charts.radars(table, scorer, ["Assistant Traits"])
+    assert "<svg" not in one
+    assert "at least 3 dimensions" in one and "bars" in one
+    dims = dims_in({r.scope for r in table.rows})
+    assert len(dims) >= 3
+    assert charts.radars(table, scorer, dims).count("<svg") == 2
+
+
+def test_the_heatmap_says_its_numbers_are_not_the_primary_label() -> None:
+    table = _table(LONG[:2])
+    svg = charts.heatmap(table, table.scorers[0], OVERALL)
+    caption = svg.split("</title>", 1)[1]  # visible text, not only the tooltip
+    assert "rated medium or high on each category (not the primary label)" in caption
