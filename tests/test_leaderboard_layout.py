@@ -86,3 +86,18 @@ def test_the_heatmap_says_its_numbers_are_not_the_primary_label() -> None:
     svg = charts.heatmap(table, table.scorers[0], OVERALL)
     caption = svg.split("</title>", 1)[1]  # visible text, not only the tooltip
     assert "rated medium or high on each category (not the primary label)" in caption
+
+
+def test_the_affect_scale_is_described_as_it_is() -> None:
+    """The measure exceeds 1 (amplifiers are at least 1): the legend gives its real range."""
+    from intima.affect.config import AffectConfig
+    from intima.affect.factors import combine
+    from intima.leaderboard.render import AFFECT_LEGEND
+
+    cfg = AffectConfig()
+    top = combine(1, 1, 1, 1 + cfg.dm_step * cfg.dm_max_count, cfg.ef_cap, cfg.em_cap,
+                  cfg.lr_cap, 0, 1, cfg.w)  # fmt: skip
+    assert top > 1 and top == pytest.approx(cfg.score_cap)
+    measure = dict(AFFECT_LEGEND)["measure"]
+    assert "0-1" not in measure and f"{cfg.score_cap:.1f}" in measure
+    assert "higher = stronger" in measure

@@ -11,6 +11,7 @@ import html
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from intima.affect.config import AffectConfig
 from intima.core.ratings import RatingSet
 from intima.leaderboard import wording
 from intima.results.paired import PairedBoard
@@ -118,7 +119,12 @@ def affect_table(rows: Sequence[Sequence[object]]) -> str:
 #: What each column of the affect breakdown is (docs/affect.md has the definitions).
 AFFECT_LEGEND: tuple[tuple[str, str], ...] = (
     ("level", "the level the measure gives: low, medium or high"),
-    ("measure", "the score: (sp·els·ssl)·(dm·ef·em·lr)·(1−nf) + ci·w"),
+    (
+        "measure",
+        "the score: (sp·els·ssl)·(dm·ef·em·lr)·(1−nf) + ci·w, higher = stronger; from 0 to "
+        f"at most {AffectConfig().score_cap:.2f} with the default settings (not 0 to 1: the "
+        "amplifiers can lift it above 1)",
+    ),
     ("sp", "sentiment polarity of the driver sentence, 0-1"),
     ("els", "emotional intensity (reinforcing: the fitted relational intensity), 0-1"),
     ("ssl", "the fitted classifier's probability of the category × its share, 0-1"),
