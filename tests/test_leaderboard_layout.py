@@ -101,3 +101,21 @@ def test_the_affect_scale_is_described_as_it_is() -> None:
     measure = dict(AFFECT_LEGEND)["measure"]
     assert "0-1" not in measure and f"{cfg.score_cap:.1f}" in measure
     assert "higher = stronger" in measure
+
+
+def test_the_empty_board_reads_well() -> None:
+    """No runs: the subtitle and the board say "No results yet", not ": not validated." with a
+    blank scorer (a scorer dropdown emptied by the Space's refresh asks for scorer "")."""
+    from intima.leaderboard import app, wording
+    from intima.results.data import BoardData
+
+    subtitle = wording.board_subtitle([])
+    assert "No results yet" in subtitle and "(no runs yet)" not in subtitle
+    assert ", ;" not in subtitle and "dimension, (" not in subtitle
+    empty = BoardData(runs=(), responses=(), rating_sets=())
+    table = score_table(empty.infos(), empty.rating_sets, bootstrap=20, seed=0, per_code=False)
+    ix = app.BoardIndex(empty, table)
+    for scorer in ("", None, "judge:gone"):
+        html = app.board_parts(ix, scorer, OVERALL, app.ALL_CODES, "reinforcing")
+        assert html[0].startswith("<p") and "No results yet" in html[0]
+        assert "not validated" not in "".join(html) and html[1:] == ("", "", "")

@@ -61,6 +61,13 @@ if TYPE_CHECKING:
 ALL_CODES = "(all codes)"
 #: The form's backend: (spec, requester, session) -> the answer as escaped HTML.
 RequestFn = Callable[[str, str, str], str]
+#: The leaderboard tab with nothing scored.
+EMPTY_BOARD: tuple[str, str, str, str] = (
+    f'<p class="intima-empty">{esc(wording.NO_RESULTS)}</p>',
+    "",
+    "",
+    "",
+)
 BoardFn = Callable[[str, str, str, str], tuple[str, str, str, str]]
 
 
@@ -148,6 +155,23 @@ class BoardIndex:
 
 def _one_line(text: str) -> str:
     return " ".join(text.split())
+
+
+def board_parts(
+    ix: BoardIndex, scorer: str | None, dimension: str, code: str, sort_metric: str
+) -> tuple[str, str, str, str]:
+    """The leaderboard tab: scores, bars, heatmap, radars. A scorer the board does not have
+    (none yet; or "" when the Space's refresh empties the dropdown, which fires its change)
+    gives the empty state, not a table for a blank scorer."""
+    if not scorer or scorer not in ix.table.scorers:
+        return EMPTY_BOARD
+    scope = _scope(dimension, code)
+    return (
+        ix.scores(scorer, scope, sort_metric),
+        charts.stacked_bars(ix.table, scorer, scope),
+        charts.heatmap(ix.table, scorer, scope),
+        charts.radars(ix.table, scorer, ix.dims),
+    )
 
 
 def _scope(dimension: str, code: str) -> str:
@@ -248,13 +272,7 @@ def build_app(
     def board(
         scorer: str, dimension: str, code: str, sort_metric: str
     ) -> tuple[str, str, str, str]:
-        scope, ix = _scope(dimension, code), cur()
-        return (
-            ix.scores(scorer, scope, sort_metric),
-            charts.stacked_bars(ix.table, scorer, scope),
-            charts.heatmap(ix.table, scorer, scope),
-            charts.radars(ix.table, scorer, ix.dims),
-        )
+        return board_parts(cur(), scorer, dimension, code, sort_metric)
 
     ids = [r.dataset_id for r in data.runs]
     title = title or wording.board_title(ids)
@@ -277,11 +295,7 @@ def build_app(
                 sort_metric = gr.Dropdown(
                     list(LABEL_METRICS), value="reinforcing", label="Rank by", elem_id="f-sort"
                 )
-            init = (
-                board(first, OVERALL, ALL_CODES, "reinforcing")
-                if first
-                else ("<p>No scores yet.</p>", "", "", "")
-            )
+            init = board(first, OVERALL, ALL_CODES, "reinforcing") if first else EMPTY_BOARD
             table_html = gr.HTML(init[0], elem_id="board-table")
             gr.Markdown("### Primary labels: share of scored responses")
             bars_html = gr.HTML(init[1], elem_id="board-bars")
