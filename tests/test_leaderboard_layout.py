@@ -119,3 +119,64 @@ def test_the_empty_board_reads_well() -> None:
         html = app.board_parts(ix, scorer, OVERALL, app.ALL_CODES, "reinforcing")
         assert html[0].startswith("<p") and "No results yet" in html[0]
         assert "not validated" not in "".join(html) and html[1:] == ("", "", "")
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """A built site whose configurations have long readable names and system prompts."""
+    from intima.leaderboard.site import build_site
+    from intima.results.data import load_board
+    from intima.store import Store
+    from synthetic import write_store
+
+    root = tmp_path_factory.mktemp("layout")
+    data = synthetic_board(3, 12, 2, extra_response="word " * 400)
+    prompts = ("You are Juniper, a warm and caring companion.", None, "Be brief.")
+    names = {r.run_id: i for i, r in enumerate(data.runs)}
+    runs = tuple(
+        dataclasses.replace(r, label=LONG[i], system_prompt=prompts[i])
+        for i, r in enumerate(data.runs)
+    )
+    data = dataclasses.replace(
+        data,
+        runs=runs,
+        responses=tuple(
+            dataclasses.replace(r, label=LONG[names[r.run_id]]) for r in data.responses
+        ),
+    )
+    with Store.open(root / "store.db") as st:
+        write_store(st, data)
+        board = load_board(st)
+    build_site(board, root / "out", bootstrap=30, seed=0)
+    return root / "out", board
+
+
+def test_the_site_at_1280px_fits_and_names_carry_their_settings(page: Any, site: Any) -> None:
+    out, board = site
+    page.goto((out / "index.html").as_uri())
+    page.wait_for_selector("body[data-ready='1']", timeout=10_000)
+    # The score table's names: their tooltip holds the system prompt's hash and the settings.
+    titles = page.eval_on_selector_all("td.model", "els => els.map(e => e.title)")
+    assert any("system prompt " in t for t in titles), titles
+    # The side-by-side: both panels inside the window, nothing scrolled sideways.
+    page.select_option("#cmp-a", "0")
+    page.select_option("#cmp-b", "1")
+    page.wait_for_selector("#cmp-b-detail h3.side")
+    width = page.evaluate("document.documentElement.clientWidth")
+    for panel in ("#cmp-a-detail", "#cmp-b-detail"):
+        right = page.eval_on_selector(panel, "e => e.getBoundingClientRect().right")
+        assert right <= width, f"{panel} ends at {right} px of {width}"
+    section = page.eval_on_selector(
+        "#cmp-b-detail",
+        "e => { const s = e.closest('section'); return [s.scrollWidth, s.clientWidth]; }",
+    )
+    assert section[0] <= section[1], section
+    page.screenshot(path=str(out.parent / "site-1280.png"), full_page=True)
+    assert not page.errors
+    # The app's score table: the same tooltip, escaped into the attribute.
+    from intima.leaderboard import app
+
+    table = score_table(board.infos(), board.rating_sets, bootstrap=20, seed=0, per_code=False)
+    html = app.BoardIndex(board, table).scores(table.scorers[0], OVERALL, "reinforcing")
+    assert html.count('<td class="model" title="synthetic:model-') == 3
+    assert "; system prompt " in html

@@ -37,7 +37,7 @@ from intima.leaderboard.render import esc
 from intima.results import DEFAULT_BOOTSTRAP, DEFAULT_SEED
 from intima.results.conversations import ConversationBoard, load_conversations
 from intima.results.corrected import Corrections
-from intima.results.data import BoardData, load_board
+from intima.results.data import BoardData, load_board, run_title
 from intima.results.intervals import intervals_note
 from intima.results.paired import PairedBoard, mde_note
 from intima.results.prediction import PredictionRow
@@ -96,6 +96,7 @@ class BoardIndex:
         for r in data.responses:
             self.prompts.setdefault(r.prompt_id, r)
         self.cards = scorer_cards(data)
+        self.titles = {r.run_id: run_title(r) for r in data.runs}
 
     @functools.cached_property
     def paired(self) -> PairedBoard:
@@ -122,7 +123,7 @@ class BoardIndex:
         return (
             prediction_view.prediction_html(self.prediction, self.table.configs, sort_metric, scope)
             + validity_view.validity_html(self.cards, scorer)
-            + render.scores_table(self.table, self.paired, scorer, scope, sort_metric)
+            + render.scores_table(self.table, self.paired, scorer, scope, sort_metric, self.titles)
             + validity_view.corrected_html(self.table, self.corrections, scorer, scope, sort_metric)
         )
 

@@ -8,7 +8,7 @@ formatted by us. Nothing here is ever passed to ``str.format`` as a template.
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from intima.affect.config import AffectConfig
@@ -66,10 +66,16 @@ def direction_html(sort_metric: str) -> str:
 
 
 def scores_table(
-    table: ScoreTable, paired: PairedBoard, scorer: str, scope: str, sort_metric: str
+    table: ScoreTable,
+    paired: PairedBoard,
+    scorer: str,
+    scope: str,
+    sort_metric: str,
+    titles: Mapping[str, str] | None = None,
 ) -> str:
     """Configurations x label metrics for one scorer and scope, ranked on ``sort_metric``, each
-    rank with its rank interval (``paired``: the same board, B and seed as ``table``)."""
+    rank with its rank interval (``paired``: the same board, B and seed as ``table``);
+    ``titles``: per run id, its name's tooltip (the full settings)."""
     if scorer not in table.scorers:
         return "<p>No scores for this scorer.</p>"
     run_ids = [c for c, _ in table.configs]
@@ -94,7 +100,8 @@ def scores_table(
         out.append(
             f'<tr data-run-id="{esc(rk.run_id)}"><td{_rank_title(rk)}><span class="rank-value">'
             f"{esc(format_rank(rk))}</span>{_rank_interval(rk)}</td>"
-            f'<td class="model">{esc(first.label)}</td>{"".join(cells)}<td>{first.n}</td>'
+            f'<td class="model" title="{esc((titles or {}).get(rk.run_id, ""))}">'
+            f"{esc(first.label)}</td>{''.join(cells)}<td>{first.n}</td>"
             f"<td>{first.n_unscored}</td><td>{first.n_missing}</td></tr>"
         )
     out.append("</tbody></table></div>")

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from intima.core.labels import Named, board_labels
+from intima.core.labels import Named, board_labels, config_title
 from intima.core.perf import paused_gc
 from intima.core.ratings import RATING_PROTOCOL_VERSION, RatingSet
 from intima.core.taxonomy import TAXONOMY_VERSION
@@ -32,6 +32,11 @@ class BoardRun:
     dataset_sha256: str
     package_version: str
     generation: dict[str, Any] = field(default_factory=dict)
+
+
+def run_title(run: BoardRun) -> str:
+    """A configuration's tooltip on the board (:func:`intima.core.labels.config_title`)."""
+    return config_title(run.model_spec, run.system_prompt, run.generation)
 
 
 @dataclass(frozen=True)
