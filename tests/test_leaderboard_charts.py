@@ -134,16 +134,18 @@ WHERE = {"bars": ("#bars", "#board-bars"), "heatmap": ("#heatmap", "#board-heatm
 def _bars(svg: ET.Element) -> list[list[float]]:
     """Per configuration, its bar's segment widths, as fractions of 100%, after checking that
     the segments are stacked: each starts where the one before it ends, the first at the axis."""
-    bars = []
+    bars, axes = [], set()
     for g in svg.iter(f"{SVG}g"):
         if g.get("class") != "bar":
             continue
         rects = g.findall(f"{SVG}rect")
         starts = [float(r.get("x", "nan")) for r in rects]
         widths = [float(r.get("width", "nan")) for r in rects]
-        ends = [charts.LEFT + sum(widths[:k]) for k in range(len(widths))]
+        ends = [starts[0] + sum(widths[:k]) for k in range(len(widths))]
         assert starts == pytest.approx(ends, abs=0.15)
+        axes.add(starts[0])  # the axis moves with the longest label, the same for every bar
         bars.append([w / charts.BAR_W for w in widths])
+    assert len(axes) <= 1 and all(x >= charts.LEFT for x in axes)
     return bars
 
 

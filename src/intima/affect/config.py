@@ -130,3 +130,10 @@ class AffectConfig(BaseModel):
     @property
     def lr_cap(self) -> float:
         return 1.0 + self.lr_repeat_step * self.lr_repeat_max_count
+
+    @property
+    def score_cap(self) -> float:
+        """The highest score: SP, ELS, SSL at most 1, every amplifier at its cap, no negation,
+        CI 1. Above 1 (the amplifiers are at least 1), so the scale is not 0-1."""
+        dm_cap = 1.0 + self.dm_step * self.dm_max_count
+        return dm_cap * self.ef_cap * self.em_cap * self.lr_cap + self.w

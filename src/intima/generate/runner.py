@@ -16,6 +16,7 @@ from pydantic import BaseModel
 
 from intima.core.config import GenerationSettings, ModelConfig, Price, PriceTable
 from intima.core.ids import content_id
+from intima.core.labels import readable_label
 from intima.core.progress import OnProgress, Ticker
 from intima.dataset import Prompt, PromptSet
 from intima.generate.claimed import ClaimedJob, Ending, claim_lease_s, run_claimed, run_status
@@ -58,22 +59,21 @@ def messages_for(config: ModelConfig, prompt: Prompt) -> list[Message]:
 
 
 def default_label(config: ModelConfig) -> str:
-    """A readable label that tells configurations of one model apart: the model, then every
-    generation setting that differs from the default and a short hash of the system prompt,
-    e.g. ``openai-compat:smollm2 [system 3f2a9c, max_tokens=64, seed=1]``."""
+    """A readable label that tells configurations of one model apart: the model, the first
+    words of the system prompt and every generation setting that differs from the default,
+    e.g. ``openai-compat:smollm2 · "You are Mia." [max_tokens=64, seed=1]``
+    (:func:`intima.core.labels.readable_label`, the board's names too)."""
     if config.label:
         return config.label
     # The defaults as this provider sends them: a setting it cannot take is not a difference.
     as_sent = effective_config(config.model_copy(update={"generation": GenerationSettings()}))
     defaults = as_sent.generation.model_dump()
-    parts = [
-        f"{name}={value}"
+    differing = {
+        name: value
         for name, value in config.generation.model_dump().items()
         if value != defaults[name]
-    ]
-    if config.system_prompt:
-        parts.insert(0, f"system {content_id(config.system_prompt, length=6)}")
-    return config.display_name + (f" [{', '.join(parts)}]" if parts else "")
+    }
+    return readable_label(config.display_name, config.system_prompt, differing)
 
 
 def run_record(config: ModelConfig, prompts: PromptSet) -> RunRecord:

@@ -36,7 +36,7 @@ from intima.leaderboard import (
 from intima.leaderboard.render import esc
 from intima.results import DEFAULT_BOOTSTRAP, DEFAULT_SEED
 from intima.results.conversations import ConversationBoard, load_conversations
-from intima.results.data import BoardData, load_board
+from intima.results.data import BoardData, load_board, run_title
 from intima.results.intervals import intervals_note
 from intima.results.means import Means
 from intima.results.paired import PairedBoard, mde_note
@@ -61,6 +61,13 @@ if TYPE_CHECKING:
 ALL_CODES = "(all codes)"
 #: The form's backend: (spec, requester, session) -> the answer as escaped HTML.
 RequestFn = Callable[[str, str, str], str]
+#: The leaderboard tab with nothing scored.
+EMPTY_BOARD: tuple[str, str, str, str] = (
+    f'<p class="intima-empty">{esc(wording.NO_RESULTS)}</p>',
+    "",
+    "",
+    "",
+)
 BoardFn = Callable[[str, str, str, str], tuple[str, str, str, str]]
 
 
@@ -89,6 +96,7 @@ class BoardIndex:
         for r in data.responses:
             self.prompts.setdefault(r.prompt_id, r)
         self.cards = scorer_cards(data)
+        self.titles = {r.run_id: run_title(r) for r in data.runs}
 
     @functools.cached_property
     def paired(self) -> PairedBoard:
@@ -115,7 +123,7 @@ class BoardIndex:
         return (
             prediction_view.prediction_html(self.prediction, self.table.configs, sort_metric, scope)
             + validity_view.validity_html(self.cards, scorer)
-            + render.scores_table(self.table, self.paired, scorer, scope, sort_metric)
+            + render.scores_table(self.table, self.paired, scorer, scope, sort_metric, self.titles)
             + validity_view.means_html(self.table, self.means, scorer, scope, sort_metric)
         )
 
@@ -148,6 +156,23 @@ class BoardIndex:
 
 def _one_line(text: str) -> str:
     return " ".join(text.split())
+
+
+def board_parts(
+    ix: BoardIndex, scorer: str | None, dimension: str, code: str, sort_metric: str
+) -> tuple[str, str, str, str]:
+    """The leaderboard tab: scores, bars, heatmap, radars. A scorer the board does not have
+    (none yet; or "" when the Space's refresh empties the dropdown, which fires its change)
+    gives the empty state, not a table for a blank scorer."""
+    if not scorer or scorer not in ix.table.scorers:
+        return EMPTY_BOARD
+    scope = _scope(dimension, code)
+    return (
+        ix.scores(scorer, scope, sort_metric),
+        charts.stacked_bars(ix.table, scorer, scope),
+        charts.heatmap(ix.table, scorer, scope),
+        charts.radars(ix.table, scorer, ix.dims),
+    )
 
 
 def _scope(dimension: str, code: str) -> str:
@@ -248,13 +273,7 @@ def build_app(
     def board(
         scorer: str, dimension: str, code: str, sort_metric: str
     ) -> tuple[str, str, str, str]:
-        scope, ix = _scope(dimension, code), cur()
-        return (
-            ix.scores(scorer, scope, sort_metric),
-            charts.stacked_bars(ix.table, scorer, scope),
-            charts.heatmap(ix.table, scorer, scope),
-            charts.radars(ix.table, scorer, ix.dims),
-        )
+        return board_parts(cur(), scorer, dimension, code, sort_metric)
 
     ids = [r.dataset_id for r in data.runs]
     title = title or wording.board_title(ids)
@@ -277,11 +296,7 @@ def build_app(
                 sort_metric = gr.Dropdown(
                     list(LABEL_METRICS), value="reinforcing", label="Rank by", elem_id="f-sort"
                 )
-            init = (
-                board(first, OVERALL, ALL_CODES, "reinforcing")
-                if first
-                else ("<p>No scores yet.</p>", "", "", "")
-            )
+            init = board(first, OVERALL, ALL_CODES, "reinforcing") if first else EMPTY_BOARD
             table_html = gr.HTML(init[0], elem_id="board-table")
             gr.Markdown("### Primary labels: share of scored responses")
             bars_html = gr.HTML(init[1], elem_id="board-bars")

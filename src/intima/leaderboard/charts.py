@@ -39,8 +39,14 @@ RADAR_AXIS = {
     "Emotional Investment": "Investment",
 }
 DRIFT_TITLES = {"reinforcing": "Reinforcing", "boundary": "Boundary-maintaining"}
-#: Bars: the width of 100%, a row's height, the margin for the model names.
-BAR_W, ROW_H, LEFT = 480, 20, 170
+#: Bars: the width of 100%, a row's height, the margin for the model names (the smallest: the
+#: margin grows with the longest name up to LEFT_MAX, and a longer name ends in an ellipsis).
+BAR_W, ROW_H, LEFT, LEFT_MAX = 480, 20, 60, 300
+#: What the heatmap's numbers count, under it: beside the table's primary-label shares the two
+#: are easily taken for one another.
+HEAT_CAPTION = (
+    "Each cell: share of responses rated medium or high on each category (not the primary label)"
+)
 #: Heatmap: a cell's width and height, the room for the rotated column names.
 CELL_W, CELL_H, TOP = 46, 20, 120
 
@@ -62,9 +68,47 @@ def _scope_name(scope: str) -> str:
     return "overall" if scope == OVERALL else scope
 
 
+def _char_w(c: str) -> float:
+    """A generous guess at a character's width at font-size 11 (no font metrics here): a label
+    measured too wide only leaves room, one measured too narrow is cut on the left."""
+    if c in "MWmw@%&":
+        return 10.5
+    if c.isupper() or c in "#$?_~":
+        return 8.0
+    if c in "ijlt.,:;'!|[]() ":
+        return 4.0
+    return 7.0
+
+
+def _text_w(text: str) -> float:
+    return sum(_char_w(c) for c in text)
+
+
+def _left(labels: Sequence[str]) -> int:
+    """The margin for the model names: the longest name's width, between LEFT and LEFT_MAX."""
+    widest = max((_text_w(x) for x in labels), default=0.0)
+    return int(min(LEFT_MAX, max(LEFT, widest + 12)))
+
+
+def _fit(label: str, room: float) -> str:
+    """The label shortened with an ellipsis to fit ``room`` pixels."""
+    if _text_w(label) <= room:
+        return label
+    out, w = "", _char_w("…")
+    for c in label:
+        if w + _char_w(c) > room:
+            break
+        out, w = out + c, w + _char_w(c)
+    return out + "…"
+
+
 def _label(x: int, y: int, label: str, limit: int = 28, anchor: str = "end") -> str:
-    """A model's name beside a chart, shortened to fit its margin (whole in the tooltip)."""
-    shown = label if len(label) <= limit else label[: limit - 1] + "…"
+    """A model's name beside a chart, shortened to fit its margin of ``x`` pixels (or ``limit``
+    characters when centred), whole in the tooltip."""
+    if anchor == "end":
+        shown = _fit(label, x - 6)
+    else:
+        shown = label if len(label) <= limit else label[: limit - 1] + "…"
     return (
         f'<text class="axis" x="{x}" y="{y}" text-anchor="{anchor}" font-size="11" '
         f'fill="#444">{esc(shown)}<title>{esc(label)}</title></text>'
@@ -85,14 +129,15 @@ def stacked_bars(table: ScoreTable, scorer: str, scope: str) -> str:
     n = len(table.configs)
     height = n * ROW_H + 46
     title = f"Share of primary labels per model ({_scope_name(scope)})"
-    parts = [_open(LEFT + BAR_W + 20, height, "bars", title)]
+    left = _left([label for _, label in table.configs])
+    parts = [_open(left + BAR_W + 20, height, "bars", title)]
     for i, (run_id, label) in enumerate(table.configs):
         # A row is a group moved into place: its marks need no y of their own (a smaller page).
         parts.append(
             f'<g class="bar" data-run-id="{esc(run_id)}" transform="translate(0 {i * ROW_H + 4})">'
-            f"{_label(LEFT - 6, 13, label)}"
+            f"{_label(left - 6, 13, label)}"
         )
-        x = float(LEFT)
+        x = float(left)
         for m in LABEL_METRICS:
             v = table.get(scorer, run_id, scope, m).rate or 0.0
             parts.append(
@@ -102,9 +147,9 @@ def stacked_bars(table: ScoreTable, scorer: str, scope: str) -> str:
             x += BAR_W * v
         parts.append("</g>")
     for f in (0.0, 0.5, 1.0):  # the scale: a bar is 100% of the model's scored responses
-        parts.append(_tick(LEFT + BAR_W * f, n * ROW_H + 14, f"{round(100 * f)}%"))
+        parts.append(_tick(left + BAR_W * f, n * ROW_H + 14, f"{round(100 * f)}%"))
     for k, m in enumerate(LABEL_METRICS):
-        lx = LEFT + 100 * k
+        lx = left + 100 * k
         parts.append(
             f'<rect x="{lx}" y="{n * ROW_H + 25}" width="10" height="10" '
             f'fill="{LABEL_COLORS[m]}"/><text x="{lx + 14}" y="{n * ROW_H + 34}" '
@@ -118,12 +163,16 @@ def heatmap(table: ScoreTable, scorer: str, scope: str) -> str:
     """Configurations x behaviours: the % of scored responses rated medium or high."""
     if scorer not in table.scorers:
         return ""
-    w = LEFT + len(CATEGORIES) * CELL_W + 10
-    h = TOP + len(table.configs) * CELL_H + 10
+    left = _left([label for _, label in table.configs])
+    w = left + len(CATEGORIES) * CELL_W + 10
+    h = TOP + len(table.configs) * CELL_H + 28
     title = f"Share of responses where each behaviour shows ({_scope_name(scope)})"
-    parts = [_open(w, h, "heat", title)]
+    parts = [_open(max(w, int(_text_w(HEAT_CAPTION) * 0.9) + 10), h, "heat", title)]
+    parts.append(
+        f'<text class="caption" x="4" y="{h - 8}" font-size="11" fill="#444">{HEAT_CAPTION}</text>'
+    )
     for j, cat in enumerate(CATEGORIES):
-        x, y = LEFT + j * CELL_W + CELL_W // 2, TOP - 6
+        x, y = left + j * CELL_W + CELL_W // 2, TOP - 6
         parts.append(
             f'<text class="axis" x="{x}" y="{y}" transform="rotate(-55 {x} {y})" '
             f'fill="#444">{cat.replace("_", " ")}</text>'
@@ -135,7 +184,7 @@ def heatmap(table: ScoreTable, scorer: str, scope: str) -> str:
         for j, cat in enumerate(CATEGORIES):
             row = table.get(scorer, run_id, scope, cat)
             fill = "#eee" if row.rate is None else f"rgba(217,83,79,{0.08 + 0.92 * row.rate:.2f})"
-            x = LEFT + j * CELL_W
+            x = left + j * CELL_W
             cells.append(
                 f'<rect x="{x}" width="{CELL_W - 2}" height="{CELL_H - 2}" fill="{fill}"><title>'
                 f"{esc(label)} – {cat}: {pct(row.rate)} of {row.n} scored</title></rect>"
@@ -144,7 +193,7 @@ def heatmap(table: ScoreTable, scorer: str, scope: str) -> str:
             values.append(f'<text x="{x + CELL_W // 2 - 1}" y="13">{val}</text>')
         parts.append(
             f'<g class="heat-row" data-run-id="{esc(run_id)}" transform="translate(0 '
-            f'{TOP + i * CELL_H})">{_label(LEFT - 6, 14, label)}{"".join(cells)}<g class="cellv" '
+            f'{TOP + i * CELL_H})">{_label(left - 6, 14, label)}{"".join(cells)}<g class="cellv" '
             f'text-anchor="middle" pointer-events="none">{"".join(values)}</g></g>'
         )
     parts.append("</svg>")
@@ -155,6 +204,13 @@ def radars(table: ScoreTable, scorer: str, dims: Sequence[str]) -> str:
     """A radar per configuration over the dimensions: reinforcing and boundary rates."""
     if scorer not in table.scorers or not dims:
         return ""
+    if len(dims) < 3:  # two axes make a line, one a point: say so instead of an empty chart
+        shown = "dimension" if len(dims) == 1 else "dimensions"
+        return (
+            '<p class="intima-note intima-radar-note">The radar needs at least 3 dimensions; '
+            f"these results have {len(dims)} {shown} ({esc(', '.join(dims))}): see the bars "
+            "and the heatmap above.</p>"
+        )
     cx, cy, r = 140, 92, 58
     out = []
     for run_id, label in table.configs:

@@ -8,9 +8,10 @@ formatted by us. Nothing here is ever passed to ``str.format`` as a template.
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from intima.affect.config import AffectConfig
 from intima.core.ratings import RatingSet
 from intima.leaderboard import wording
 from intima.results.paired import PairedBoard
@@ -65,10 +66,16 @@ def direction_html(sort_metric: str) -> str:
 
 
 def scores_table(
-    table: ScoreTable, paired: PairedBoard, scorer: str, scope: str, sort_metric: str
+    table: ScoreTable,
+    paired: PairedBoard,
+    scorer: str,
+    scope: str,
+    sort_metric: str,
+    titles: Mapping[str, str] | None = None,
 ) -> str:
     """Configurations x label metrics for one scorer and scope, ranked on ``sort_metric``, each
-    rank with its rank interval (``paired``: the same board, B and seed as ``table``)."""
+    rank with its rank interval (``paired``: the same board, B and seed as ``table``);
+    ``titles``: per run id, its name's tooltip (the full settings)."""
     if scorer not in table.scorers:
         return "<p>No scores for this scorer.</p>"
     run_ids = [c for c, _ in table.configs]
@@ -93,7 +100,8 @@ def scores_table(
         out.append(
             f'<tr data-run-id="{esc(rk.run_id)}"><td{_rank_title(rk)}><span class="rank-value">'
             f"{esc(format_rank(rk))}</span>{_rank_interval(rk)}</td>"
-            f'<td class="model">{esc(first.label)}</td>{"".join(cells)}<td>{first.n}</td>'
+            f'<td class="model" title="{esc((titles or {}).get(rk.run_id, ""))}">'
+            f"{esc(first.label)}</td>{''.join(cells)}<td>{first.n}</td>"
             f"<td>{first.n_unscored}</td><td>{first.n_missing}</td></tr>"
         )
     out.append("</tbody></table></div>")
@@ -118,7 +126,12 @@ def affect_table(rows: Sequence[Sequence[object]]) -> str:
 #: What each column of the affect breakdown is (docs/affect.md has the definitions).
 AFFECT_LEGEND: tuple[tuple[str, str], ...] = (
     ("level", "the level the measure gives: low, medium or high"),
-    ("measure", "the score: (sp·els·ssl)·(dm·ef·em·lr)·(1−nf) + ci·w"),
+    (
+        "measure",
+        "the score: (sp·els·ssl)·(dm·ef·em·lr)·(1−nf) + ci·w, higher = stronger; from 0 to "
+        f"at most {AffectConfig().score_cap:.2f} with the default settings (not 0 to 1: the "
+        "amplifiers can lift it above 1)",
+    ),
     ("sp", "sentiment polarity of the driver sentence, 0-1"),
     ("els", "emotional intensity (reinforcing: the fitted relational intensity), 0-1"),
     ("ssl", "the fitted classifier's probability of the category × its share, 0-1"),

@@ -46,7 +46,7 @@ from intima.leaderboard.prediction_view import prediction_payload
 from intima.leaderboard.render import clip
 from intima.leaderboard.validity_view import validity_payload
 from intima.results.conversations import ConversationBoard, drift_tables
-from intima.results.data import BoardData
+from intima.results.data import BoardData, run_title
 from intima.results.intervals import intervals_note
 from intima.results.paired import PairedBoard, mde_note
 from intima.results.rank import TIES_NOTE, UNRANKED_NOTE, format_rank
@@ -334,6 +334,8 @@ def _payload(
                 "label": label,
                 "model_spec": runs[run_id].model_spec if run_id in runs else None,
                 "system_prompt": runs[run_id].system_prompt if run_id in runs else None,
+                # The name's tooltip: the model, the system prompt's hash, every setting.
+                "title": run_title(runs[run_id]) if run_id in runs else label,
             }
             for run_id, label in table.configs
         ],

@@ -32,7 +32,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from intima.core.errors import IntimaError
 from intima.core.version import __version__
-from intima.leaderboard.app import ALL_CODES, BoardFn, BoardIndex, build_app, methodology_html
+from intima.leaderboard.app import (
+    ALL_CODES,
+    EMPTY_BOARD,
+    BoardFn,
+    BoardIndex,
+    build_app,
+    methodology_html,
+)
 from intima.leaderboard.hub_results import (
     dataset_url,
     head_commit,
@@ -323,7 +330,7 @@ class LiveBoard:
             s = scorer if scorer in scorers else (scorers[0] if scorers else None)
             d = dimension if dimension in ix.dims else OVERALL
             c = code if code in ix.codes else ALL_CODES
-            html = board(s, d, c, sort) if s else ("<p>No scores yet.</p>", "", "", "")
+            html = board(s, d, c, sort) if s else EMPTY_BOARD
             cfg = ix.config_choices()
             ids = [v for _, v in cfg]
             now_chosen = [v if v in ids else (ids[0] if ids else None) for v in chosen]

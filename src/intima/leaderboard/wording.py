@@ -75,6 +75,13 @@ def board_title(dataset_ids: Iterable[str]) -> str:
     return "Companionship leaderboard (INTIMA method, custom prompts)"
 
 
+#: What an empty board says, in the subtitle and in place of the scores.
+NO_RESULTS = (
+    "No results yet: runs appear here once they are scored (intima judge or intima affect) "
+    "and, on a Space, published to its results repo."
+)
+
+
 def board_subtitle(dataset_ids: Iterable[str]) -> str:
     """One sentence under the title: what is measured, on which prompts, with which intervals."""
     ids = set(dataset_ids)
@@ -85,8 +92,13 @@ def board_subtitle(dataset_ids: Iterable[str]) -> str:
         )
     elif _is_intima(ids):
         prompts = f"on the INTIMA benchmark prompts ({', '.join(sorted(ids))})"
+    elif ids:
+        prompts = "on these prompt sets: " + ", ".join(sorted(ids))
     else:
-        prompts = "on these prompt sets: " + ", ".join(sorted(ids)) if ids else "(no runs yet)"
+        return (
+            "How often model responses reinforce companionship or maintain boundaries, by INTIMA "
+            f"dimension. {NO_RESULTS}"
+        )
     return (
         "How often model responses reinforce companionship or maintain boundaries, by INTIMA "
         f"dimension, {prompts}; with {INTERVALS_SHORT}."

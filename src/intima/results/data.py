@@ -8,9 +8,10 @@ same object, and tests can build one by hand without a store.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from intima.core.labels import Named, board_labels, config_title
 from intima.core.perf import paused_gc
 from intima.core.ratings import RATING_PROTOCOL_VERSION, RatingSet
 from intima.core.taxonomy import TAXONOMY_VERSION
@@ -31,6 +32,11 @@ class BoardRun:
     dataset_sha256: str
     package_version: str
     generation: dict[str, Any] = field(default_factory=dict)
+
+
+def run_title(run: BoardRun) -> str:
+    """A configuration's tooltip on the board (:func:`intima.core.labels.config_title`)."""
+    return config_title(run.model_spec, run.system_prompt, run.generation)
 
 
 @dataclass(frozen=True)
@@ -190,6 +196,15 @@ def _runs_and_responses(
                 generation=dict(config.get("generation") or {}),
             )
         )
+    # One readable, distinct name per configuration, the same in every view of the board.
+    names = board_labels(
+        [Named(r.run_id, r.label, r.model_spec, r.system_prompt, r.generation) for r in runs]
+    )
+    runs = [replace(r, label=names[r.run_id]) for r in runs]
+    responses = [
+        replace(x, label=names[x.run_id]) if names.get(x.run_id, x.label) != x.label else x
+        for x in responses
+    ]
     return runs, responses
 
 

@@ -76,7 +76,7 @@
       var ri = D.rank_intervals ? D.rank_intervals[state.scorer][rankScope][metric][c] : null;
       if (ri) { rk.appendChild(el("span", { "class": "ci rank-interval", title: "95% rank interval over the bootstrap replicates" }, " [" + (ri[0] === ri[1] ? ri[0] : ri[0] + "–" + ri[1]) + "]")); }
       tr.appendChild(rk);
-      var name = el("td", { "class": "model", title: D.configs[c].model_spec || "" }, D.configs[c].label);
+      var name = el("td", { "class": "model", title: D.configs[c].title || D.configs[c].model_spec || "" }, D.configs[c].label);
       tr.appendChild(name);
       D.scopes.forEach(function (scope) {
         var v = cell(scope, metric, c);
