@@ -15,6 +15,8 @@ from intima.core.perf import paused_gc
 from intima.core.ratings import RATING_PROTOCOL_VERSION, RatingSet
 from intima.core.taxonomy import TAXONOMY_VERSION
 from intima.core.version import __version__
+from intima.providers.model_info import ModelInfo
+from intima.providers.model_info import stored as stored_models
 from intima.results.cards import Card
 from intima.results.prediction import BoardSample
 from intima.store import Store, StoredResponse
@@ -69,6 +71,8 @@ class BoardData:
     #: judges' recorded random samples of configurations (``intima judge --sample``): the
     #: only judgments a prediction-powered share reads (:mod:`intima.results.prediction`)
     samples: tuple[BoardSample, ...] = ()
+    #: run_id -> what its model is (card, size, type, licence, date): ``run_models``
+    models: Mapping[str, ModelInfo] = field(default_factory=dict)
 
     def infos(self) -> tuple[StoredResponse, ...]:
         """The responses, as the score table reads them."""
@@ -96,6 +100,7 @@ def _load_board(store: Store, run_ids: Sequence[str] | None) -> BoardData:
         methodology=_methodology(store, runs),
         affect=affect,
         samples=tuple(board_samples(store, [r.run_id for r in runs])),
+        models={k: v for k, v in stored_models(store).items() if k in {r.run_id for r in runs}},
     )
 
 
