@@ -28,6 +28,7 @@ from intima.leaderboard import (
     charts,
     compare_view,
     drift_render,
+    models_view,
     prediction_view,
     render,
     validity_view,
@@ -144,6 +145,10 @@ class BoardIndex:
         return render.response_detail(
             resp, self.sets.get(resp.response_id, []), self.data.affect.get(resp.response_id, [])
         )
+
+
+def _models(ix: BoardIndex) -> list[dict[str, Any]]:
+    return models_view.model_rows(ix.data, ix.table.configs)
 
 
 def _one_line(text: str) -> str:
@@ -277,6 +282,12 @@ def build_app(
                 sort_metric = gr.Dropdown(
                     list(LABEL_METRICS), value="reinforcing", label="Rank by", elem_id="f-sort"
                 )
+            # What each model is, and a search over models that filters the tables' rows.
+            search = gr.Textbox(
+                label="Search models", placeholder="name, size, type, licence",
+                elem_id="f-model-search",
+            )  # fmt: skip
+            hide_html = gr.HTML("", elem_id="board-model-filter")
             init = (
                 board(first, OVERALL, ALL_CODES, "reinforcing")
                 if first
@@ -293,6 +304,14 @@ def build_app(
                 "### Reinforcing (red) and boundary (blue): % of scored responses by dimension"
             )
             radar_html = gr.HTML(init[3], elem_id="board-radar")
+            gr.Markdown("### Models: card, size, type, licence, date")
+            models_html = gr.HTML(models_view.models_html(_models(idx)), elem_id="board-models")
+
+            def on_search(query: str) -> tuple[str, str]:
+                rows = _models(cur())
+                return models_view.hide_css(rows, query), models_view.models_html(rows)
+
+            search.change(on_search, [search], [hide_html, models_html])
             inputs = [scorer, dimension, code, sort_metric]
             for ctl in inputs:
                 ctl.change(board, inputs, [table_html, bars_html, heat_html, radar_html])
