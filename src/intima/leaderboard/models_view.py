@@ -59,8 +59,8 @@ def models_html(rows: Sequence[dict[str, Any]], query: str = "") -> str:
     if not shown:
         body = f'<tr><td colspan="{len(COLUMNS)}">No model matches {esc(query)}.</td></tr>'
     return (
-        f'<table class="scores models" id="models-table"><thead><tr>{head}</tr></thead>'
-        f"<tbody>{body}</tbody></table>"
+        '<div class="intima-scroll"><table class="intima-scores intima-models" '
+        f'id="models-table"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
     )
 
 
