@@ -148,3 +148,30 @@ def test_the_apps_models_table_escapes_and_the_search_hides_only_plain_ids(
     assert style.count('tr[data-run-id="') == 4  # two rows hidden, in both tables
     hostile = [{**rows[0], "run_id": '"] {} body { display: none } [x="'}]
     assert hide_css(hostile, "nothing matches") == ""
+
+
+def test_the_space_shows_the_model_info_its_results_repo_carries(
+    store_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Space reads the published bundles: the model info travels in them (``run_models``)
+    and its app draws the same models table, hostile licence escaped."""
+    from intima.leaderboard.app import _models
+    from intima.leaderboard.hub_results import import_results
+    from intima.leaderboard.space import SpaceSettings, _scored
+    from intima.service.bundle import publish
+
+    with Store.open(store_path) as store:
+        publish(store, str(tmp_path / "b"), [r[0] for r in store.query("SELECT run_id FROM runs")])
+    for hub in running_hub():
+        point_hf_at(hub, tmp_path / "hf-cache", tmp_path, monkeypatch)
+        files = {f"bundles/one/{p.name}": p.read_bytes() for p in (tmp_path / "b").iterdir()}
+        hub.add_repo("org/results", files)
+        (tmp_path / "work").mkdir()
+        with Store.open(tmp_path / "work" / "board.db") as store:
+            got = import_results(store, "hf://datasets/org/results", tmp_path / "work")
+            assert got.refused == [] and len(got.imported) == 1
+            idx = _scored(store, SpaceSettings(results="hf://datasets/org/results", bootstrap=20))
+    page = models_html(_models(idx))
+    assert f'<a href="https://huggingface.co/{SMOL}" rel="noopener" target="_blank">' in page
+    assert '<td class="size">135M</td><td class="kind">instruct</td>' in page
+    assert "&lt;script&gt;window.__pwned" in page and "<script>" not in page
