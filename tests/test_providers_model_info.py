@@ -117,11 +117,14 @@ def test_an_unreachable_hub_gives_unknown_and_never_an_error(
         point_hf_at(server, tmp_path / "c", tmp_path, monkeypatch)
         server.fail_all = 503
         path = tmp_path / "s.db"
-        _run(path, llm, SMOL)
+        _run(path, llm, SMOL, "acme/other-model")
         with Store.open(path) as store:
             record(store)
-        assert _by_model(path)[SMOL].source == "unknown"
-        assert _by_model(path)[SMOL].detail == "the Hub could not be reached"
+        for model in (SMOL, "acme/other-model"):
+            assert _by_model(path)[model].source == "unknown"
+            assert _by_model(path)[model].detail == "the Hub could not be reached"
+        # a dead Hub is asked once, not once per model (each could wait for the timeout)
+        assert len([p for _, p in server.calls() if p.startswith("/api/models/")]) == 1
 
 
 def test_models_refresh_reads_the_hub_again(

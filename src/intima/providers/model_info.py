@@ -30,6 +30,8 @@ _VENDORS: Final = frozenset({"openai", "anthropic"})
 #: Seconds to wait for the Hub: a board build or a refresh must not hang on a dead network.
 HUB_TIMEOUT: Final = 5.0
 UNKNOWN: Final = "unknown"
+_OFFLINE: Final = "the Hub is offline"
+_UNREACHABLE: Final = "the Hub could not be reached"
 
 Source = Literal["hub", "config", "unknown"]
 
@@ -89,7 +91,7 @@ def from_hub(hub_id: str, timeout: float = HUB_TIMEOUT) -> ModelInfo:
     from huggingface_hub import HfApi, constants
 
     if constants.HF_HUB_OFFLINE:
-        return ModelInfo(source="unknown", hub_id=hub_id, detail="the Hub is offline")
+        return ModelInfo(source="unknown", hub_id=hub_id, detail=_OFFLINE)
     try:
         info = HfApi().model_info(hub_id, timeout=timeout)
     # Any failure (offline, no network, private, gated, missing, a broken reply) is the same
@@ -111,8 +113,8 @@ def _reason(exc: Exception) -> str:
     if "NotFound" in name or "Gated" in name:
         return "private, gated or missing on the Hub"
     if "Offline" in name:
-        return "the Hub is offline"
-    return "the Hub could not be reached"
+        return _OFFLINE
+    return _UNREACHABLE
 
 
 def _parameters(info: Any) -> int | None:
@@ -187,10 +189,17 @@ def record(
     ]
     asked: dict[tuple[str, str], ModelInfo] = {}
     found: dict[str, ModelInfo] = {}
+    down: str | None = None  # once the Hub is unreachable, the next model is not asked
     for run_id, provider, model_name in runs:
         key = (provider, model_name)
         if key not in asked:
-            asked[key] = describe(provider, model_name, timeout)
+            hub_id = hub_id_of(provider, model_name)
+            if hub_id is not None and down is not None:
+                asked[key] = ModelInfo(source="unknown", hub_id=hub_id, detail=down)
+            else:
+                asked[key] = describe(provider, model_name, timeout)
+                if asked[key].detail in (_UNREACHABLE, _OFFLINE):
+                    down = asked[key].detail
         found[run_id] = asked[key]
     if found:
         stamp = now()
