@@ -175,3 +175,23 @@ def test_the_space_shows_the_model_info_its_results_repo_carries(
     assert f'<a href="https://huggingface.co/{SMOL}" rel="noopener" target="_blank">' in page
     assert '<td class="size">135M</td><td class="kind">instruct</td>' in page
     assert "&lt;script&gt;window.__pwned" in page and "<script>" not in page
+
+
+def test_board_serve_reads_missing_model_info_once_and_offline_says_unknown(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = synthetic_board(2, 20, 1, seed=3)
+    path = tmp_path / "store.db"
+    with Store.open(path) as store:
+        write_store(store, dataclasses.replace(data, runs=(
+            dataclasses.replace(data.runs[0], model_spec=SMOL), data.runs[1])))  # fmt: skip
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # the server process reads it at start
+    with board_server(path, 20, tmp_path / "serve.log"):
+        with Store.open(path) as store:
+            got = {
+                r[0]: r[1:] for r in store.query("SELECT hub_id, source, detail FROM run_models")
+            }
+    assert got == {
+        SMOL: ("unknown", "the Hub is offline"),
+        None: ("config", "synthetic: synthetic:model-1"),
+    }

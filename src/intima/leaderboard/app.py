@@ -420,6 +420,10 @@ def serve(
     from intima.store import Store
 
     with Store.open(store_path) as store:
+        if not store.read_only:  # each run's model info, read once (never fails serving)
+            from intima.providers.model_info import record
+
+            record(store)
         data = load_board(store)
         conversations = load_conversations(store)
     with paused_gc():
