@@ -184,3 +184,11 @@ def test_which_names_are_hub_ids() -> None:
     assert hub_id_of("openai", "gpt-4o-mini") is None
     assert hub_id_of("llamacpp", "/models/x.gguf") is None
     assert hub_id_of("hf", "a/b/../c") is None
+
+
+@pytest.mark.parametrize(
+    "hub_id", ['x/y"><script>alert(1)</script>', "javascript:alert(1)//a/b", "../../etc", None]
+)
+def test_a_card_link_is_made_only_from_a_plain_hub_id(hub_id: str | None) -> None:
+    """A bundle's ``run_models.hub_id`` is hostile input: no link unless it is OWNER/NAME."""
+    assert ModelInfo(source="hub", hub_id=hub_id).url is None
