@@ -92,6 +92,7 @@ def _load_board(store: Store, run_ids: Sequence[str] | None) -> BoardData:
     sets = _rating_sets(store, [r.run_id for r in runs])
     wanted = {r.response_id for r in responses}
     affect = {k: v for k, v in affect_breakdown(store).items() if k in wanted}
+    models = stored_models(store)
     return BoardData(
         runs=tuple(runs),
         responses=tuple(responses),
@@ -100,7 +101,7 @@ def _load_board(store: Store, run_ids: Sequence[str] | None) -> BoardData:
         methodology=_methodology(store, runs),
         affect=affect,
         samples=tuple(board_samples(store, [r.run_id for r in runs])),
-        models={k: v for k, v in stored_models(store).items() if k in {r.run_id for r in runs}},
+        models={r.run_id: m for r in runs if (m := models.get(r.run_id)) is not None},
     )
 
 
