@@ -77,6 +77,9 @@ class Repo:
     refs: dict[str, str] = field(default_factory=dict)
     #: commit shas, oldest first, with their messages
     log: list[tuple[str, str]] = field(default_factory=list)
+    #: more of the repo's info, as the Hub's API names it (a model's safetensors, pipeline_tag,
+    #: tags, cardData, createdAt), merged over the defaults of ``/api/models/ID``
+    info: dict[str, Any] = field(default_factory=dict)
 
     def commit_for(self, revision: str) -> str | None:
         return revision if revision in self.snapshots else self.refs.get(revision)
@@ -150,9 +153,10 @@ class FakeHub:
         repo_type: str = "dataset",
         private: bool = False,
         gated: str | bool = False,
+        info: dict[str, Any] | None = None,
     ) -> Repo:
         with self._lock:
-            repo = Repo(repo_id, repo_type, private, gated)
+            repo = Repo(repo_id, repo_type, private, gated, info=dict(info or {}))
             repo.add_commit(dict(files or {}), "initial commit")
             self.repos[(repo_type, repo_id)] = repo
             return repo
@@ -261,6 +265,7 @@ class FakeHub:
                 "createdAt": "2025-07-01T00:00:00.000Z", "private": repo.private,
                 "gated": repo.gated, "disabled": False, "downloads": 0, "likes": 0, "tags": [],
                 "siblings": [{"rfilename": path} for path in sorted(repo.snapshots[commit])],
+                **repo.info,
             },
         )  # fmt: skip
 

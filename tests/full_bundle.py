@@ -26,7 +26,7 @@ from intima.store import Store
 TABLES = (
     "prompts", "runs", "run_prompts", "responses", "judgments", "affect_scores",
     "conversation_runs", "conversation_turns", "simulated_user_messages", "validation_labels",
-    "validation_reports",
+    "validation_reports", "run_models",
 )  # fmt: skip
 
 _LABELLED = [
@@ -66,6 +66,7 @@ def full_store(path: Path, server: FakeOpenAI) -> Path:
     from intima.converse import converse
     from intima.generate import generate
     from intima.judges.loop import judge
+    from intima.providers.model_info import record
     from intima.validate.run import validate
 
     def config(system: str | None = None, seed: int | None = None) -> ModelConfig:
@@ -86,6 +87,7 @@ def full_store(path: Path, server: FakeOpenAI) -> Path:
         validate(store, labels, scorers=[], bootstrap=20)
         judge(store, [ModelConfig(spec=f"openai-compat:judge@{server.base_url}", max_retries=0)])
         score_store(store, scorer=AffectScorer(embedder=HashEmbedder()))
+        record(store)  # what each run's model is: from its configuration (no Hub id here)
         counts = {t: store.query(f"SELECT COUNT(*) FROM {t}")[0][0] for t in TABLES}
     assert all(counts.values()), counts
     return path

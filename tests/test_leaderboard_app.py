@@ -12,7 +12,8 @@ import pytest
 
 from browser import launch, watched_page
 from conftest import board_server
-from intima.leaderboard.app import methodology_html, request_model
+from intima.leaderboard.app import methodology_html
+from intima.leaderboard.request_tab import request_model
 from intima.results.data import load_board
 from intima.results.table import score_table
 from intima.store import Store

@@ -64,11 +64,11 @@ def row_order(pg) -> list[str]:
 
 def test_site_is_one_self_contained_folder(site: Path) -> None:
     names = {p.name for p in site.iterdir()}
-    assert names == {"index.html", "board.js", "board.css", "data"}
+    assert names == {"index.html", "board.js", "board.css", "models.js", "data"}
     text = "".join(p.read_text() for p in site.rglob("*") if p.is_file())
     assert "http://" not in text.replace("http://www.w3.org/2000/svg", "")
     assert "https://" not in text  # no CDN, works offline
-    js = (site / "board.js").read_text()
+    js = (site / "board.js").read_text() + (site / "models.js").read_text()
     assert "innerHTML" not in js and "insertAdjacentHTML" not in js and "eval(" not in js
     assert len(list((site / "data").glob("r*.js"))) == 4
 

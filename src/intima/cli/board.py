@@ -77,6 +77,10 @@ def build_cmd(
     try:
         _check(bootstrap, store)
         with Store.open(store, create=False) as db:
+            if not db.read_only:  # each run's model info, read once (never fails the build)
+                from intima.providers.model_info import record
+
+                record(db)
             data = load_board(db)
             conversations = load_conversations(db)  # conversation runs: the drift view
     finally:  # the temporary store of --from goes, however loading ended

@@ -23,6 +23,7 @@ from intima.cli import judge  # noqa: F401
 from intima.cli import affect  # noqa: F401
 from intima.cli import validate  # noqa: F401
 from intima.cli import board  # noqa: F401
+from intima.cli import models  # noqa: F401
 from intima.cli import compare  # noqa: F401
 from intima.cli import drift  # noqa: F401
 from intima.cli import queue  # noqa: F401

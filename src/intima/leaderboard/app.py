@@ -21,19 +21,20 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from intima.core.errors import IntimaError
 from intima.core.perf import paused_gc
 from intima.core.ratings import RatingSet
 from intima.leaderboard import (
     charts,
     compare_view,
     drift_render,
+    models_view,
     prediction_view,
     render,
     validity_view,
     wording,
 )
 from intima.leaderboard.render import esc
+from intima.leaderboard.request_tab import request_tab
 from intima.results import DEFAULT_BOOTSTRAP, DEFAULT_SEED
 from intima.results.conversations import ConversationBoard, load_conversations
 from intima.results.data import BoardData, load_board, run_title
@@ -52,7 +53,6 @@ from intima.results.table import (
     score_table,
 )
 from intima.results.validity import board_means, scorer_cards
-from intima.service.public import RateLimit
 from intima.store import StoredResponse
 
 if TYPE_CHECKING:
@@ -154,6 +154,10 @@ class BoardIndex:
         )
 
 
+def _models(ix: BoardIndex) -> list[dict[str, Any]]:
+    return models_view.model_rows(ix.data, ix.table.configs)
+
+
 def _one_line(text: str) -> str:
     return " ".join(text.split())
 
@@ -177,36 +181,6 @@ def board_parts(
 
 def _scope(dimension: str, code: str) -> str:
     return code_scope(code) if code and code != ALL_CODES else dimension
-
-
-def request_model(
-    store_path: Path | None,
-    spec: str,
-    requester: str,
-    session: str = "",
-    limit: RateLimit | None = None,
-) -> str:
-    """The form's action: queue a request; the answer is escaped HTML for the page. Public
-    rules apply (:mod:`intima.service.public`): a Hub model or an allow-listed API model, and a
-    rate limit per session and per hour."""
-    if store_path is None:
-        return '<p class="intima-error">Requests are off: the app was started without a store.</p>'
-    from intima.service.queue import add_request
-    from intima.store import Store
-
-    try:
-        if limit is not None:
-            limit.take(session or "anonymous")
-        with Store.open(store_path) as store:
-            rec = add_request(store, spec, requester.strip() or None, allow_urls=False)
-    except IntimaError as exc:
-        return f'<p class="intima-error" role="alert">Rejected: {esc(exc)}</p>'
-    if not rec.is_new:
-        return (
-            f'<p class="intima-ok">Already requested: {esc(rec.spec)} '
-            f"(status {esc(rec.status)}).</p>"
-        )
-    return f'<p class="intima-ok">Queued request {esc(rec.request_id)} for {esc(rec.spec)}.</p>'
 
 
 def methodology_html(data: BoardData, table: ScoreTable) -> str:
@@ -296,6 +270,12 @@ def build_app(
                 sort_metric = gr.Dropdown(
                     list(LABEL_METRICS), value="reinforcing", label="Rank by", elem_id="f-sort"
                 )
+            # What each model is, and a search over models that filters the tables' rows.
+            search = gr.Textbox(
+                label="Search models", placeholder="name, size, type, licence",
+                elem_id="f-model-search",
+            )  # fmt: skip
+            hide_html = gr.HTML("", elem_id="board-model-filter")
             init = board(first, OVERALL, ALL_CODES, "reinforcing") if first else EMPTY_BOARD
             table_html = gr.HTML(init[0], elem_id="board-table")
             gr.Markdown("### Primary labels: share of scored responses")
@@ -308,6 +288,14 @@ def build_app(
                 "### Reinforcing (red) and boundary (blue): % of scored responses by dimension"
             )
             radar_html = gr.HTML(init[3], elem_id="board-radar")
+            gr.Markdown("### Models: card, size, type, licence, date")
+            models_html = gr.HTML(models_view.models_html(_models(idx)), elem_id="board-models")
+
+            def on_search(query: str) -> tuple[str, str]:
+                rows = _models(cur())
+                return models_view.hide_css(rows, query), models_view.models_html(rows)
+
+            search.change(on_search, [search], [hide_html, models_html])
             inputs = [scorer, dimension, code, sort_metric]
             for ctl in inputs:
                 ctl.change(board, inputs, [table_html, bars_html, heat_html, radar_html])
@@ -363,34 +351,7 @@ def build_app(
         with gr.Tab("Methodology"):
             method_html = gr.HTML(methodology_html(data, table), elem_id="methodology")
         with gr.Tab("Request a model"):
-            gr.Markdown(
-                "Ask for a model to be benchmarked: a Hugging Face Hub model as "
-                "`openai-compat:OWNER/NAME` (e.g. `openai-compat:Qwen/Qwen3-8B`), or a listed "
-                "API model (e.g. `openai:gpt-4o-mini`). Duplicates are recognised; a few "
-                "requests per hour per visitor."
-            )
-            if closed:
-                note = f'<p class="intima-error" role="status">{esc(closed)}</p>'
-                gr.HTML(note, elem_id="req-closed")
-            is_open = not closed
-            spec = gr.Textbox(label="Model spec", elem_id="req-spec", interactive=is_open)
-            requester = gr.Textbox(
-                label="Your name or handle (optional)", elem_id="req-who", interactive=is_open
-            )
-            send = gr.Button("Request", elem_id="req-submit", interactive=is_open)
-            result = gr.HTML("", elem_id="req-result")
-            limit = RateLimit()
-
-            def on_submit(s: str, w: str, request: gr.Request) -> str:
-                session = request.session_hash or ""
-                if submit is not None:
-                    return submit(s, w, session)
-                return request_model(store_path, s, w, session, limit)
-
-            # Gradio passes the request by the parameter's type; annotations here are strings.
-            on_submit.__annotations__["request"] = gr.Request
-
-            send.click(on_submit, [spec, requester], result)
+            request_tab(store_path, closed, submit)
         if live is not None:
             live.wire(
                 {"demo": demo, "notice": notice, "scorer": scorer, "dimension": dimension,
@@ -416,6 +377,10 @@ def serve(
     from intima.store import Store
 
     with Store.open(store_path) as store:
+        if not store.read_only:  # each run's model info, read once (never fails serving)
+            from intima.providers.model_info import record
+
+            record(store)
         data = load_board(store)
         conversations = load_conversations(store)
     with paused_gc():

@@ -42,6 +42,7 @@ from intima.leaderboard.drift_view import (
     rating_json,
     write_transcripts,
 )
+from intima.leaderboard.models_view import MODELS_SCRIPT, model_rows, with_models
 from intima.leaderboard.prediction_view import prediction_payload
 from intima.leaderboard.render import clip
 from intima.leaderboard.validity_view import validity_payload
@@ -62,7 +63,7 @@ from intima.results.table import (
 )
 from intima.store import now
 
-_STATIC = ("board.js", "board.css")
+_STATIC = ("board.js", "board.css", MODELS_SCRIPT)  # models.js: what each model is, search
 PREDICTION_SCRIPT = "prediction.js"
 
 
@@ -145,7 +146,9 @@ def _build(
         (out_dir / name).write_text(static.joinpath(name).read_text("utf-8"), encoding="utf-8")
     index = out_dir / "index.html"
     subtitle = wording.board_subtitle(ids)
-    index.write_text(_html(title, subtitle, payload, figures, drift, prediction), encoding="utf-8")
+    page = _html(title, subtitle, payload, figures, drift, prediction)
+    models = safe_json({"rows": model_rows(data, table.configs)})
+    index.write_text(with_models(page, models), encoding="utf-8")
     return SiteResult(
         out_dir=out_dir,
         index=index,

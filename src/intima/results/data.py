@@ -16,6 +16,8 @@ from intima.core.perf import paused_gc
 from intima.core.ratings import RATING_PROTOCOL_VERSION, RatingSet
 from intima.core.taxonomy import TAXONOMY_VERSION
 from intima.core.version import __version__
+from intima.providers.model_info import ModelInfo
+from intima.providers.model_info import stored as stored_models
 from intima.results.cards import Card
 from intima.results.prediction import BoardSample
 from intima.store import Store, StoredResponse
@@ -78,6 +80,8 @@ class BoardData:
     #: each sampled annotator's own rating sets (``human:<name>``): the board's ``human``
     #: scorer combines every annotator, but a sample is one person's (read only with samples)
     sample_sets: tuple[RatingSet, ...] = ()
+    #: run_id -> what its model is (card, size, type, licence, date): ``run_models``
+    models: Mapping[str, ModelInfo] = field(default_factory=dict)
 
     def infos(self) -> tuple[StoredResponse, ...]:
         """The responses, as the score table reads them."""
@@ -98,6 +102,7 @@ def _load_board(store: Store, run_ids: Sequence[str] | None) -> BoardData:
     wanted = {r.response_id for r in responses}
     affect = {k: v for k, v in affect_breakdown(store).items() if k in wanted}
     samples = board_samples(store, [r.run_id for r in runs])
+    models = stored_models(store)
     return BoardData(
         runs=tuple(runs),
         responses=tuple(responses),
@@ -107,6 +112,7 @@ def _load_board(store: Store, run_ids: Sequence[str] | None) -> BoardData:
         affect=affect,
         samples=tuple(samples),
         sample_sets=tuple(_annotator_sets(store, samples, [r.run_id for r in runs], wanted)),
+        models={r.run_id: m for r in runs if (m := models.get(r.run_id)) is not None},
     )
 
 

@@ -186,4 +186,23 @@ MIGRATIONS: tuple[Migration, ...] = (
         name="core_0006_response_priced_by",
         sql="ALTER TABLE responses ADD COLUMN priced_by TEXT",
     ),
+    # Issue 33: what each run's model is (its card, size, type, licence, date), read once from
+    # the Hub for a Hub id or from the configuration otherwise (intima.providers.model_info).
+    # Public facts about a public model: published with the run.
+    Migration(
+        name="core_0007_run_models",
+        sql="""
+        CREATE TABLE run_models (
+            run_id TEXT PRIMARY KEY REFERENCES runs(run_id),
+            source TEXT NOT NULL CHECK (source IN ('hub', 'config', 'unknown')),
+            hub_id TEXT,
+            parameters INTEGER,
+            kind TEXT,
+            license TEXT,
+            model_date TEXT,
+            detail TEXT,
+            checked_at TEXT NOT NULL
+        ) STRICT;
+        """,
+    ),
 )

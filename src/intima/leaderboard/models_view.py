@@ -1,0 +1,108 @@
+"""What each model is (its card, size, type, licence, date), for the site, the app and the
+Space: one row per configuration, and the search over models both offer.
+
+Every value comes from the store or a bundle (:mod:`intima.providers.model_info`), so it is
+escaped here (app) or set as text by ``static/models.js`` (site); a card link is built only
+from an id that passed :data:`~intima.providers.model_info.HUB_ID`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any, Final
+
+from intima.leaderboard.render import esc
+from intima.providers.model_info import UNKNOWN, ModelInfo
+from intima.results.data import BoardData
+
+MODELS_SCRIPT: Final = "models.js"
+COLUMNS: Final = ("Configuration", "Model", "Size", "Type", "Licence", "Date")
+
+
+def model_rows(data: BoardData, configs: Sequence[tuple[str, str]]) -> list[dict[str, Any]]:
+    """One row per configuration (``configs``: the score table's (run id, label), in order)."""
+    specs = {r.run_id: r.model_spec for r in data.runs}
+    rows = []
+    for run_id, label in configs:
+        info = data.models.get(run_id) or ModelInfo(source="unknown", detail="not read yet")
+        rows.append(
+            {
+                "run_id": run_id,
+                "label": label,
+                "model": info.hub_id or info.detail or specs.get(run_id, ""),
+                "url": info.url,
+                "size": info.size,
+                "kind": info.kind or UNKNOWN,
+                "license": info.license or UNKNOWN,
+                "date": info.date or UNKNOWN,
+                "source": info.source,
+                "note": info.detail if info.source == "unknown" else None,
+                "search": f"{label} {specs.get(run_id, '')} {info.search_text()}".lower(),
+            }
+        )
+    return rows
+
+
+def matches(row: dict[str, Any], query: str) -> bool:
+    """Whether a row's model text holds every word of ``query`` (case-insensitive)."""
+    return all(word in row["search"] for word in query.lower().split())
+
+
+def models_html(rows: Sequence[dict[str, Any]], query: str = "") -> str:
+    """The models table (the app and the Space), filtered by ``query``."""
+    if not rows:
+        return '<p id="models-none">No models yet.</p>'
+    shown = [r for r in rows if matches(r, query)]
+    head = "".join(f"<th>{esc(c)}</th>" for c in COLUMNS)
+    body = "".join(_row(r) for r in shown)
+    if not shown:
+        body = f'<tr><td colspan="{len(COLUMNS)}">No model matches {esc(query)}.</td></tr>'
+    return (
+        '<div class="intima-scroll"><table class="intima-scores intima-models" '
+        f'id="models-table"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
+    )
+
+
+def _row(r: dict[str, Any]) -> str:
+    model = esc(r["model"])
+    if r["url"]:
+        model = f'<a href="{esc(r["url"])}" rel="noopener" target="_blank">{model}</a>'
+    if r["note"]:
+        model += f' <span class="why">({esc(r["note"])})</span>'
+    cells = "".join(
+        f'<td class="{k}">{esc(r[k])}</td>' for k in ("size", "kind", "license", "date")
+    )
+    return (
+        f'<tr data-run-id="{esc(r["run_id"])}"><td class="model">{esc(r["label"])}</td>'
+        f'<td class="hub">{model}</td>{cells}</tr>'
+    )
+
+
+def with_models(page: str, rows_json: str) -> str:
+    """``page`` with the models data (``rows_json``: :func:`model_rows` as script-safe JSON,
+    ``site.safe_json``) and ``static/models.js`` just before its closing body tag, after
+    board.js: models.js adds its section and the search box to the page board.js made."""
+    tags = (
+        f'<script type="application/json" id="models-data">{rows_json}</script>\n'
+        f'<script src="{MODELS_SCRIPT}"></script>\n'
+    )
+    at = page.rfind("</body>")
+    return page[:at] + tags + page[at:]
+
+
+_SAFE_ID: Final = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
+
+
+def hide_css(rows: Sequence[dict[str, Any]], query: str) -> str:
+    """The app's search: a style hiding the score table's and the models table's rows whose
+    model text does not match ``query`` (the tables keep their order, ranks and intervals).
+    Only ids of plain characters reach the selector; a hostile id is never hidden, never
+    markup."""
+    hidden = [r["run_id"] for r in rows if not matches(r, query) and _SAFE_ID.match(r["run_id"])]
+    if not hidden:
+        return ""
+    rules = ", ".join(
+        f'#board-table tr[data-run-id="{i}"], #board-models tr[data-run-id="{i}"]' for i in hidden
+    )
+    return f"<style>{rules} {{ display: none; }}</style>"
