@@ -5,6 +5,7 @@ refresh``, published with the run."""
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -167,6 +168,16 @@ def test_the_info_is_published_with_the_run_and_hostile_values_are_refused(
     assert row_problem("run_models", {"parameters": -5}) is not None
     with sqlite3.connect(target) as conn, pytest.raises(sqlite3.IntegrityError):
         conn.execute("UPDATE run_models SET source = 'rumour'")
+    # Republished after `intima models refresh` (another licence, checked later): the same run,
+    # not a conflict that would take both bundles off the board.
+    from full_bundle import rewrite
+
+    refreshed = tmp_path / "refreshed"
+    shutil.copytree(tmp_path / "bundle", refreshed)
+    later = {"license": "mit", "checked_at": "2030-01-01T00:00:00+00:00"}
+    rewrite(refreshed, "run_models", lambda rows: [r.update(later) for r in rows])
+    res = invoke_cli("import", str(refreshed), "--store", str(target))
+    assert res.returncode == 0, res.stderr
 
 
 @pytest.mark.parametrize(

@@ -52,6 +52,11 @@ NOT_CONTENT: Final[Mapping[str, frozenset[str]]] = {
     "judgments": frozenset(
         {"rationale", "raw_reply", "reason", "repairs_json", "judge_config_json"}
     ),
+    # What the Hub said of a run's model when it was last asked (`intima models refresh`): a
+    # republish after a refresh is the same run, not a conflict; the first imported is shown.
+    "run_models": frozenset(
+        {"source", "hub_id", "parameters", "kind", "license", "model_date", "detail", "checked_at"}
+    ),
 }
 #: Rows that are not content yet, by their status: a later settled row replaces them.
 UNSETTLED: Final[Mapping[str, str]] = {
