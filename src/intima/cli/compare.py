@@ -51,9 +51,10 @@ def compare_cmd(
     ] = DEFAULT_BOOTSTRAP,
     store: StoreOpt = DEFAULT_STORE,
 ) -> None:
-    """B − A with its paired 95% interval, the smallest difference the board can detect, and
-    whether the two differ: overall and per dimension (the board's side-by-side numbers for
-    the same store, B and seed).
+    """Compare two configurations: B − A with its paired interval, overall and per dimension.
+
+    The board's side-by-side numbers for the same store, B and seed: the difference, its 95%
+    interval, the smallest difference the board can detect, and whether the two differ.
 
     Example: intima compare my-model-v1 my-model-v2 --scorer panel --store intima.db
     """

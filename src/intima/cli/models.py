@@ -19,8 +19,10 @@ models_app = typer.Typer(
 
 @models_app.command("refresh")
 def refresh_cmd(store: StoreOpt = DEFAULT_STORE) -> None:
-    """Read every run's model info again: from the Hub for a Hub id (OWNER/NAME), from the
-    configuration otherwise. A model the Hub does not answer for is "unknown", never an error.
+    """Read every run's model info again (size, type, licence, date, card link).
+
+    From the Hub for a Hub id (OWNER/NAME), from the configuration otherwise. A model the Hub
+    does not answer for is "unknown", never an error.
 
     Example: intima models refresh --store intima.db
     """
