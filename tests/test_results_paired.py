@@ -113,6 +113,25 @@ def test_only_prompts_both_answered_count() -> None:
     assert d.diff == 0.0 and not d.different
 
 
+def test_a_pair_with_no_prompt_in_common_on_a_scope_has_no_difference() -> None:
+    """A short run (`--limit 8`) beside full ones answered nothing in some dimensions: those
+    pairs have no difference to give, and the board is still built (it raised ValueError)."""
+    n = 368
+    a = [i % 2 == 0 for i in range(n)]
+    resp, sets = _board({"A": a, "B": a}, skip={"B": set(range(8, n))})
+    pb = PairedBoard(resp, sets, bootstrap=100, seed=0)
+    empty = [s for s in pb.scopes() if s != OVERALL and not any(
+        r.run_id == "B" and s in (r.dimension, f"code:{r.code}") for r in resp)]  # fmt: skip
+    assert empty, "the short run must miss a dimension for this test to mean anything"
+    for scope in pb.scopes():
+        matrix = pb.pair_matrix(S, scope)
+        for metric in METRICS:
+            d = matrix[metric].one(0, "A", "B")
+            if scope in empty:
+                assert d.n_common == 0 and d.diff is None and not d.different
+    assert pb.difference(S, "A", "B", OVERALL, "reinforcing").n_common == 8
+
+
 def test_the_pair_matrix_agrees_with_single_pairs_on_a_board_with_gaps() -> None:
     data = synthetic_board(4, 62, 2, seed=7, unscored_rate=0.1)
     # Drop some responses of the last configuration: pairs with it have other common prompts.

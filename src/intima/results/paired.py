@@ -285,6 +285,8 @@ class PairedBoard:
         for members in groups.values():
             i0, j0 = pairs[members[0]]
             q = idx[ans[:, i0] & ans[:, j0]]
+            if len(q) == 0:  # no prompt both answered (a short run): no difference to give
+                continue
             cfgs = sorted({c for k in members for c in pairs[k]})
             pos = {c: n for n, c in enumerate(cfgs)}
             if len(q) == len(idx):  # both answered the whole scope: the scope's own product
