@@ -60,8 +60,8 @@ PricesOpt = Annotated[
     typer.Option(
         exists=True,
         dir_okay=False,
-        help="Price table: TOML or JSON, USD per million tokens. run, judge, converse and "
-        "validate lay it over intima's dated default table (its entries win).",
+        help="Price table: TOML or JSON, USD per million tokens, laid over intima's dated "
+        "default table (its entries win).",
     ),
 ]
 

@@ -157,7 +157,7 @@ def worker_cmd(
             help="Spend at most this many USD over every request this worker runs, plus one "
             "call's worst case, held as `run --max-cost` holds it; a request for a model with "
             "no price fails; once spent, the request in hand goes back to the queue and the "
-            "worker stops (needs --prices; default: no limit).",
+            "worker stops (priced by the default table or --prices; default: no limit).",
         ),
     ] = None,
 ) -> None:
