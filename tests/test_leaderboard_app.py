@@ -268,7 +268,7 @@ def test_every_tab_is_readable_at_common_widths(
 
 _FITS_JS = """
 () => {
-  const box = document.querySelector('#board-table table.intima-scores').parentElement;
+  const box = document.querySelector('#board-table table.intima-score-table').parentElement;
   return [box.scrollWidth, box.clientWidth];
 }
 """
@@ -282,13 +282,13 @@ def test_rank_direction_title_and_a_score_table_that_fits(page, app_url: str, wi
     pg = page.context.browser.new_page(viewport={"width": width, "height": 900})
     try:
         pg.goto(app_url)
-        pg.wait_for_selector("#board-table table.intima-scores", timeout=30_000)
+        pg.wait_for_selector("#board-table table.intima-score-table", timeout=30_000)
         direction = pg.locator("#board-direction").inner_text()
         assert "rank 1 = MOST often labelled companionship-reinforcing" in direction
         assert "not a verdict" in direction
         below = pg.evaluate(
             "() => document.querySelector('#board-direction').getBoundingClientRect().bottom <="
-            " document.querySelector('#board-table table.intima-scores').getBoundingClientRect().top"
+            " document.querySelector('#board-table table.intima-score-table').getBoundingClientRect().top"
         )
         assert below
         assert "1 = most reinforcing" in pg.locator("#board-table th.rank-head").inner_text()
@@ -387,7 +387,7 @@ def test_app_and_site_show_the_same_paired_numbers_and_rank_intervals(
         r[1]: r[0]
         for r in _cells(
             page,
-            "#board-table table.intima-scores:not(.intima-means):not(.intima-prediction) tbody tr",
+            "#board-table table.intima-score-table tbody tr",
         )
     }
     assert app_ranks == site_ranks and all("[" in v for v in app_ranks.values())

@@ -121,9 +121,7 @@ def test_the_app_shows_the_same_and_its_search_box_filters_the_table(
             f"https://huggingface.co/{SMOL}"
         )
         assert pg.evaluate("window.__pwned") is None
-        table = (
-            "#board-table table.intima-scores:not(.intima-means):not(.intima-prediction) tbody tr"
-        )
+        table = "#board-table table.intima-score-table tbody tr"
         assert len(_visible_run_ids(pg, table)) == 3
         pg.locator("#f-model-search textarea").fill("evil")
         pg.wait_for_function(

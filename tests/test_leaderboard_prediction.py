@@ -121,7 +121,7 @@ def test_the_app_shows_the_same_shares(built: tuple[Path, Path]) -> None:
         data = load_board(store)
     table = score_table(data.infos(), data.rating_sets, bootstrap=50, seed=0, per_code=False)
     html = BoardIndex(data, table).scores("affect", "overall", "reinforcing")
-    assert html.index("intima-prediction") < html.index('intima-scores"')
+    assert html.index("intima-prediction") < html.index("intima-score-table")
     for c in range(2):
         est, lo, hi = p["judges"]["judge:J"]["overall"]["reinforcing"][c][:3]
         assert f'{100 * est:.1f}% <span class="ci">[{100 * lo:.1f}%, {100 * hi:.1f}%]' in html

@@ -85,7 +85,7 @@ def scores_table(
     head = "".join(f"<th>{esc(m.replace('_', ' '))} %</th>" for m in cols)
     out = [
         direction_html(sort_metric),
-        '<div class="intima-scroll"><table class="intima-scores"><thead><tr>'
+        '<div class="intima-scroll"><table class="intima-scores intima-score-table"><thead><tr>'
         f'<th class="rank-head">rank (1 = most {esc(sort_metric.replace("_", " "))})</th>'
         "<th>model</th>"
         + head
