@@ -238,8 +238,9 @@ class FakeVendor:
         )
         fields = {p.get_param("name", header="content-disposition"): p for p in msg.get_payload()}
         data = fields["file"].get_payload(decode=True)
-        file_id = f"file-{len(self.files) + 1}"
-        self.files[file_id] = data
+        with self._lock:  # two uploads at once must not share a number
+            file_id = f"file-{len(self.files) + 1}"
+            self.files[file_id] = data
         return Reply(200, {"id": file_id, "object": "file", "bytes": len(data),
                            "created_at": int(time.time()), "filename": "batch.jsonl",
                            "purpose": fields["purpose"].get_payload(), "status": "processed"})  # fmt: skip
@@ -247,7 +248,7 @@ class FakeVendor:
     def _create_openai_batch(self, body: dict[str, Any]) -> Reply:
         lines = [json.loads(x) for x in self.files[body["input_file_id"]].splitlines() if x]
         items = [{"custom_id": x["custom_id"], "body": x["body"]} for x in lines]
-        batch = {"id": f"batch_{self.submissions + 1}", "object": "batch",
+        batch = {"id": "", "object": "batch",
                  "endpoint": body["endpoint"], "input_file_id": body["input_file_id"],
                  "completion_window": body["completion_window"], "status": "in_progress",
                  "metadata": body.get("metadata"),
@@ -257,8 +258,7 @@ class FakeVendor:
 
     def _create_anthropic_batch(self, body: dict[str, Any]) -> Reply:
         items = [{"custom_id": r["custom_id"], "body": r["params"]} for r in body["requests"]]
-        batch = _message_batch(f"msgbatch_{self.submissions + 1}", len(items))
-        return Reply(200, self._register(batch, items))
+        return Reply(200, self._register(_message_batch("", len(items)), items))
 
     def _listing(self, query: dict[str, str]) -> dict[str, Any]:
         """One page, newest first, as both vendors list them: ``limit`` batches after the cursor
@@ -303,8 +303,12 @@ class FakeVendor:
                 self._finish(batch)
 
     def _register(self, batch: dict[str, Any], items: list[dict[str, Any]]) -> dict[str, Any]:
+        """Numbers the batch under the lock: two creations served at once by the threading
+        server must not both take the next number (one would overwrite the other)."""
+        prefix = "msgbatch" if self.vendor == "anthropic" else "batch"
         with self._lock:
             self.submissions += 1
+            batch["id"] = f"{prefix}_{self.submissions}"
             self.batches[batch["id"]] = batch
             self.batch_items[batch["id"]] = items
         return batch
