@@ -5,12 +5,16 @@ configuration's model) as the scorer. Only numbers are cached, never the set's t
 from __future__ import annotations
 
 import hashlib
+import json
+from collections import Counter
 from pathlib import Path
 
 import _lomo
 import numpy as np
 
-from intima.results.ppi import prediction_powered_share
+from intima.core.taxonomy import dimension_of
+from intima.judges.samples import stratum_sequence
+from intima.results.ppi import prediction_powered_share, stratified_prediction_powered_share
 
 LABELS = ("reinforcing", "boundary", "neutral")
 NS = (30, 60, 120)
@@ -24,9 +28,21 @@ def _cache_key(dev: _lomo.Dev) -> str:
     return h.hexdigest()[:16]
 
 
-def configurations() -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """'model / variant' -> (truth labels, held-out measure, held-out primary label)."""
+Config = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+
+
+def _dimensions(path: Path) -> np.ndarray:
+    """Each row's dimension, from its INTIMA code (the strata of a stratified sample)."""
+    with path.open(encoding="utf-8") as fh:
+        codes = [str(json.loads(line).get("code", "")) for line in fh if line.strip()]
+    return np.asarray([str(dimension_of(c).value) for c in codes])
+
+
+def configurations() -> dict[str, Config]:
+    """'model / variant' -> (truth labels, held-out measure, held-out primary label,
+    dimension)."""
     dev = _lomo.load()
+    dims = _dimensions(dev.path)
     path = _lomo.CACHE / f"ppi-{_cache_key(dev)}.npz"
     truth, variants, of = (
         np.asarray(dev.truth),
@@ -49,7 +65,7 @@ def configurations() -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
     for m in dev.models:
         for v in sorted(set(variants)):
             rows = np.flatnonzero((of == m) & (variants == v))
-            out[f"{m} / {v}"] = (truth[rows], measure[rows], primary[rows])
+            out[f"{m} / {v}"] = (truth[rows], measure[rows], primary[rows], dims[rows])
     return out
 
 
@@ -60,36 +76,59 @@ def _wilson_width(p: float, n: int, z: float = 1.959963984540054) -> float:
 
 def report(draws: int, seed: int) -> None:
     configs = configurations()
-    print(f"\n## Dev set: {len(configs)} configurations, {draws} draws per n")
-    for label in LABELS:
-        predictors = {"label": None} if label != "reinforcing" else {"measure": 0, "label": None}
-        for pred in predictors:
-            what = "continuous reinforcing measure" if pred == "measure" else "primary label"
-            print(f"\n### {label} share, predictor: the affect measure's {what}")
-            print("| n | coverage (all) | worst configuration | width | Wilson width "
-                  "| MAE | judge-alone MAE |")  # fmt: skip
-            print("|---|---|---|---|---|---|---|")
-            for n in NS:
-                covs, widths, wwidths, errs, jerrs = [], [], [], [], []
-                for i, (_name, (truth, measure, primary)) in enumerate(sorted(configs.items())):
-                    y = (truth == label).astype(np.float64)
-                    f = measure if pred == "measure" else (primary == label).astype(np.float64)
-                    target = float(y.mean())
-                    rng = np.random.default_rng([seed, n, i])
-                    hit = 0
-                    for _ in range(draws):
-                        order = rng.permutation(len(y))
-                        s, rest = order[:n], order[n:]
-                        r = prediction_powered_share(y[s], f[s], f[rest])
-                        hit += r.lo <= target <= r.hi
-                        widths.append(r.hi - r.lo)
-                        wwidths.append(_wilson_width(float(y[s].mean()), n))
-                        errs.append(abs(r.estimate - target))
-                        jerrs.append(abs(float(y[s].mean()) - target))
-                    covs.append(hit / draws)
-                cells = (np.mean(covs), min(covs), np.mean(widths), np.mean(wwidths))
-                print(f"| {n} | " + " | ".join(f"{x:.3f}" for x in cells)
-                      + f" | {np.mean(errs):.4f} | {np.mean(jerrs):.4f} |")  # fmt: skip
+    for stratified in (False, True):
+        design = "stratified by dimension" if stratified else "simple random"
+        print(f"\n## Dev set, {design} samples: {len(configs)} configurations, {draws} draws per n")
+        for label in LABELS:
+            preds = ("label",) if label != "reinforcing" else ("measure", "label")
+            for pred in preds:
+                what = "continuous reinforcing measure" if pred == "measure" else "primary label"
+                print(f"\n### {label} share, predictor: the affect measure's {what}")
+                print("| n | coverage (all) | worst configuration | width | Wilson width "
+                      "| MAE | judge-alone MAE |")  # fmt: skip
+                print("|---|---|---|---|---|---|---|")
+                for n in NS:
+                    cells, errs = _cells(configs, label, pred, n, draws, seed, stratified)
+                    print(f"| {n} | " + " | ".join(f"{x:.3f}" for x in cells)
+                          + f" | {errs[0]:.4f} | {errs[1]:.4f} |")  # fmt: skip
     print("\nconfigurations (rows, reinforcing share by the labels):")
-    for name, (truth, _m, _p) in sorted(configs.items()):
+    for name, (truth, *_rest) in sorted(configs.items()):
         print(f"  {name}: {len(truth)} rows, {np.mean(truth == 'reinforcing'):.3f}")
+
+
+def _cells(
+    configs: dict[str, Config], label: str, pred: str, n: int, draws: int, seed: int,
+    stratified: bool,
+) -> tuple[tuple[float, ...], tuple[float, float]]:  # fmt: skip
+    """(mean coverage, worst configuration's, width, Wilson width), (MAE, judge-alone MAE)."""
+    covs, widths, wwidths, errs, jerrs = [], [], [], [], []
+    for i, (_name, (truth, measure, primary, dims)) in enumerate(sorted(configs.items())):
+        y = (truth == label).astype(np.float64)
+        f = measure if pred == "measure" else (primary == label).astype(np.float64)
+        target = float(y.mean())
+        rng = np.random.default_rng([seed, n, i])
+        sizes = {h: int((dims == h).sum()) for h in sorted(set(dims))}
+        per = Counter(stratum_sequence(sizes)[:n])
+        hit = 0
+        for _ in range(draws):
+            if stratified:
+                s = np.concatenate([
+                    rng.choice(np.flatnonzero(dims == h), size=k, replace=False)
+                    for h, k in per.items()
+                ])  # fmt: skip
+                rest = np.setdiff1d(np.arange(len(y)), s)
+                r = stratified_prediction_powered_share(
+                    y[s], f[s], f[rest], list(dims[s]), list(dims[rest]), populations=sizes
+                )
+            else:
+                order = rng.permutation(len(y))
+                s, rest = order[:n], order[n:]
+                r = prediction_powered_share(y[s], f[s], f[rest])
+            hit += r.lo <= target <= r.hi
+            widths.append(r.hi - r.lo)
+            wwidths.append(_wilson_width(float(y[s].mean()), n))
+            errs.append(abs(r.estimate - target))
+            jerrs.append(abs(float(y[s].mean()) - target))
+        covs.append(hit / draws)
+    cells = (float(np.mean(covs)), min(covs), float(np.mean(widths)), float(np.mean(wwidths)))
+    return cells, (float(np.mean(errs)), float(np.mean(jerrs)))

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
+from typing import Final
 
 import numpy as np
 
@@ -54,8 +55,15 @@ def population(
     k = max(1, round(share * N))
     y = np.zeros(N)
     y[:k] = 1.0
+    return y, scores(rng, y, share, auroc, kind)
+
+
+def scores(
+    rng: np.random.Generator, y: np.ndarray, share: float, auroc: float, kind: str
+) -> np.ndarray:
+    """The scorer's output on responses of classes ``y``."""
     d = np.sqrt(2.0) * _Z.inv_cdf(auroc)
-    z = rng.standard_normal(N) + d * y
+    z = rng.standard_normal(len(y)) + d * y
     if kind == "score":
         f = z
     elif kind == "probability":
@@ -63,11 +71,11 @@ def population(
     elif kind == "label":
         f = (z > _Z.inv_cdf(1.0 - max(share, 0.05)) + 0.3 * d).astype(np.float64)
     elif kind == "bimodal":
-        blind = (y == 1.0) & (rng.random(N) < 0.5)
-        f = np.where(blind, rng.standard_normal(N), z)
+        blind = (y == 1.0) & (rng.random(len(y)) < 0.5)
+        f = np.where(blind, rng.standard_normal(len(y)), z)
     else:
         raise ValueError(f"unknown scorer kind {kind!r}")
-    return y, f
+    return f
 
 
 def wilson(share: float, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
@@ -116,3 +124,61 @@ def seed_of(cell: Cell, base: int) -> int:
         + int(cell.share * 10_000) * 7
         + (int(cell.auroc * 100) * 131 + cell.n)
     )
+
+
+#: INTIMA's four dimensions (143, 93, 84 and 48 of the 368 prompts) and how much likelier a
+#: positive is in each than on average: strata that differ, as the dimensions do.
+STRATA: Final = {"traits": 143, "relationship": 93, "vulnerability": 84, "investment": 48}
+STRATUM_RISK: Final = {
+    "traits": 0.4, "relationship": 1.6, "vulnerability": 0.8, "investment": 1.8
+}  # fmt: skip
+#: the scorer reads each stratum a little differently (its error depends on the stratum)
+STRATUM_SHIFT: Final = {
+    "traits": -0.3, "relationship": 0.3, "vulnerability": 0.0, "investment": 0.5
+}  # fmt: skip
+
+
+def stratified_population(
+    rng: np.random.Generator, share: float, auroc: float, kind: str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(y, f, stratum) of one population of N responses in :data:`STRATA`, ``round(share N)``
+    positives (at least 1) placed with the strata's risks."""
+    strata = np.repeat(np.array(list(STRATA), dtype=object), list(STRATA.values()))
+    risk = np.array([STRATUM_RISK[h] for h in strata])
+    k = max(1, round(share * N))
+    y = np.zeros(N)
+    y[rng.choice(N, size=k, replace=False, p=risk / risk.sum())] = 1.0
+    f = scores(rng, y, share, auroc, kind)
+    if kind in ("score", "bimodal"):
+        f = f + np.array([STRATUM_SHIFT[h] for h in strata])
+    return y, f, strata
+
+
+def run_stratified_cell(cell: Cell, reps: int, seed: int) -> CellResult:
+    """As :func:`run_cell`, for ``intima judge --sample n --stratify``: each stratum's share
+    of the sample from the shipped :func:`intima.judges.samples.stratum_sequence`, drawn at
+    random within the stratum; the shipped stratified estimator with the strata's weights."""
+    from intima.judges.samples import stratum_sequence
+    from intima.results.ppi import stratified_prediction_powered_share
+
+    take = stratum_sequence(STRATA)[: cell.n]
+    per = {h: take.count(h) for h in STRATA}
+    rng = np.random.default_rng(seed)
+    hit = width = wwidth = err = werr = 0.0
+    for _ in range(reps):
+        y, f, strata = stratified_population(rng, cell.share, cell.auroc, cell.kind)
+        truth = float(y.mean())
+        picked = np.zeros(N, dtype=bool)
+        for h, k in per.items():
+            picked[rng.choice(np.flatnonzero(strata == h), size=k, replace=False)] = True
+        s, rest = np.flatnonzero(picked), np.flatnonzero(~picked)
+        r = stratified_prediction_powered_share(
+            y[s], f[s], f[rest], list(strata[s]), list(strata[rest]), populations=STRATA
+        )
+        hit += r.lo - 1e-12 <= truth <= r.hi + 1e-12
+        width += r.hi - r.lo
+        err += abs(r.estimate - truth)
+        lo, hi = wilson(float(y[s].mean()), cell.n)
+        wwidth += hi - lo
+        werr += abs(float(y[s].mean()) - truth)
+    return CellResult(cell, hit / reps, width / reps, wwidth / reps, err / reps, werr / reps)

@@ -8,15 +8,20 @@ of true shares 0.005-0.5 and their mirror images 0.8-0.995, labelled n 30, 60 an
 N = 368 drawn without replacement, scorers of AUROC 0.7, 0.85 and 0.95 of four kinds (a real
 score, a miscalibrated probability, a 0/1 label, a bimodal scorer blind to half the
 positives). Printed: the worst cells' coverage, mean width against the judge-alone Wilson
-interval on the same samples, MAE; then the normal-theory plug-in PPI++ interval for
-comparison. Target: coverage >= 0.93 in every cell, mean width <= Wilson's.
+interval on the same samples, MAE; then the same for samples stratified by dimension
+(``intima judge --sample n --stratify``: INTIMA's four dimensions, 143/93/84/48 responses,
+positives up to 4.5 times likelier in one than another, a scorer that reads each a little
+differently; the shipped allocation and stratified estimator); then the normal-theory
+plug-in PPI++ interval for comparison. Target: coverage >= 0.93 in every cell, mean width
+<= Wilson's.
 
 **Dev set** (``--dev``; needs ../shared/validation and the affect measure; the first run fits
 the measure four times, leave one model out, and caches the numbers under
 ~/.cache/intima/bench): its 8 configurations (4 models x 2 variants), the set's own labels as
 the judge, the affect measure fitted without the configuration's model as the scorer on all
 of the configuration's responses. For each configuration and n in 30, 60, 120: ``--draws``
-seeded random samples of n; the truth is the labels' share over the whole configuration.
+seeded random samples of n, simple and stratified by the rows' dimensions; the truth is
+the labels' share over the whole configuration.
 Reinforcing share with the continuous reinforcing measure as the predictor; every label with
 the measure's primary label as the predictor. Targets: coverage >= 0.93 per configuration,
 mean width <= Wilson's, MAE at n = 60 <= 0.02.
@@ -53,10 +58,17 @@ def plugin(y: np.ndarray, f: np.ndarray, u: np.ndarray) -> PredictionPoweredShar
 
 
 def simulate(reps: int, seed: int) -> None:
-    for name, est in (("prediction-powered share", prediction_powered_share), ("plug-in", plugin)):
+    runs = {
+        "prediction-powered share": lambda c, s: sim.run_cell(c, reps, s),
+        "prediction-powered share, stratified by dimension": lambda c, s: sim.run_stratified_cell(
+            c, reps, s
+        ),
+        "plug-in": lambda c, s: sim.run_cell(c, reps, s, plugin),
+    }
+    for name, run in runs.items():
         t = time.time()
         cells = list(sim.grid(SHARES, NS, AUROCS, sim.KINDS))
-        res = [sim.run_cell(c, reps, sim.seed_of(c, seed), est) for c in cells]
+        res = [run(c, sim.seed_of(c, seed)) for c in cells]
         cov = np.array([r.coverage for r in res])
         rel = np.array([r.width / r.wilson_width for r in res])
         print(f"\n## {name}: {len(cells)} cells x {reps} replicates ({time.time() - t:.0f} s)")

@@ -242,3 +242,138 @@ def test_a_sample_travels_in_a_bundle(
         import_bundle(fresh, str(tmp_path / "bundle"))
         assert samples(fresh) == samples(store)
         assert len(load_board(fresh).samples) == 1  # the Space's board knows the sample too
+
+
+def test_stratum_sequence_prefixes_are_proportional_and_only_grow() -> None:
+    from intima.judges.samples import stratum_sequence
+
+    sizes = {"Assistant Traits": 143, "Relationship": 93, "Vulnerabilities": 84, "Investment": 48}
+    seq = stratum_sequence(sizes)
+    assert len(seq) == 368 and {h: seq.count(h) for h in sizes} == sizes
+    assert set(seq[:4]) == set(sizes)  # the first four members cover every dimension
+    for n in range(1, 369):
+        prefix = seq[:n]
+        for h, size in sizes.items():
+            assert abs(prefix.count(h) - n * size / 368) < 1.0, (n, h)
+
+
+def test_a_stratified_sample_grows_within_each_dimension_with_its_weights_recorded(
+    store: Store, scripted: type[Scripted]
+) -> None:
+    from collections import Counter
+
+    from intima.judges.samples import STRATIFIED_PROPORTIONAL, order_key
+
+    scripted.plans["a"] = lambda m, k: reply()
+    judge_run.judge(store, [judge_cfg("a")], sample=SampleSpec(size=12, stratify=True))
+    (s,) = samples(store)
+    rows = {r.response_id: r for r in store.responses()}
+    dims = Counter(r.dimension for r in rows.values())
+    assert s.design == STRATIFIED_PROPORTIONAL and dict(s.strata) == dict(dims)
+    assert len(s.members) == 12 and scripted.calls["a"] == 12
+    # 24/16/14/8 of 62: proportional shares of 12 are 4.65/3.10/2.71/1.55, rounded 5/3/3/1
+    # (Sainte-Lague, as largest remainders would).
+    assert sorted(Counter(rows[m].dimension for m in s.members).values()) == [1, 3, 3, 5]
+
+    def within(members: tuple[str, ...], dim: str) -> list[str]:
+        return [m for m in members if rows[m].dimension == dim]
+
+    judge_run.judge(store, [judge_cfg("a")], sample=SampleSpec(size=30, stratify=True))
+    (grown,) = samples(store)
+    assert grown.members[:12] == s.members and scripted.calls["a"] == 30
+    for dim in dims:
+        mine = within(grown.members, dim)
+        assert mine[: len(within(s.members, dim))] == within(s.members, dim)
+        # each dimension's members are the first of that dimension's own seeded permutation
+        ranked = sorted(
+            (r for r in rows.values() if r.dimension == dim),
+            key=lambda r: order_key(0, r.run_id, r.prompt_id, STRATIFIED_PROPORTIONAL),
+        )
+        assert mine == [r.response_id for r in ranked[: len(mine)]]
+    with pytest.raises(ConfigError, match="add --stratify"):
+        judge_run.judge(store, [judge_cfg("a")], sample=SampleSpec(size=30))
+
+
+def test_a_stratified_sample_is_weighed_by_dimension_on_the_board(
+    store: Store, scripted: type[Scripted]
+) -> None:
+    from intima.results.ppi import stratified_prediction_powered_share
+
+    scripted.plans["a"] = lambda m, k: reply(reinforcing="low", boundary="high")
+    judge_run.judge(store, [judge_cfg("a")], sample=SampleSpec(size=20, stratify=True))
+    board = load_board(store)
+    (sample,) = board.samples
+    assert dict(sample.strata) == {"Assistant Traits": 24, "Relationship & Intimacy": 16,
+                                   "User Vulnerabilities": 14, "Emotional Investment": 8}  # fmt: skip
+    rows_by_id = {r.response_id: r for r in board.responses}
+    measure = {
+        i: (0.9 if r.dimension == "Assistant Traits" else 0.1) for i, r in rows_by_id.items()
+    }
+    affect = [
+        RatingSet(scorer="affect", response_id=i, status="scored", primary=Primary.BOUNDARY)
+        for i in rows_by_id
+    ]
+    rows = prediction_rows(board.responses, [*board.rating_sets, *affect], board.samples, measure)
+    overall = next(r for r in rows if r.scope == "overall" and r.metric == "boundary")
+    assert overall.note.endswith("and affect on all, stratified by dimension")
+    assert overall.estimate == 1.0 and overall.n_labelled == 20
+    dim = next(r for r in rows if r.scope == "Emotional Investment" and r.metric == "reinforcing")
+    assert dim.estimate is None and "needs 10" in dim.note  # 8 responses, 2 or 3 labelled
+    # The overall reinforcing share is the stratified estimator's, with the recorded weights.
+    members = set(sample.members)
+    lab = [i for i in rows_by_id if i in members]
+    rest = [i for i in rows_by_id if i not in members]
+    expected = stratified_prediction_powered_share(
+        [0.0] * len(lab), [measure[i] for i in lab], [measure[i] for i in rest],
+        [rows_by_id[i].dimension for i in lab], [rows_by_id[i].dimension for i in rest],
+        populations=dict(sample.strata),
+    )  # fmt: skip
+    reinf = next(r for r in rows if r.scope == "overall" and r.metric == "reinforcing")
+    assert (reinf.estimate, reinf.lo, reinf.hi) == (expected.estimate, expected.lo, expected.hi)
+
+
+def test_the_judge_command_stratifies_only_a_sample(
+    tmp_path: Path, fake_server: Callable[..., Any]
+) -> None:
+    from conftest import invoke_cli
+
+    server = fake_server()
+    db, url = tmp_path / "c.db", server.base_url
+    gen = invoke_cli(
+        "run", "-m", f"openai-compat:fake@{url}", "--dataset", "demo", "--limit", "20",
+        "--store", str(db), "--no-progress",
+    )  # fmt: skip
+    assert gen.returncode == 0, gen.stderr
+    judge = ("judge", "-j", f"openai-compat:judge@{url}", "--store", str(db), "--no-progress")
+    alone = invoke_cli(*judge, "--stratify")
+    assert alone.returncode != 0 and "give --sample N or --fraction F" in alone.stderr
+    assert server.completed == 20  # nothing was judged
+    res = invoke_cli(*judge, "--sample", "8", "--stratify")
+    assert res.returncode == 0, res.stderr
+    assert server.completed == 28
+    with Store.open(db, create=False) as store:
+        (s,) = samples(store)
+    assert s.design == "stratified_proportional" and sum(k for _, k in s.strata) == 20
+    mixed = invoke_cli(*judge, "--sample", "8")
+    assert mixed.returncode != 0 and "add --stratify" in mixed.stderr
+    assert "Traceback" not in mixed.stderr
+
+
+def test_a_store_sampled_before_strata_existed_keeps_its_sample(
+    store: Store, scripted: type[Scripted]
+) -> None:
+    import sqlite3
+
+    scripted.plans["a"] = lambda m, k: reply()
+    judge_run.judge(store, [judge_cfg("a")], sample=SampleSpec(size=9))
+    before = samples(store)
+    path = store.path
+    store.close()
+    with sqlite3.connect(path) as conn:  # the store as judges_0004 left it
+        conn.execute("DROP TABLE judgment_sample_strata")
+        conn.execute("DELETE FROM _migrations WHERE name = 'judges_0005_stratified_samples'")
+    with Store.open(path) as db:
+        assert db.applied_migrations()[-1] == "judges_0005_stratified_samples"
+        assert samples(db) == before and before[0].strata == ()
+        judge_run.judge(db, [judge_cfg("a")], sample=SampleSpec(size=12))
+        assert samples(db)[0].members[:9] == before[0].members

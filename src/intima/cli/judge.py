@@ -211,6 +211,14 @@ def judge_cmd(
     sample_seed: Annotated[
         int, typer.Option(min=0, max=SEED_MAX, help="Seed of the sample's permutation.")
     ] = 0,
+    stratify: Annotated[
+        bool,
+        typer.Option(
+            "--stratify",
+            help="With --sample/--fraction: stratify each run's sample by dimension, each "
+            "dimension's share of the sample its share of the run (the weights are recorded).",
+        ),
+    ] = False,
     batch: BatchOpt = False,
     poll_every: PollEveryOpt = 30.0,
     dry_run: DryRunOpt = False,
@@ -227,8 +235,10 @@ def judge_cmd(
     from intima.judges.samples import SampleSpec
 
     spec = None
+    if stratify and sample is None and fraction is None:
+        raise ConfigError("--stratify stratifies a sample: give --sample N or --fraction F too")
     if sample is not None or fraction is not None:
-        spec = SampleSpec(size=sample, fraction=fraction, seed=sample_seed)
+        spec = SampleSpec(size=sample, fraction=fraction, seed=sample_seed, stratify=stratify)
         if batch:
             raise ConfigError("--sample and --fraction cannot be judged as a batch yet")
 

@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -36,6 +37,14 @@ SIMPLE_RANDOM: Final = "simple_random"
 #: their weights, which the estimator does not apply). ``--design random`` draws
 #: :data:`SIMPLE_RANDOM` instead.
 STRATIFIED_DIMENSION: Final = "stratified_dimension"
+#: ``intima judge --sample N --stratify``: each run's responses stratified by dimension, a
+#: seeded permutation within each dimension, the dimensions interleaved by
+#: :func:`stratum_sequence` (proportional allocation), each dimension's population recorded
+#: (``judgment_sample_strata``) as its weight.
+STRATIFIED_PROPORTIONAL: Final = "stratified_proportional"
+#: The designs whose judgments feed the prediction-powered share (random within a run, with
+#: known weights).
+WEIGHABLE: Final = frozenset({SIMPLE_RANDOM, STRATIFIED_PROPORTIONAL})
 DEFAULT_SAMPLE_SEED: Final = 0
 
 
@@ -47,6 +56,11 @@ class SampleSpec:
     size: int | None = None
     fraction: float | None = None
     seed: int = DEFAULT_SAMPLE_SEED
+    stratify: bool = False
+
+    @property
+    def design(self) -> str:
+        return STRATIFIED_PROPORTIONAL if self.stratify else SIMPLE_RANDOM
 
     def __post_init__(self) -> None:
         if (self.size is None) == (self.fraction is None):
@@ -74,17 +88,48 @@ class Sample:
     size: int
     population: int
     members: tuple[str, ...]
+    #: stratum -> its population (the weights of a stratified design; empty otherwise)
+    strata: tuple[tuple[str, int], ...] = ()
 
 
-def order_key(seed: int, run_id: str, prompt_id: str) -> str:
-    return hashlib.sha256(
-        f"{SIMPLE_RANDOM}\x00{seed}\x00{run_id}\x00{prompt_id}".encode()
-    ).hexdigest()
+def order_key(seed: int, run_id: str, prompt_id: str, design: str = SIMPLE_RANDOM) -> str:
+    return hashlib.sha256(f"{design}\x00{seed}\x00{run_id}\x00{prompt_id}".encode()).hexdigest()
 
 
-def sample_order(responses: Sequence[StoredResponse], seed: int) -> list[StoredResponse]:
-    """The seeded permutation of one run's responses."""
-    return sorted(responses, key=lambda r: order_key(seed, r.run_id, r.prompt_id))
+def sample_order(
+    responses: Sequence[StoredResponse], seed: int, design: str = SIMPLE_RANDOM
+) -> list[StoredResponse]:
+    """The seeded order of one run's responses under ``design``: a permutation of all of them
+    (simple random), or each dimension's permutation interleaved by :func:`stratum_sequence`
+    (stratified, proportional allocation). A sample of ``n`` is always the first ``n``."""
+    if design != STRATIFIED_PROPORTIONAL:
+        return sorted(responses, key=lambda r: order_key(seed, r.run_id, r.prompt_id))
+    strata: dict[str, list[StoredResponse]] = {}
+    for r in responses:
+        strata.setdefault(r.dimension, []).append(r)
+    queues = {
+        h: iter(sorted(rows, key=lambda r: order_key(seed, r.run_id, r.prompt_id, design)))
+        for h, rows in strata.items()
+    }
+    return [next(queues[h]) for h in stratum_sequence({h: len(v) for h, v in strata.items()})]
+
+
+def stratum_sequence(sizes: Mapping[str, int]) -> list[str]:
+    """The strata in the order a stratified sample takes them, one entry per member: next is
+    always the stratum with the highest ``N_h / (2 n_h + 1)`` (Sainte-Lague's divisors;
+    ties to the larger, then the name), ``n_h`` its members so far. Every prefix is thus a
+    proportional allocation rounded to the nearest (each stratum within about one member of
+    ``n N_h / N``), and a larger sample only adds members: growing ``n`` never redraws."""
+    taken = dict.fromkeys(sizes, 0)
+    out: list[str] = []
+    for _ in range(sum(sizes.values())):
+        h = max(
+            (h for h in sizes if taken[h] < sizes[h]),
+            key=lambda h: (sizes[h] / (2 * taken[h] + 1), sizes[h], h),
+        )
+        taken[h] += 1
+        out.append(h)
+    return out
 
 
 def draw(
@@ -99,16 +144,17 @@ def draw(
     stamp = now()
     with store.transaction() as conn:
         for run_id, rows in by_run.items():
-            ordered = sample_order(rows, spec.seed)
+            ordered = sample_order(rows, spec.seed, spec.design)
             prior = conn.execute(
                 "SELECT seed, size, design FROM judgment_samples "
                 "WHERE run_id = ? AND judge_key = ?",
                 (run_id, judge_key),
             ).fetchone()
-            if prior is not None and prior[2] != SIMPLE_RANDOM:
+            if prior is not None and prior[2] != spec.design:
                 raise ConfigError(
-                    f"run {run_id[:12]} already has a {prior[2]} sample for this judge; a simple "
-                    "random one would mix two designs (use another judge or annotator name)"
+                    f"run {run_id[:12]} already has a {prior[2]} sample for this judge; a "
+                    f"{spec.design} one would mix two designs ({_extend_hint(prior[2])}use "
+                    "another judge or annotator name)"
                 )
             if prior is not None and int(prior[0]) != spec.seed:
                 raise ConfigError(
@@ -116,12 +162,23 @@ def draw(
                     f"--sample-seed {prior[0]} to extend that sample (a new seed would redraw it)"
                 )
             size = max(spec.size_of(len(ordered)), int(prior[1]) if prior else 0)
+            strata = Counter(r.dimension for r in ordered) if spec.stratify else Counter()
+            if size < len(strata):
+                raise ConfigError(
+                    f"--stratify needs a sample of at least {len(strata)} per run (one per "
+                    f"dimension), not {size}"
+                )
             chosen = ordered[:size]
             conn.execute(
                 "INSERT INTO judgment_samples VALUES (?,?,?,?,?,?,?,?) "
                 "ON CONFLICT(run_id, judge_key) DO UPDATE SET size = excluded.size, "
                 "population = excluded.population, updated_at = excluded.updated_at",
-                (run_id, judge_key, SIMPLE_RANDOM, spec.seed, size, len(ordered), stamp, stamp),
+                (run_id, judge_key, spec.design, spec.seed, size, len(ordered), stamp, stamp),
+            )
+            conn.executemany(
+                "INSERT INTO judgment_sample_strata VALUES (?,?,?,?) ON CONFLICT(run_id, "
+                "judge_key, stratum) DO UPDATE SET population = excluded.population",
+                [(run_id, judge_key, h, count) for h, count in sorted(strata.items())],
             )
             conn.executemany(
                 "INSERT OR IGNORE INTO judgment_sample_members VALUES (?,?,?,?)",
@@ -129,6 +186,14 @@ def draw(
             )
             out.extend(chosen)
     return out
+
+
+def _extend_hint(design: str) -> str:
+    if design == SIMPLE_RANDOM:
+        return "drop --stratify to extend it, or "
+    if design == STRATIFIED_PROPORTIONAL:
+        return "add --stratify to extend it, or "
+    return ""
 
 
 def record(
@@ -190,6 +255,14 @@ def samples(store: Store, run_ids: Sequence[str] | None = None) -> list[Sample]:
                 int(row["size"]),
                 int(row["population"]),
                 tuple(m[0] for m in members),
+                tuple(
+                    (h, int(k))
+                    for h, k in store.query(
+                        "SELECT stratum, population FROM judgment_sample_strata "
+                        "WHERE run_id = ? AND judge_key = ? ORDER BY stratum",
+                        (row["run_id"], row["judge_key"]),
+                    )
+                ),
             )
         )
     return found

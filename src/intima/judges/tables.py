@@ -131,4 +131,34 @@ MIGRATIONS: tuple[Migration, ...] = (
         ) STRICT;
         """,
     ),
+    # Samples stratified by dimension with their weights (``intima judge --sample N
+    # --stratify``, issue 31): a third design, and each stratum's population.
+    Migration(
+        name="judges_0005_stratified_samples",
+        sql="""
+        CREATE TABLE judgment_samples_new (
+            run_id TEXT NOT NULL REFERENCES runs(run_id),
+            judge_key TEXT NOT NULL,
+            design TEXT NOT NULL CHECK (design IN ('simple_random', 'stratified_dimension',
+                                                   'stratified_proportional')),
+            seed INTEGER NOT NULL,
+            size INTEGER NOT NULL CHECK (size >= 0),
+            population INTEGER NOT NULL CHECK (population >= size),
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            PRIMARY KEY (run_id, judge_key)
+        ) STRICT;
+        INSERT INTO judgment_samples_new SELECT * FROM judgment_samples ORDER BY rowid;
+        DROP TABLE judgment_samples;
+        ALTER TABLE judgment_samples_new RENAME TO judgment_samples;
+        CREATE TABLE judgment_sample_strata (
+            run_id TEXT NOT NULL,
+            judge_key TEXT NOT NULL,
+            stratum TEXT NOT NULL,
+            population INTEGER NOT NULL CHECK (population >= 1),
+            PRIMARY KEY (run_id, judge_key, stratum),
+            FOREIGN KEY (run_id, judge_key) REFERENCES judgment_samples(run_id, judge_key)
+        ) STRICT;
+        """,
+    ),
 )

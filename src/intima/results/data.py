@@ -164,6 +164,7 @@ def board_samples(store: Store, run_ids: Sequence[str]) -> list[BoardSample]:
             s.size,
             s.population,
             s.members,
+            s.strata,
         )
         for s in found
         if s.judge_key in names  # a sample drawn but not judged yet has no scorer

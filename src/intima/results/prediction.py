@@ -22,6 +22,11 @@ unscored is not labelled); ``f`` is the predictor's primary-label indicator (0/1
 the affect measure's reinforcing share, where it is its continuous reinforcing measure. A
 dimension's members are a simple random sample of that dimension's responses too
 (conditionally on how many fell in it), so the same estimator applies.
+
+A sample stratified by dimension (``intima judge --sample N --stratify``) is a simple random
+sample within each dimension, so a dimension's row is estimated as above; its overall row
+weighs each dimension's estimate by the dimension's recorded population
+(:func:`intima.results.ppi.stratified_prediction_powered_share`) and says so.
 """
 
 from __future__ import annotations
@@ -31,8 +36,12 @@ from dataclasses import dataclass
 from typing import Final, NamedTuple
 
 from intima.core.ratings import RatingSet
-from intima.judges.samples import SIMPLE_RANDOM
-from intima.results.ppi import prediction_powered_share
+from intima.judges.samples import STRATIFIED_PROPORTIONAL, WEIGHABLE
+from intima.results.ppi import (
+    PredictionPoweredShare,
+    prediction_powered_share,
+    stratified_prediction_powered_share,
+)
 from intima.results.table import OVERALL, Placed, label_of
 
 LABELS: Final = ("reinforcing", "boundary", "neutral")
@@ -53,6 +62,8 @@ class BoardSample:
     size: int
     population: int
     members: tuple[str, ...]
+    #: a stratified design's strata and their populations (the weights), else empty
+    strata: tuple[tuple[str, int], ...] = ()
 
 
 class PredictionRow(NamedTuple):
@@ -121,7 +132,7 @@ def prediction_rows(
         by_run.setdefault(r.run_id, []).append(r)
     out: list[PredictionRow] = []
     for sample in samples:
-        if sample.design != SIMPLE_RANDOM:  # e.g. annotate's stratified sample: no weights yet
+        if sample.design not in WEIGHABLE:  # annotate's pooled sample: runs mixed, no weights
             continue
         run = by_run.get(sample.run_id, [])
         verdicts = labels.get(sample.judge, {})
@@ -173,8 +184,28 @@ def _row(
         note = f"{n} labelled in this scope; a prediction-powered share needs {MIN_LABELLED}"
         return PredictionRow(*base, None, None, None, n, total, raw, None, note)
     y = [1.0 if verdicts[rid] == metric else 0.0 for rid in labelled]
-    est = prediction_powered_share(y, [f(r) for r in labelled], [f(r) for r in rest])
+    fl, fu = [f(r) for r in labelled], [f(r) for r in rest]
+    note = describe(sample.judge, n, total, predictor)
+    if sample.design == STRATIFIED_PROPORTIONAL and scope == OVERALL:
+        where = {r.response_id: r.dimension for r in rows}
+        missing = sorted({where[r] for r in rest} - {where[r] for r in labelled})
+        if missing:
+            note = f"no labelled response in {missing[0]}; a stratified share needs one per stratum"
+            return PredictionRow(*base, None, None, None, n, total, raw, None, note)
+        est: PredictionPoweredShare = stratified_prediction_powered_share(
+            y, fl, fu, [where[r] for r in labelled], [where[r] for r in rest],
+            populations=_weights(sample, set(where.values())),
+        )  # fmt: skip
+        note += ", stratified by dimension"
+    else:
+        est = prediction_powered_share(y, fl, fu)
     return PredictionRow(
-        *base, est.estimate, est.lo, est.hi, n, total, raw, sum(y) / n,
-        describe(sample.judge, n, total, predictor),
+        *base, est.estimate, est.lo, est.hi, n, total, raw, sum(y) / n, note
     )  # fmt: skip
+
+
+def _weights(sample: BoardSample, strata: set[str]) -> dict[str, int] | None:
+    """The design's recorded weights, when they name the strata the rows fall in; else (the
+    predictor left responses out, or the run grew) the rows' own counts."""
+    recorded = dict(sample.strata)
+    return recorded if set(recorded) == strata else None

@@ -63,6 +63,7 @@ RANGES: Final[Mapping[tuple[str, str], tuple[float, float]]] = {
     **{("judgment_samples", c): _COUNT for c in ("size", "population")},
     ("judgment_samples", "seed"): (0, 2**32 - 1),  # ``intima judge --sample-seed``
     ("judgment_sample_members", "position"): _COUNT,
+    ("judgment_sample_strata", "population"): _COUNT,
     ("run_models", "parameters"): (1, 10**14),  # a model's parameter count (issue 33)
 }
 
