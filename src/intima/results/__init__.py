@@ -4,7 +4,11 @@ store. The leaderboard (``intima.leaderboard``) only renders what this computes.
 from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
-    from intima.results.ppi import PredictionPoweredShare, prediction_powered_share
+    from intima.results.ppi import (
+        PredictionPoweredShare,
+        prediction_powered_share,
+        stratified_prediction_powered_share,
+    )
 else:
     # Bound on first use: the command line imports this package for its defaults, and the
     # estimator needs numpy.
@@ -15,6 +19,7 @@ else:
         {
             "PredictionPoweredShare": "intima.results.ppi",
             "prediction_powered_share": "intima.results.ppi",
+            "stratified_prediction_powered_share": "intima.results.ppi",
         },
     )
 
@@ -23,6 +28,7 @@ __all__ = [
     "DEFAULT_SEED",
     "PredictionPoweredShare",
     "prediction_powered_share",
+    "stratified_prediction_powered_share",
 ]
 
 #: Bootstrap replicates and seed of every interval (score table, drift, ``intima results``);
