@@ -89,20 +89,30 @@ Estimator = Callable[[np.ndarray, np.ndarray, np.ndarray], PredictionPoweredShar
 def run_cell(
     cell: Cell, reps: int, seed: int, estimator: Estimator = prediction_powered_share
 ) -> CellResult:
-    rng = np.random.default_rng(seed)
-    hit = width = wwidth = err = werr = 0.0
-    for _ in range(reps):
+    def draw(rng: np.random.Generator) -> tuple[PredictionPoweredShare, np.ndarray, float]:
         y, f = population(rng, cell.share, cell.auroc, cell.kind)
-        truth = float(y.mean())
         order = rng.permutation(N)
         s, rest = order[: cell.n], order[cell.n :]
-        r = estimator(y[s], f[s], f[rest])
+        return estimator(y[s], f[s], f[rest]), y[s], float(y.mean())
+
+    return _tally(cell, reps, np.random.default_rng(seed), draw)
+
+
+Draw = Callable[[np.random.Generator], tuple[PredictionPoweredShare, np.ndarray, float]]
+
+
+def _tally(cell: Cell, reps: int, rng: np.random.Generator, draw: Draw) -> CellResult:
+    """``reps`` replicates of ``draw`` (the estimate, the sample's labels, the truth) against
+    the judge-alone Wilson interval on the same sample."""
+    hit = width = wwidth = err = werr = 0.0
+    for _ in range(reps):
+        r, labels, truth = draw(rng)
         hit += r.lo - 1e-12 <= truth <= r.hi + 1e-12
         width += r.hi - r.lo
         err += abs(r.estimate - truth)
-        lo, hi = wilson(float(y[s].mean()), cell.n)
+        lo, hi = wilson(float(labels.mean()), cell.n)
         wwidth += hi - lo
-        werr += abs(float(y[s].mean()) - truth)
+        werr += abs(float(labels.mean()) - truth)
     return CellResult(cell, hit / reps, width / reps, wwidth / reps, err / reps, werr / reps)
 
 
@@ -163,11 +173,9 @@ def run_stratified_cell(cell: Cell, reps: int, seed: int) -> CellResult:
 
     take = stratum_sequence(STRATA)[: cell.n]
     per = {h: take.count(h) for h in STRATA}
-    rng = np.random.default_rng(seed)
-    hit = width = wwidth = err = werr = 0.0
-    for _ in range(reps):
+
+    def draw(rng: np.random.Generator) -> tuple[PredictionPoweredShare, np.ndarray, float]:
         y, f, strata = stratified_population(rng, cell.share, cell.auroc, cell.kind)
-        truth = float(y.mean())
         picked = np.zeros(N, dtype=bool)
         for h, k in per.items():
             picked[rng.choice(np.flatnonzero(strata == h), size=k, replace=False)] = True
@@ -175,10 +183,6 @@ def run_stratified_cell(cell: Cell, reps: int, seed: int) -> CellResult:
         r = stratified_prediction_powered_share(
             y[s], f[s], f[rest], list(strata[s]), list(strata[rest]), populations=STRATA
         )
-        hit += r.lo - 1e-12 <= truth <= r.hi + 1e-12
-        width += r.hi - r.lo
-        err += abs(r.estimate - truth)
-        lo, hi = wilson(float(y[s].mean()), cell.n)
-        wwidth += hi - lo
-        werr += abs(float(y[s].mean()) - truth)
-    return CellResult(cell, hit / reps, width / reps, wwidth / reps, err / reps, werr / reps)
+        return r, y[s], float(y.mean())
+
+    return _tally(cell, reps, np.random.default_rng(seed), draw)

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from conftest import invoke_cli
 from intima.core.config import ModelConfig
 from intima.core.errors import ConfigError
 from intima.core.ratings import Primary, RatingSet
@@ -175,19 +176,24 @@ def test_a_panel_of_judges_on_every_response_predicts_people() -> None:
     assert choose_predictor("judge:c", run, both) == "judge:b"
 
 
-def test_the_judge_command_samples_and_extends(
-    tmp_path: Path, fake_server: Callable[..., Any]
-) -> None:
+def _twenty_answered(tmp_path: Path, url: str) -> tuple[Path, tuple[str, ...]]:
+    """A store with 20 demo answers by ``intima run``, and the judge command on it."""
     from conftest import invoke_cli
 
-    server = fake_server()
-    db, url = tmp_path / "c.db", server.base_url
+    db = tmp_path / "c.db"
     gen = invoke_cli(
         "run", "-m", f"openai-compat:fake@{url}", "--dataset", "demo", "--limit", "20",
         "--store", str(db), "--no-progress",
     )  # fmt: skip
     assert gen.returncode == 0, gen.stderr
-    judge = ("judge", "-j", f"openai-compat:judge@{url}", "--store", str(db), "--no-progress")
+    return db, ("judge", "-j", f"openai-compat:judge@{url}", "--store", str(db), "--no-progress")
+
+
+def test_the_judge_command_samples_and_extends(
+    tmp_path: Path, fake_server: Callable[..., Any]
+) -> None:
+    server = fake_server()
+    db, judge = _twenty_answered(tmp_path, server.base_url)
     assert invoke_cli(*judge, "--sample", "4").returncode == 0
     assert server.completed == 20 + 4
     res = invoke_cli(*judge, "--fraction", "0.5")
@@ -335,16 +341,8 @@ def test_a_stratified_sample_is_weighed_by_dimension_on_the_board(
 def test_the_judge_command_stratifies_only_a_sample(
     tmp_path: Path, fake_server: Callable[..., Any]
 ) -> None:
-    from conftest import invoke_cli
-
     server = fake_server()
-    db, url = tmp_path / "c.db", server.base_url
-    gen = invoke_cli(
-        "run", "-m", f"openai-compat:fake@{url}", "--dataset", "demo", "--limit", "20",
-        "--store", str(db), "--no-progress",
-    )  # fmt: skip
-    assert gen.returncode == 0, gen.stderr
-    judge = ("judge", "-j", f"openai-compat:judge@{url}", "--store", str(db), "--no-progress")
+    db, judge = _twenty_answered(tmp_path, server.base_url)
     alone = invoke_cli(*judge, "--stratify")
     assert alone.returncode != 0 and "give --sample N or --fraction F" in alone.stderr
     assert server.completed == 20  # nothing was judged
