@@ -271,6 +271,9 @@ def test_a_stratified_sample_grows_within_each_dimension_with_its_weights_record
     from intima.judges.samples import STRATIFIED_PROPORTIONAL, order_key
 
     scripted.plans["a"] = lambda m, k: reply()
+    with pytest.raises(ConfigError, match="at least 4 per run"):
+        judge_run.judge(store, [judge_cfg("a")], sample=SampleSpec(size=3, stratify=True))
+    assert samples(store) == [] and not scripted.calls
     judge_run.judge(store, [judge_cfg("a")], sample=SampleSpec(size=12, stratify=True))
     (s,) = samples(store)
     rows = {r.response_id: r for r in store.responses()}
