@@ -96,7 +96,7 @@ def full_store(path: Path, server: FakeOpenAI) -> Path:
 def rewrite(bundle: Path, table: str, edit: Callable[[list[dict[str, Any]]], Any]) -> None:
     """Change a table's rows and re-declare its hash (dropping its Parquet twin): a bundle
     crafted by someone who controls the manifest, which hashes alone cannot catch."""
-    from intima.service.export import sha256_file
+    from intima.bundles.export import sha256_file
 
     path = bundle / f"{table}.jsonl"
     rows = [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []

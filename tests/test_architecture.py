@@ -16,7 +16,7 @@ LAYERS = [
     {"dataset", "store"},
     {"providers", "generate"},
     {"judges", "affect", "converse"},
-    {"results", "validate"},
+    {"results", "validate", "bundles"},
     {"leaderboard", "service"},
     {"cli"},
 ]

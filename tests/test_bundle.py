@@ -12,12 +12,12 @@ import pytest
 
 from conftest import run_cli
 from fake_openai import FakeOpenAI
+from intima.bundles.merge import import_bundle
+from intima.bundles.publish import BundleError, protocol_versions, publish
 from intima.core.config import ModelConfig
 from intima.dataset import PromptSet, load_prompts
 from intima.generate import runner
 from intima.judges.prompt import JUDGE_PROMPT_VERSION
-from intima.service.bundle import BundleError, protocol_versions, publish
-from intima.service.bundle_import import import_bundle
 from intima.service.queue import add_request
 from intima.service.worker import work
 from intima.store import Store
@@ -392,7 +392,7 @@ def test_no_operational_table_is_published_or_imported(source: Path, tmp_path: P
 def _rewrite(bundle: Path, table: str, edit: Callable[[list[dict]], list[dict]]) -> None:
     """Change a table's rows and re-declare its hash: a bundle crafted by someone who controls
     the manifest, which hashes alone cannot catch."""
-    from intima.service.export import sha256_file
+    from intima.bundles.export import sha256_file
 
     path = bundle / f"{table}.jsonl"
     rows = edit([json.loads(line) for line in path.read_text().splitlines()])
@@ -478,7 +478,7 @@ def test_a_manifest_without_protocol_versions_and_a_deep_line_are_refused(
     path.write_text(path.read_text() + "[" * 200_000 + "]" * 200_000 + "\n")
 
     def declare(d: dict) -> None:
-        from intima.service.export import sha256_file
+        from intima.bundles.export import sha256_file
 
         entry = next(t for t in d["tables"] if t["name"] == "prompts")
         entry["rows"] += 1
@@ -548,7 +548,7 @@ def test_a_dry_run_reports_what_would_change_and_changes_nothing(
 
 def _rehash(bundle: Path, name: str) -> None:
     """Declare a changed file's new hash in the manifest, as a crafted bundle would."""
-    from intima.service.export import sha256_file
+    from intima.bundles.export import sha256_file
 
     def fix(d: dict) -> None:
         for table in d["tables"]:
@@ -627,7 +627,7 @@ def test_publish_to_an_unreachable_hub_raises_a_bundle_error_from_the_api(
     had retried for about 24 s. A Hub out of reach is now refused before any upload; an upload
     the Hub refuses is one BundleError too."""
     from fake_hub import point_hf_at, running_hub
-    from intima.service.bundle import BundleError, publish
+    from intima.bundles.publish import BundleError, publish
 
     for hub in running_hub():
         point_hf_at(hub, tmp_path / "c", tmp_path, monkeypatch, token="hf_x_0123456789")

@@ -33,9 +33,9 @@ from hypothesis import strategies as st
 from conftest import invoke_cli
 from fake_openai import FakeOpenAI, FaultPlan
 from full_bundle import TABLES, full_store
-from intima.service.bundle import publish
-from intima.service.doctor import examine
-from intima.service.export import sha256_file, write_table
+from intima.bundles.doctor import examine
+from intima.bundles.export import sha256_file, write_table
+from intima.bundles.publish import publish
 from intima.store import Store
 
 

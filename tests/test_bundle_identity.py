@@ -19,13 +19,13 @@ from conftest import invoke_cli
 from fake_hub import FakeHub, point_hf_at, running_hub
 from fake_openai import FakeOpenAI
 from full_bundle import rewrite
+from intima.bundles.merge import import_bundle
+from intima.bundles.publish import publish
 from intima.core.config import ModelConfig
 from intima.dataset import load_prompts
 from intima.generate import generate
 from intima.leaderboard.hub_results import Imported, import_results
 from intima.results.data import BoardData, load_board
-from intima.service.bundle import publish
-from intima.service.bundle_import import import_bundle
 from intima.store import Store
 from reliability_summary import TALLY
 

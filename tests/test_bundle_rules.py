@@ -17,7 +17,7 @@ import pytest
 from conftest import invoke_cli
 from fake_openai import FakeOpenAI, FaultPlan
 from full_bundle import full_store, rewrite
-from intima.service.bundle import publish
+from intima.bundles.publish import publish
 from intima.store import Store
 from reliability_summary import TALLY
 

@@ -65,7 +65,7 @@ def test_run_runs_and_export(seeded_store, tmp_path) -> None:
     import pyarrow.parquet as pq
 
     assert pq.read_table(out / "responses.parquet").num_rows == 5
-    from intima.service.export import sha256_file
+    from intima.bundles.export import sha256_file
 
     assert manifest["files"][0]["sha256"] == sha256_file(out / "responses.jsonl")
 

@@ -238,8 +238,8 @@ def test_annotate_records_its_stratified_design_which_never_feeds_the_estimator(
 def test_a_sample_travels_in_a_bundle(
     store: Store, scripted: type[Scripted], tmp_path: Path
 ) -> None:
-    from intima.service.bundle import publish
-    from intima.service.bundle_import import import_bundle
+    from intima.bundles.merge import import_bundle
+    from intima.bundles.publish import publish
 
     scripted.plans["a"] = lambda m, k: reply()
     judge_run.judge(store, [judge_cfg("a")], sample=SampleSpec(size=15))

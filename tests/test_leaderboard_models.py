@@ -155,10 +155,10 @@ def test_the_space_shows_the_model_info_its_results_repo_carries(
 ) -> None:
     """The Space reads the published bundles: the model info travels in them (``run_models``)
     and its app draws the same models table, hostile licence escaped."""
+    from intima.bundles.publish import publish
     from intima.leaderboard.app import _models
     from intima.leaderboard.hub_results import import_results
     from intima.leaderboard.space import SpaceSettings, _scored
-    from intima.service.bundle import publish
 
     with Store.open(store_path) as store:
         publish(store, str(tmp_path / "b"), [r[0] for r in store.query("SELECT run_id FROM runs")])

@@ -18,11 +18,11 @@ from conftest import invoke_cli
 from fake_hub import FakeHub, point_hf_at, running_hub
 from fake_openai import FakeOpenAI, FaultPlan
 from full_bundle import _prompts
+from intima.bundles.publish import publish
+from intima.bundles.rules import row_problem
 from intima.core.config import ModelConfig
 from intima.generate import generate
 from intima.providers.model_info import ModelInfo, hub_id_of, record, size_text, stored
-from intima.service.bundle import publish
-from intima.service.bundle_rules import row_problem
 from intima.store import Store
 
 SMOL = "HuggingFaceTB/SmolLM2-135M-Instruct"

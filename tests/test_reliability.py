@@ -677,7 +677,7 @@ def _crafted_bundles(bundle: Path, tmp: Path) -> list[tuple[str, Path, str]]:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from intima.service.export import sha256_file
+    from intima.bundles.export import sha256_file
 
     def craft(what: str, name: str, edit: Callable[[list[dict[str, Any]]], None]) -> Path:
         folder = tmp / f"crafted-{what}"

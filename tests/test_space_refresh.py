@@ -14,11 +14,11 @@ import pytest
 from fake_hub import FakeHub, point_hf_at, running_hub
 from fake_openai import FakeOpenAI
 from full_bundle import rewrite
+from intima.bundles.publish import publish
 from intima.core.config import ModelConfig
 from intima.dataset import load_prompts
 from intima.generate import generate
 from intima.leaderboard.space import LiveBoard, SpaceSettings
-from intima.service.bundle import publish
 from intima.store import Store
 
 RESULTS = "org/results"

@@ -13,9 +13,9 @@ import pytest
 from conftest import invoke_cli
 from fake_openai import FakeOpenAI, FaultPlan
 from full_bundle import TABLES, full_store, rewrite
+from intima.bundles.publish import publish
 from intima.converse.state import claim_conversations
 from intima.core.errors import StoreError
-from intima.service.bundle import publish
 from intima.service.queue import add_request, claim_next, finish
 from intima.store import Store, migrate
 from intima.store.schema import Migration, migrations, statements

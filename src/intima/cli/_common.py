@@ -158,7 +158,7 @@ def writing_to(folder: Path) -> Iterator[None]:
 def publish_errors(dest: str) -> Iterator[None]:
     """Around a publish to ``dest``: a folder as :func:`writing_to`; on the Hub, an upload that
     breaks off is one line (``publish`` itself refuses a Hub out of reach before any work)."""
-    from intima.service.bundle import HF_PREFIX
+    from intima.bundles.publish import HF_PREFIX
 
     if not dest.startswith(HF_PREFIX):
         with writing_to(Path(dest)):

@@ -18,7 +18,7 @@ def doctor_cmd(
 
     Example: intima doctor --store intima.db   (then --fix to remove what it lists)
     """
-    from intima.service.doctor import examine, repair
+    from intima.bundles.doctor import examine, repair
     from intima.store import Store
 
     with Store.open(store, create=False) as db:

@@ -127,8 +127,8 @@ def publish_cmd(
 
     Examples: intima publish out/bundle; intima publish hf://datasets/OWNER/NAME
     """
+    from intima.bundles.publish import publish
     from intima.cli._common import publish_errors
-    from intima.service.bundle import publish
 
     # Publishing only reads the store; a bad destination is refused before any work.
     with Store.open(store, create=False) as db, publish_errors(dest):
@@ -158,7 +158,7 @@ def import_cmd(
 
     Examples: intima import other-machine/bundle --dry-run; intima import hf://datasets/me/results
     """
-    from intima.service.bundle_import import import_bundle
+    from intima.bundles.merge import import_bundle
 
     existed = store.exists()
     try:

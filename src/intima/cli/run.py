@@ -287,7 +287,7 @@ def export_cmd(
 
     Example: intima export out/ --run qwen3-8b
     """
-    from intima.service.export import export_responses
+    from intima.bundles.export import export_responses
 
     with Store.open(store, create=False) as db, writing_to(out_dir):
         manifest = export_responses(db, run or [], out_dir, force=force)

@@ -3,14 +3,14 @@ Space (:mod:`intima.leaderboard.space`) and ``intima board build --from``.
 
 Each bundle (every ``bundles/*/``, and the repo's root if it holds a manifest.json too) is
 downloaded, copied out of the Hub cache (whose files are links into its blob store) and
-checked on its own with :func:`~intima.service.bundle_import.load_bundle`, which verifies its
+checked on its own with :func:`~intima.bundles.merge.load_bundle`, which verifies its
 manifest hashes, protocol versions and every row. Each bundle is then imported alone into a
 scratch store and read back as the board reads it (:func:`probe`): a bundle whose rows pass
 every check but still cannot be shown is refused too. A bundle that fails is refused with the
 reason and the others still go in, so one tampered or damaged bundle cannot hide the rest, and
 it is named wherever the results are shown. Bundles that hold different rows under the same
 ids (a forged copy of a real bundle, say) are all refused, each naming the others: which one
-sorts or arrives first decides nothing (:mod:`intima.service.bundle_identity`). Every scratch
+sorts or arrives first decides nothing (:mod:`intima.bundles.identity`). Every scratch
 file is removed, whatever happens.
 """
 
@@ -27,7 +27,7 @@ from intima.core.errors import IntimaError
 from intima.store import Store
 
 if TYPE_CHECKING:
-    from intima.service.bundle_import import Loaded
+    from intima.bundles.merge import Loaded
 
 #: Every bundle's files: ``bundles/*/`` (``intima publish``), and a bundle at the repo's root.
 BUNDLE_PATTERNS = [
@@ -83,10 +83,10 @@ def import_results(store: Store, url: str, workdir: Path, commit: str | None = N
     """Import every bundle of the results repo at ``commit`` (default: its head) into ``store``:
     a bundle that fails verification is refused (with the reason) and the others still go in;
     bundles that hold different rows under the same ids are all refused, each naming the
-    others (:mod:`intima.service.bundle_identity`): their names and order decide nothing."""
+    others (:mod:`intima.bundles.identity`): their names and order decide nothing."""
+    from intima.bundles.identity import Ledger
+    from intima.bundles.merge import load_bundle, merge_bundle
     from intima.dataset.hub import snapshot
-    from intima.service.bundle_identity import Ledger
-    from intima.service.bundle_import import load_bundle, merge_bundle
 
     commit = commit or head_commit(url)
     repo_id = url[len("hf://datasets/") :]
@@ -150,10 +150,10 @@ def probe(bundle: Path, scratch: Path) -> Loaded:
     """Import ``bundle`` alone into a new store at ``scratch`` and read it back as the board
     does; its checked rows, or a ResultsRepoError naming what failed if it cannot be shown.
     ``scratch`` is removed."""
+    from intima.bundles.merge import load_bundle, merge_bundle
     from intima.results.conversations import load_conversations
     from intima.results.data import load_board
     from intima.results.table import score_table
-    from intima.service.bundle_import import load_bundle, merge_bundle
 
     try:
         with Store.open(scratch) as store:

@@ -1,1 +1,2 @@
-"""The leaderboard as a service: the work queue, the worker, bundles, exports."""
+"""The leaderboard as a service: the work queue and its leases, the worker, and the model
+servers it starts."""

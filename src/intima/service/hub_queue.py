@@ -25,11 +25,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
+from intima.bundles.publish import hub_repo
 from intima.core.config import GenerationSettings, ModelConfig, stable_hash
 from intima.core.errors import ConfigError
 from intima.core.version import __version__
 from intima.service import lease
-from intima.service.bundle import hub_repo
 from intima.service.lease import Clock, Move, Status
 from intima.service.queue import (
     DEFAULT_LEASE_S,

@@ -7,8 +7,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from intima.bundles.publish import BundleError, BundleManifest, publish, write_bundle
 from intima.core.errors import IntimaError
-from intima.service.bundle import BundleError, BundleManifest, publish, write_bundle
 from intima.store import Store
 
 

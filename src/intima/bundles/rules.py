@@ -3,8 +3,8 @@ range of every number, and (for a bundle) which rows it may refer to.
 
 A bundle is written by whoever holds a write token, so its rows are hostile input; the readers
 (the board, the Space, ``intima judge``) trust what passed these rules. Used on import
-(:mod:`intima.service.bundle_checks`) and on a store by ``intima doctor``
-(:mod:`intima.service.doctor`), so both hold a row to the same rules.
+(:mod:`intima.bundles.checks`) and on a store by ``intima doctor``
+(:mod:`intima.bundles.doctor`), so both hold a row to the same rules.
 
 - **JSON columns**: each has a pydantic schema (:func:`json_problem`); a JSON column this
   module does not know must still be an object or a list (a new table's column is refused by
@@ -232,7 +232,7 @@ def json_problem(table: str, column: str, value: Any) -> str | None:
 # -- one row --------------------------------------------------------------------------------------
 def row_problem(table: str, row: Mapping[str, Any]) -> str | None:
     """The first rule ``row`` breaks (``column: what``), or None. Values of the wrong type are
-    left to the type checks (bundle_checks, the doctor), so this never raises on them."""
+    left to the type checks (bundles.checks, the doctor), so this never raises on them."""
     parsed: dict[str, Any] = {}
     for column in ruled_columns(table, row):
         value = row[column]

@@ -27,10 +27,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from intima.bundles.export import FileEntry, write_table
 from intima.core.errors import IntimaError
 from intima.core.ids import content_hash, content_id
 from intima.core.version import __version__
-from intima.service.export import FileEntry, write_table
 from intima.store import Store, now
 from intima.store.schema import operational_tables
 

@@ -1,9 +1,9 @@
 """Finding (and, when asked, removing) rows a store should not hold: infinite numbers, JSON
 columns that do not parse or do not match their schema, numbers outside their range (the rules
-of :mod:`intima.service.bundle_rules`), affect scores lacking a category, responses of no run,
+of :mod:`intima.bundles.rules`), affect scores lacking a category, responses of no run,
 rows that refer to a row the store does not hold (SQLite's ``foreign_key_check``), and claims
 left by other machines. Rows like these came in through imports from before every row was
-checked (:mod:`intima.service.bundle_checks`); this is how a damaged store is repaired. A value
+checked (:mod:`intima.bundles.checks`); this is how a damaged store is repaired. A value
 of the wrong type or outside a closed set is not looked for: the tables are STRICT, with CHECKs,
 so SQLite refuses it (a store holding one is not upgraded to them; see
 :mod:`intima.store.migrate`).
@@ -15,8 +15,8 @@ from typing import Final
 
 from pydantic import BaseModel
 
-from intima.service.bundle import exported_tables
-from intima.service.bundle_rules import partial_scores, row_problem, ruled_columns, score_key
+from intima.bundles.publish import exported_tables
+from intima.bundles.rules import partial_scores, row_problem, ruled_columns, score_key
 from intima.store import Store
 from intima.store.claims import HOST
 
@@ -117,7 +117,7 @@ def _dangling(store: Store) -> list[Problem]:
 
 def _partial_scores(store: Store) -> list[Problem]:
     """Every row of an affect score that lacks a category (the rule of
-    :func:`~intima.service.bundle_rules.partial_scores`): removing them leaves the response
+    :func:`~intima.bundles.rules.partial_scores`): removing them leaves the response
     unscored, so ``intima score`` scores it whole again."""
     rows = [
         dict(r)

@@ -12,8 +12,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from intima.dataset.hub import snapshot
-from intima.service.bundle import (
+from intima.bundles.checks import check_protocol, check_rows, check_twin, integrity_error
+from intima.bundles.export import FileEntry, sha256_file
+from intima.bundles.identity import UNSETTLED, Ledger
+from intima.bundles.publish import (
     BUNDLE_FORMAT_VERSION,
     BUNDLE_KIND,
     HF_PREFIX,
@@ -29,9 +31,7 @@ from intima.service.bundle import (
     protocol_versions,
     table_columns,
 )
-from intima.service.bundle_checks import check_protocol, check_rows, check_twin, integrity_error
-from intima.service.bundle_identity import UNSETTLED, Ledger
-from intima.service.export import FileEntry, sha256_file
+from intima.dataset.hub import snapshot
 from intima.store import Store
 from intima.store.introspect import primary_key
 from intima.store.schema import operational_tables
@@ -44,7 +44,7 @@ def import_bundle(
     """Merge one bundle folder, a folder of bundles, or a Hub repo of bundles into the store.
 
     Every bundle is checked (hashes, file names, protocol versions, tables, columns and every
-    row, and the bundles against each other: see :mod:`intima.service.bundle_identity`) before
+    row, and the bundles against each other: see :mod:`intima.bundles.identity`) before
     anything is written; each bundle's rows go in one transaction, so a refused bundle changes
     nothing. Importing the same bundle again adds nothing. ``dry_run`` reports what each bundle
     would add (as if imported alone) and rolls back.
@@ -96,7 +96,7 @@ def load_bundle(
 
 def refuse_conflicts(store: Store, bundles: Sequence[Loaded], names: Sequence[str]) -> None:
     """Refuse bundles of one import that hold different rows under the same ids: every side
-    is named, none wins by its name or order (:mod:`intima.service.bundle_identity`)."""
+    is named, none wins by its name or order (:mod:`intima.bundles.identity`)."""
     ledger = Ledger(store)
     for b, name in zip(bundles, names, strict=True):
         ledger.add(name, b.data)

@@ -18,7 +18,7 @@ order (a folder name that sorts first, or the bundle imported first):
   or one ``intima import`` of a folder of bundles), every bundle on either side is refused,
   naming the others and the ids (:class:`Ledger`);
 - against a row already in the store, the bundle is refused, naming the run that holds the row
-  (:mod:`intima.service.bundle_checks`).
+  (:mod:`intima.bundles.checks`).
 
 Bundles that agree (the same bundle published twice, or republished after more work) are
 accepted as one.

@@ -6,7 +6,7 @@ required value or one outside a closed set (a status, a level, a label): each ro
 an empty copy of its STRICT table, so SQLite itself says what it refuses; a value SQLite never
 sees (a JSON true, NaN, a nested value, a lone surrogate) or would store as another type; a
 ``*_json`` column that is not JSON (or nests deeper than :data:`MAX_JSON_DEPTH`) or does not
-match its schema, a number outside its range (:mod:`intima.service.bundle_rules`), an affect
+match its schema, a number outside its range (:mod:`intima.bundles.rules`), an affect
 score without a row for every category, a row that contradicts a row with the same key (in the
 store or earlier in the bundle), a row that names a run, response, prompt or judged content of
 another bundle, a manifest that does not state every protocol version, and a Parquet file
@@ -25,9 +25,9 @@ from contextlib import closing
 from pathlib import Path
 from typing import Any, Final
 
-from intima.service.bundle import BundleError
-from intima.service.bundle_identity import Shape, key_of, shape
-from intima.service.bundle_rules import partial_score_problem, reference_problem, row_problem
+from intima.bundles.identity import Shape, key_of, shape
+from intima.bundles.publish import BundleError
+from intima.bundles.rules import partial_score_problem, reference_problem, row_problem
 from intima.store import Store
 
 MAX_JSON_DEPTH: Final = 64
@@ -158,7 +158,7 @@ def _said(message: str, row: Mapping[str, Any], columns: Mapping[str, str]) -> s
 def _meaning(table: str, row: Mapping[str, Any]) -> str | None:
     """What the readers of a row rely on beyond its types (the values the store's writers
     produce): a prompt's code and dimension from the taxonomy. (A judgment's primary label is
-    a CHECK of its table; its levels are a schema of :mod:`intima.service.bundle_rules`.)"""
+    a CHECK of its table; its levels are a schema of :mod:`intima.bundles.rules`.)"""
     from intima.core.taxonomy import ALL_CODES, dimension_of
     from intima.dataset.types import UNKNOWN
 
@@ -210,7 +210,7 @@ def _check_conflicts(
     store: Store, folder: Path, table: str, rows: Sequence[dict[str, Any]]
 ) -> None:
     """A row under a key (any of its table's keys) that another row under it contradicts, in
-    the store or earlier in the bundle (:mod:`intima.service.bundle_identity`): refused,
+    the store or earlier in the bundle (:mod:`intima.bundles.identity`): refused,
     whatever the order."""
     if (s := shape(store, table)) is None:
         return
