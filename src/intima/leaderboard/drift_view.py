@@ -1,33 +1,40 @@
 """The drift view of the static site: how each model's behaviour changes over a conversation.
 
-Shown only when the store holds conversation runs (``intima converse``). Two parts travel
-separately, like the board's scores and responses:
+Shown only when the store holds conversation runs (``intima converse``). What it shows is
+rendered once, in Python, for the site and the app alike (:mod:`intima.leaderboard.drift_render`
+for the table and the transcripts, :func:`intima.leaderboard.charts.drift_charts` for the
+charts); ``drift.js`` only chooses, loads and swaps. Two parts travel separately, like the
+board's scores and responses:
 
-* the drift tables (every scorer's slopes and dropped-boundary shares), embedded in
-  ``index.html`` as ``<script type="application/json" id="drift-data">``, and the charts of the
-  rates by turn (:func:`intima.leaderboard.charts.drift_charts`, the app's very charts) as
-  SVG, one ``<template>`` per scorer and scope;
+* in ``index.html``: what the menus offer (``<script type="application/json" id="drift-data">``)
+  and, per scorer and scope, the charts and the table, each in a ``<template>``;
 * the transcripts, one file per configuration (``data/c<i>.js``), loaded when the transcript
-  explorer opens that configuration: every turn's user message, reply and ratings.
+  explorer opens that configuration: per conversation, its menu entry and its transcript.
 
-Transcripts are untrusted text (the model's and the simulated user's): they travel only as
-JSON and ``drift.js`` puts them on the page with ``textContent``; the charts' labels are escaped
-when the SVG is built.
+Transcripts are untrusted text (the model's and the simulated user's): they reach markup only
+through :mod:`~intima.leaderboard.drift_render`, which escapes every piece of it.
 """
 
 from __future__ import annotations
 
 import json
-from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
 
 from intima.core.ratings import RatingSet
 from intima.leaderboard.charts import drift_charts
-from intima.leaderboard.render import clip
-from intima.results.conversations import ConversationBoard, default_scorer, drift_tables
-from intima.results.drift import DRIFT_METRICS, DriftRow, DriftTable, drift_note
+from intima.leaderboard.drift_render import (
+    INTRO,
+    NOT_RATED,
+    busiest_scorer,
+    conversations,
+    ratings_by_response,
+    table_html,
+    transcript_html,
+)
+from intima.results.conversations import ConversationBoard, drift_tables
+from intima.results.drift import DriftTable
 from intima.results.table import CATEGORIES
 
 #: The drift view's script, copied next to board.js only when there is a drift view.
@@ -47,34 +54,6 @@ def rating_json(rs: RatingSet) -> dict[str, Any]:
     }
 
 
-def _r(x: float | None) -> float | None:
-    return None if x is None else round(x, 4)
-
-
-def _row_json(row: DriftRow, config: int) -> dict[str, Any]:
-    """A row of the drift table in compact form (its rates by turn are in the charts)."""
-    return {
-        "config": config,
-        "scope": row.scope,
-        "n": row.n_conversations,
-        "enough": row.enough,
-        "note": row.note,
-        "slope": {m: [_r(s.value), _r(s.lo), _r(s.hi)] for m, s in row.slope.items()},
-        "dropped": [_r(row.dropped.value), _r(row.dropped.lo), _r(row.dropped.hi), row.dropped.n],
-        "not_scored": row.not_scored,
-    }
-
-
-def busiest_scorer(board: ConversationBoard, scorers: Sequence[str]) -> str | None:
-    """The scorer a drift view shows first: the one that rated the most turns (one human rating
-    must not open the view on an empty chart); on a tie, the usual order (panel first)."""
-    counts = Counter(rs.scorer for rs in board.rating_sets if rs.scored and rs.scorer in scorers)
-    if not counts:
-        return default_scorer(list(scorers))
-    most = max(counts.values())
-    return default_scorer([s for s in scorers if counts[s] == most])
-
-
 def drift_payload(
     board: ConversationBoard,
     *,
@@ -83,9 +62,9 @@ def drift_payload(
     chunks: list[str],
     tables: dict[str, DriftTable] | None = None,
 ) -> dict[str, Any]:
-    """The drift view's numbers but the charts (:func:`drift_templates`) and the transcripts
-    (:func:`transcripts`). ``tables``: ``drift_tables(board)`` if already computed."""
-    index = {run_id: i for i, (run_id, _) in enumerate(board.runs)}
+    """What the drift view's menus offer and where its parts are: the charts and tables are in
+    the page's templates (:func:`drift_templates`), the transcripts in ``chunks``
+    (:func:`write_transcripts`). ``tables``: ``drift_tables(board)`` if already computed."""
     if tables is None:
         tables = drift_tables(board, bootstrap=bootstrap, seed=seed)
     first = next(iter(tables.values()), None)
@@ -94,14 +73,8 @@ def drift_payload(
         "scorers": list(tables),
         "default_scorer": busiest_scorer(board, list(tables)),
         "scopes": first.scopes if first else [],
-        "metrics": list(DRIFT_METRICS),
-        "categories": list(CATEGORIES),
-        "min_conversations": first.min_conversations if first else None,
-        "note": drift_note(bootstrap, seed),
-        "tables": {
-            scorer: [_row_json(row, index[row.config]) for row in t.rows]
-            for scorer, t in tables.items()
-        },
+        "intro": INTRO,
+        "not_rated": NOT_RATED,
         "chunks": chunks,
     }
 
@@ -109,43 +82,26 @@ def drift_payload(
 def drift_templates(
     board: ConversationBoard, tables: dict[str, DriftTable], scopes: Sequence[str]
 ) -> str:
-    """Every scorer's and scope's drift charts, each in a ``<template>`` that ``drift.js``
-    clones when they are chosen: ``drift-charts-<scorer's index>-<scope's index>``."""
+    """Every scorer's and scope's drift charts and table, each in a ``<template>`` that
+    ``drift.js`` clones when they are chosen: ``drift-charts-<scorer's index>-<scope's index>``
+    and ``drift-table-<scorer's index>-<scope's index>``."""
     run_ids = [run_id for run_id, _ in board.runs]
     return "".join(
         f'<template id="drift-charts-{i}-{j}">{drift_charts(t, scope, run_ids)}</template>\n'
+        f'<template id="drift-table-{i}-{j}">{table_html(t, scope, run_ids)}</template>\n'
         for i, t in enumerate(tables.values())
         for j, scope in enumerate(scopes)
     )
 
 
-def transcripts(board: ConversationBoard) -> list[list[dict[str, Any]]]:
-    """Per configuration (in ``board.runs`` order), its conversations with every turn."""
-    sets: dict[str, list[RatingSet]] = {}
-    for rs in board.rating_sets:
-        sets.setdefault(rs.response_id, []).append(rs)
-    by_run: dict[str, dict[str, dict[str, Any]]] = {run_id: {} for run_id, _ in board.runs}
-    for t in board.turns:
-        convs = by_run[t.run_id]
-        if t.conversation_id not in convs:
-            convs[t.conversation_id] = {
-                "id": t.conversation_id,
-                "code": t.code,
-                "dimension": t.dimension,
-                "turns": [],
-            }
-        convs[t.conversation_id]["turns"].append(
-            {
-                "turn": t.turn,
-                "user": clip(t.user_text),
-                "user_status": t.user_status,
-                "response": clip(t.response_text),
-                "response_status": t.response_status,
-                "response_id": t.response_id,
-                "ratings": [rating_json(rs) for rs in sets.get(t.response_id or "", ())],
-            }
-        )
-    return [list(by_run[run_id].values()) for run_id, _ in board.runs]
+def transcripts(board: ConversationBoard) -> list[list[dict[str, str]]]:
+    """Per configuration (in ``board.runs`` order), its conversations: ``id``, ``choice`` (the
+    menu's text, put on the page as text) and ``html`` (the transcript, escaped markup)."""
+    ratings = ratings_by_response(board.rating_sets)
+    return [
+        [{"id": c.id, "choice": c.choice, "html": transcript_html(c, ratings)} for c in convs]
+        for convs in conversations(board).values()
+    ]
 
 
 def write_transcripts(board: ConversationBoard, folder: Path) -> list[str]:

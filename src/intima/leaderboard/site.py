@@ -12,10 +12,11 @@ Layout of the folder::
                       only when the store has conversation runs: the drift view and the
                       transcripts of conversation configuration i (see ``drift_view``)
 
-Model text is untrusted: it only ever travels as JSON and the page renders it with
+Model text is untrusted. The board's travels as JSON and the page renders it with
 ``textContent`` (never ``innerHTML``), so a response containing markup shows as text. The
-charts' labels are escaped by ``charts`` (``render.esc``) before they touch the markup, and the
-scripts only clone a template's already parsed content.
+charts, and the drift view's table and transcripts, are rendered in Python for the site and the
+app alike (``charts``, ``drift_render``), every piece of store text escaped (``render.esc``)
+before it touches the markup; the scripts only swap in that markup.
 """
 
 from __future__ import annotations
