@@ -114,7 +114,7 @@ def work(
     judgments are all unscored; the summary counts failed requests and, for finished ones,
     unscored judgments, each with its reasons.
     """
-    s = settings or WorkerSettings()
+    s = settings if settings is not None else WorkerSettings()
     # The worker's own settings are checked before anything is claimed: a bad one must not
     # use up a request's attempts, nor fail the backlog.
     spending = Spending(s.spending.prices, s.spending.max_cost)
@@ -127,7 +127,7 @@ def work(
         else default_stages(s.judges, score=s.score, max_reasks=s.max_reasks)
     )
     summary = WorkSummary(worker_id=worker_id or new_worker_id())
-    tally = _Counts(summary)
+    counts = _Counts(summary)
     source = queue if queue is not None else LocalQueue(store_path)
     outage = QueueOutage(s.poll_s, s.give_up_s if s.drain else None, clock, pause,
                          lambda text: _say(on_message, text))  # fmt: skip
@@ -162,7 +162,7 @@ def work(
             if outcome == "stopped":
                 summary.stopped = spending.reached()
                 return summary
-            tally.add(outcome, reasons)
+            counts.add(outcome, reasons)
             if outcome == "released":
                 passed[req.request_id] = math.inf if (s.drain or s.once) else clock() + MAX_WAIT_S
                 if s.drain and faults.failures + 1 >= FAULTS_IN_A_ROW:
