@@ -150,3 +150,45 @@ def test_starting_the_command_line_loads_only_what_every_command_needs() -> None
     not_at_start = ("numpy", "httpx", "tenacity", "openai", "anthropic", "pandas",
                     "huggingface_hub", "scipy", "sklearn", "torch")  # fmt: skip
     assert _loaded_after("intima, intima.cli.main", not_at_start) == []
+
+
+#: A command's body (after its signature: the options it declares) reads in one screen; the
+#: work is in the Python API it calls, which a notebook calls the same way.
+MAX_COMMAND_BODY = 60
+#: More parameters than this belong in a settings object (``WorkerSettings``, ...) that the
+#: command builds and a notebook passes.
+MAX_PARAMETERS = 15
+
+
+def _functions() -> list[tuple[Path, ast.FunctionDef | ast.AsyncFunctionDef]]:
+    found = []
+    for path in sorted(SRC.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                found.append((path, node))
+    return found
+
+
+def _is_command(path: Path, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """A command function (``cli/``, named ``*_cmd``): its parameters are its options."""
+    return path.parent.name == "cli" and fn.name.endswith("_cmd")
+
+
+def test_every_command_body_is_short() -> None:
+    long = {
+        f"{p.relative_to(SRC)}:{fn.name}": n
+        for p, fn in _functions()
+        if p.parent.name == "cli"
+        and (n := (fn.body[-1].end_lineno or 0) - fn.body[0].lineno + 1) > MAX_COMMAND_BODY
+    }
+    assert not long, f"functions in cli/ with bodies over {MAX_COMMAND_BODY} lines: {long}"
+
+
+def test_no_api_function_takes_more_than_a_few_parameters() -> None:
+    many = {}
+    for path, fn in _functions():
+        a = fn.args
+        n = len(a.posonlyargs) + len(a.args) + len(a.kwonlyargs) + bool(a.vararg) + bool(a.kwarg)
+        if n > MAX_PARAMETERS and not _is_command(path, fn):
+            many[f"{path.relative_to(SRC)}:{fn.name}"] = n
+    assert not many, f"functions with more than {MAX_PARAMETERS} parameters: {many}"

@@ -19,7 +19,7 @@ from intima.dataset import PromptSet, load_prompts
 from intima.generate import runner
 from intima.judges.prompt import JUDGE_PROMPT_VERSION
 from intima.service.queue import add_request
-from intima.service.worker import work
+from intima.service.worker import WorkerSettings, work
 from intima.store import Store
 
 CORE = ("prompts", "runs", "run_prompts", "responses")
@@ -334,7 +334,7 @@ def test_a_bundle_built_by_a_worker_imports_alone(
     db = tmp_path / "w.db"
     with Store.open(db) as store:
         add_request(store, f"openai-compat:fake@{server.base_url}", dataset="demo")
-    assert work(db, once=True).finished == 1
+    assert work(db, WorkerSettings(once=True)).finished == 1
     with Store.open(db) as store:
         publish(store, str(tmp_path / "b"))
     with Store.open(tmp_path / "board.db") as board:

@@ -164,3 +164,26 @@ def test_both_commands_send_the_settings_they_are_given(
     assert "2 of 2 conversations complete" in res.stdout, res.stdout
     assert _sent(assistant) == {(0.25, 0.5, 40, 11)}
     assert _sent(user) == {(0.75, 0.25, 30, 5)}
+
+
+def test_prices_and_max_cost_are_declared_once_for_the_commands_that_spend() -> None:
+    """``--max-cost`` was declared again in ``run``, ``judge`` and ``worker``, beside the shared
+    ``--prices``: now one declaration (``intima.cli._params``) with each command's own sentence
+    on how it holds the cap, the same range and the same word on prices."""
+    import intima.cli
+    from intima.cli.main import _command, app
+
+    commands = _command(app).commands  # type: ignore[attr-defined]
+    prices_help = set()
+    for name in ("run", "judge", "worker"):
+        params = {p.name: p for p in commands[name].params}
+        cap = params["max_cost"]
+        assert (cap.opts, cap.min, cap.max) == (["--max-cost"], 0.0, 1_000_000.0), name
+        assert cap.help.endswith("(priced by the default table or --prices; default: no limit).")
+        prices_help.add(params["prices"].help)
+    assert len(prices_help) == 1
+    cli = Path(intima.cli.__file__).parent
+    declaring = sorted(
+        p.name for p in cli.glob("*.py") if "Spend at most this many USD" in p.read_text("utf-8")
+    )
+    assert declaring == ["_params.py"]

@@ -173,3 +173,21 @@ def test_config_with_per_model_options_is_refused_not_ignored(tmp_path: Path) ->
         "error: --config names the models and their settings; --model, --temperature would be "
         "ignored: put them in the config file, or leave out --config"
     )
+
+
+def test_config_refuses_a_model_option_given_at_its_default_value(tmp_path: Path) -> None:
+    """`--config run.toml --seed 0` ran the file's models and dropped `--seed 0` without a word:
+    an option at its default could not be told from one left out. The command line says which
+    were given."""
+    from conftest import invoke_cli
+
+    cfg = tmp_path / "run.toml"
+    cfg.write_text('dataset = "demo"\n[[models]]\nspec = "openai-compat:m@http://127.0.0.1:9/v1"\n')
+    db = tmp_path / "s.db"
+    res = invoke_cli("run", "--config", str(cfg), "--seed", "0", "--max-tokens", "512",
+                     "--store", str(db))  # fmt: skip
+    assert res.returncode == 2 and not db.exists(), res.stderr
+    assert res.stderr.strip().splitlines()[-1] == (
+        "error: --config names the models and their settings; --max-tokens, --seed would be "
+        "ignored: put them in the config file, or leave out --config"
+    )

@@ -18,7 +18,7 @@ from fake_hub import FakeHub, hf_env, point_hf_at, running_hub
 from fake_openai import FakeOpenAI
 from intima.service.hub_queue import FOLDER, HubQueue
 from intima.service.queue import QueueError
-from intima.service.worker import work
+from intima.service.worker import WorkerSettings, work
 from reliability_summary import TALLY
 
 REQUESTS, RESULTS = "org/requests", "org/results"
@@ -105,9 +105,15 @@ def test_a_request_file_cannot_steer_the_worker_s_servers_keys_files_or_data(
     _WATCHED.update({str(key_file), str(rows)})
     try:
         summary = work(
-            tmp_path / "worker.db", drain=True, queue=HubQueue(URL), poll_s=0.05,
-            base_urls=(served.base_url,), results=f"hf://datasets/{RESULTS}",
-        )  # fmt: skip
+            tmp_path / "worker.db",
+            WorkerSettings(
+                drain=True,
+                poll_s=0.05,
+                base_urls=(served.base_url,),
+                results=f"hf://datasets/{RESULTS}",
+            ),
+            queue=HubQueue(URL),
+        )
     finally:
         _WATCHED.clear()
     assert _OPENED == []  # neither the key file nor the private rows were read
@@ -226,14 +232,22 @@ def test_a_draining_worker_waits_out_a_short_outage(
     now = iter([0.0, 10.0, 29.0])  # within 30 s of the first failure, then recovered
     queue = Flaky()
     monkeypatch.setattr("intima.service.worker.time.sleep", lambda s: None)
-    summary = work(tmp_path / "w.db", drain=True, queue=queue,  # type: ignore[arg-type]
-                   give_up_s=30.0, clock=lambda: next(now))  # fmt: skip
+    summary = work(
+        tmp_path / "w.db",
+        WorkerSettings(drain=True, give_up_s=30.0),
+        queue=queue,
+        clock=lambda: next(now),
+    )
     assert queue.reads == 4 and summary.claimed == 0
     stuck = Flaky()
     late = iter([0.0, 10.0, 31.0])
     with pytest.raises(QueueUnavailable, match="stopped after 31 s"):
-        work(tmp_path / "w.db", drain=True, queue=stuck,  # type: ignore[arg-type]
-             give_up_s=30.0, clock=lambda: next(late))  # fmt: skip
+        work(
+            tmp_path / "w.db",
+            WorkerSettings(drain=True, give_up_s=30.0),
+            queue=stuck,
+            clock=lambda: next(late),
+        )
     assert stuck.reads == 3
 
 
@@ -278,9 +292,15 @@ def test_a_worker_runs_no_private_or_gated_model_and_nothing_over_the_form_s_lim
     }  # fmt: skip
     _plant(hub, dict(_consistent(base, rid, spec, **cfg) for rid, (spec, cfg, _) in cases.items()))
     summary = work(
-        tmp_path / "worker.db", drain=True, queue=HubQueue(URL), poll_s=0.05,
-        base_urls=(served.base_url,), results=f"hf://datasets/{RESULTS}",
-    )  # fmt: skip
+        tmp_path / "worker.db",
+        WorkerSettings(
+            drain=True,
+            poll_s=0.05,
+            base_urls=(served.base_url,),
+            results=f"hf://datasets/{RESULTS}",
+        ),
+        queue=HubQueue(URL),
+    )
     done = {r.request_id: r for r in HubQueue(URL).requests()}
     TALLY.requests_crafted += len(cases)
     TALLY.requests_refused += sum(
@@ -328,16 +348,22 @@ def test_a_folder_or_a_lone_surrogate_in_the_requests_repo_stops_no_worker_and_n
     assert reader.problems == [
         f"{FOLDER}/{rid}.json {invalid} (fix or delete it)" for rid in (prompt, name, raw)
     ]
-    summary = work(tmp_path / "w.db", drain=True, queue=HubQueue(URL), poll_s=0.05,
-                   base_urls=(served.base_url,))  # fmt: skip
+    summary = work(
+        tmp_path / "w.db",
+        WorkerSettings(drain=True, poll_s=0.05, base_urls=(served.base_url,)),
+        queue=HubQueue(URL),
+    )
     assert (summary.claimed, summary.finished, summary.failed) == (1, 1, 0)
     # Then a folder named like a request file: the form and the workers keep going.
     folder = "ffffffffffffffff"
     _plant(hub, {f"{FOLDER}/{folder}.json/x.json": json.dumps(base).encode()})
     added = HubQueue(URL).add(f"openai-compat:{MODEL}", "bo", dataset="demo", system_prompt="Hi.")
     assert added.is_new  # the form still queues
-    summary = work(tmp_path / "w.db", drain=True, queue=HubQueue(URL), poll_s=0.05,
-                   base_urls=(served.base_url,))  # fmt: skip
+    summary = work(
+        tmp_path / "w.db",
+        WorkerSettings(drain=True, poll_s=0.05, base_urls=(served.base_url,)),
+        queue=HubQueue(URL),
+    )
     assert (summary.claimed, summary.finished, summary.failed) == (1, 1, 0)
     reader.requests()
     TALLY.requests_crafted += 1

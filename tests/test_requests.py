@@ -318,7 +318,7 @@ def test_a_model_id_is_never_an_option_and_a_refused_request_creates_no_store(
     empty store file behind."""
     from intima.core.config import ModelConfig
     from intima.providers import effective_config
-    from intima.service.worker import work
+    from intima.service.worker import WorkerSettings, work
     from reliability_summary import TALLY
 
     db = tmp_path / "q.db"
@@ -338,7 +338,9 @@ def test_a_model_id_is_never_an_option_and_a_refused_request_creates_no_store(
         conn.execute("UPDATE requests SET spec=?, config_json=?, config_key=?",
                      (cfg.spec, cfg.model_dump_json(), cfg.config_key))  # fmt: skip
     served = fake_server()
-    summary = work(db, drain=True, base_urls=(served.base_url,), limit=1, poll_s=0.05)
+    summary = work(
+        db, WorkerSettings(drain=True, base_urls=(served.base_url,), limit=1, poll_s=0.05)
+    )
     with Store.open(db) as store:
         rec = get_request(store, rid)
     TALLY.requests_crafted += 1

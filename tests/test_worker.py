@@ -18,7 +18,7 @@ from fake_openai import FakeOpenAI
 from intima.core.config import GenerationSettings
 from intima.core.taxonomy import CATEGORIES
 from intima.service.queue import add_request, get_request, list_requests, request_events
-from intima.service.worker import StageContext, work
+from intima.service.worker import StageContext, WorkerSettings, work
 from intima.store import Store
 
 
@@ -155,7 +155,7 @@ def test_stages_are_pluggable_and_a_crashing_stage_fails_only_its_request(
         if ctx.request.request_id == a.request_id:
             raise RuntimeError("scorer exploded")
 
-    summary = work(db, drain=True, stages=[count], poll_s=0.05)
+    summary = work(db, WorkerSettings(drain=True, poll_s=0.05), stages=[count])
     assert (summary.claimed, summary.finished, summary.failed) == (2, 1, 1)
     assert seen == [(a.request_id, 62), (b.request_id, 62)]
     with Store.open(db) as store:
@@ -225,7 +225,7 @@ def test_a_request_whose_generation_fails_is_failed_with_the_most_common_reason(
     db = tmp_path / "w.db"
     with Store.open(db) as store:
         rec = add_request(store, _spec(broken), dataset="demo")
-    summary = work(db, once=True, limit=2, max_retries=0)
+    summary = work(db, WorkerSettings(once=True, limit=2, max_retries=0))
     assert (summary.claimed, summary.finished, summary.failed) == (1, 0, 1)
     with Store.open(db) as store:
         failed = get_request(store, rec.request_id)
@@ -353,7 +353,7 @@ def test_worker_against_a_real_model_server(tmp_path: Path, llama_server: str) -
             store, f"openai-compat:smollm2@{llama_server}", "ci", dataset="demo",
             generation=GenerationSettings(max_tokens=24, temperature=0.0),
         )  # fmt: skip
-    summary = work(db, once=True, limit=2, lease_s=30, concurrency=1)
+    summary = work(db, WorkerSettings(once=True, limit=2, lease_s=30, concurrency=1))
     with Store.open(db) as store:
         done = get_request(store, rec.request_id)
     with sqlite3.connect(db) as conn:
@@ -480,6 +480,34 @@ def test_the_worker_s_own_bad_options_are_refused_before_anything_is_claimed(
     assert (again.status, again.attempts) == ("pending", 0)
 
 
+@pytest.mark.parametrize(
+    ("field", "value", "line"),
+    [
+        ("lease_s", 0.0, "invalid --lease 0.0: input should be greater than 0"),
+        ("poll_s", float("nan"), "invalid --poll nan: input should be a finite number"),
+        ("give_up_s", -1.0, "invalid --give-up-after -1.0: input should be greater than or "
+         "equal to 0"),
+        ("limit", 0, "invalid --limit 0: input should be greater than or equal to 1"),
+        ("spending", {"max_cost": -1.0}, "invalid --max-cost -1.0: input should be greater "
+         "than or equal to 0"),
+    ],
+)  # fmt: skip
+def test_worker_settings_are_checked_once_where_they_are_made(
+    tmp_path: Path, field: str, value: object, line: str
+) -> None:
+    """What a worker does is one object (``WorkerSettings``) that the command builds and a
+    notebook passes: a bad value is refused where it is made, before any store or queue is
+    opened, in the one line that names the command's option."""
+    from pydantic import ValidationError
+
+    from intima.cli.main import _invalid
+
+    with pytest.raises(ValidationError) as caught:
+        work(tmp_path / "w.db", WorkerSettings.model_validate({field: value}))
+    assert _invalid(caught.value) == line
+    assert not (tmp_path / "w.db").exists()
+
+
 def test_a_server_the_worker_supplies_going_away_releases_requests_with_backoff(
     tmp_path: Path,
 ) -> None:
@@ -505,8 +533,13 @@ def test_a_server_the_worker_supplies_going_away_releases_requests_with_backoff(
                 for i in range(4)]  # fmt: skip
     sleeps: list[float] = []
     said: list[str] = []
-    summary = work(db, drain=True, queue=GoneAfterStart(db), base_urls=(url,), poll_s=2.0,
-                   sleep=sleeps.append, on_message=said.append)  # fmt: skip
+    summary = work(
+        db,
+        WorkerSettings(drain=True, base_urls=(url,), poll_s=2.0),
+        queue=GoneAfterStart(db),
+        sleep=sleeps.append,
+        on_message=said.append,
+    )
     assert (summary.claimed, summary.failed, summary.released) == (3, 0, 3)
     assert summary.stopped and "3 requests in a row" in summary.stopped
     assert sleeps == [2.0, 4.0]  # between the releases, longer each time
@@ -538,7 +571,7 @@ def test_a_stage_failing_because_the_worker_s_server_went_away_releases_the_requ
     db = tmp_path / "w.db"
     with Store.open(db) as store:
         rec = add_request(store, "openai-compat:fake", dataset="demo")
-    summary = work(db, once=True, base_urls=(url,), stages=[dies_midway])
+    summary = work(db, WorkerSettings(once=True, base_urls=(url,)), stages=[dies_midway])
     assert (summary.failed, summary.released) == (0, 1)
     [reason] = summary.released_reasons
     assert reason.startswith(f"cannot reach {url}") and "(then: generation failed: 62" in reason
@@ -568,9 +601,14 @@ def test_an_unreachable_queue_is_asked_less_often_and_reported_once_per_change(
 
     sleeps: list[float] = []
     said: list[str] = []
-    summary = work(tmp_path / "w.db", drain=True, queue=Down(), poll_s=2.0,  # type: ignore[arg-type]
-                   give_up_s=3600.0, clock=lambda: 0.0, sleep=sleeps.append,
-                   on_message=said.append)  # fmt: skip
+    summary = work(
+        tmp_path / "w.db",
+        WorkerSettings(drain=True, poll_s=2.0, give_up_s=3600.0),
+        queue=Down(),
+        clock=lambda: 0.0,
+        sleep=sleeps.append,
+        on_message=said.append,
+    )
     assert summary.claimed == 0
     assert sleeps == [2.0, 4.0, 8.0, 16.0, 32.0, 60.0, 60.0, 60.0]  # doubling, at most 60 s
     assert len(said) == 3, said  # the outage, its change, its end: not one line per try

@@ -186,7 +186,7 @@ def test_a_server_program_that_cannot_start_releases_the_request_instead_of_fail
     """The program was there when the worker started and is gone (or not executable) when a
     request comes: the worker's failure, so the request goes back to the queue."""
     from intima.service.model_server import ServeSettings
-    from intima.service.worker import work
+    from intima.service.worker import WorkerSettings, work
 
     program = tmp_path / "server"
     program.write_text("#!/bin/sh\n")
@@ -212,7 +212,7 @@ def test_a_server_program_that_cannot_start_releases_the_request_instead_of_fail
             program.chmod(0o644)  # no longer executable
             return self.inner.claim_next(*a, **k)  # type: ignore[arg-type]
 
-    summary = work(db, once=True, serve=settings, queue=Vanishing(), sleep=gone)  # type: ignore[arg-type]
+    summary = work(db, WorkerSettings(once=True, serve=settings), queue=Vanishing(), sleep=gone)  # type: ignore[arg-type]
     assert (summary.claimed, summary.failed, summary.released) == (1, 0, 1)
     with Store.open(db) as store:
         after = get_request(store, rec.request_id)

@@ -16,6 +16,8 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
+from intima.core.spending import MAX_COST_LIMIT
+
 try:  # typer 0.2x vendors click; older typer uses click itself
     from typer._click.core import Command, Context
     from typer._click.exceptions import UsageError
@@ -64,6 +66,19 @@ PricesOpt = Annotated[
         "default table (its entries win).",
     ),
 ]
+
+
+def max_cost_option(held: str) -> Any:
+    """``--max-cost`` of the commands that may spend money (``run``, ``judge``, ``worker``), its
+    help saying how the command holds it (``held``: what follows "this many USD")."""
+    return typer.Option(
+        "--max-cost",
+        min=0.0,
+        max=MAX_COST_LIMIT,
+        help=f"Spend at most this many USD{held} (priced by the default table or --prices; "
+        "default: no limit).",
+    )
+
 
 #: ``--dry-run`` of the commands that may spend money (``run``, ``judge``, ``converse``,
 #: ``validate``).

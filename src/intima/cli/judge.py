@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
@@ -29,6 +29,7 @@ from intima.cli._params import (
     DryRunOpt,
     PollEveryOpt,
     PricesOpt,
+    max_cost_option,
     nonempty,
 )
 from intima.core.config import (
@@ -36,10 +37,13 @@ from intima.core.config import (
     GenerationSettings,
     ModelConfig,
     StructuredOutput,
-    price_table_for,
 )
 from intima.core.errors import ConfigError
+from intima.core.spending import SpendingSettings
 from intima.store import Store
+
+if TYPE_CHECKING:  # pragma: no cover
+    from intima.judges.loop import JudgeSummary
 
 # The judge options every judging command shares (judge, worker --judge, validate --judge).
 StructuredOutputOpt = Annotated[
@@ -184,12 +188,9 @@ def judge_cmd(
     prices: PricesOpt = None,
     max_cost: Annotated[
         float | None,
-        typer.Option(
-            min=0.0,
-            max=1_000_000.0,
-            help="Spend at most this many USD, plus one judgment's worst case: each "
-            "judgment's worst-case cost (prompt + --max-tokens, every re-ask) is held before it "
-            "is sent (priced by the default table or --prices; default: no limit).",
+        max_cost_option(
+            ", plus one judgment's worst case: each judgment's worst-case cost (prompt + "
+            "--max-tokens, every re-ask) is held before it is sent"
         ),
     ] = None,
     sample: Annotated[
@@ -231,7 +232,6 @@ def judge_cmd(
     intima judge -j anthropic:claude-sonnet-4-5 --batch
     """
     from intima.judges.loop import judge as run_judges
-    from intima.judges.loop import unscored_reasons
     from intima.judges.samples import SampleSpec
 
     spec = None
@@ -248,11 +248,8 @@ def judge_cmd(
         concurrency=concurrency, timeout=timeout, max_retries=max_retries,
         allow_unlisted_model=allow_unlisted_model,
     )  # fmt: skip
-    price_table = price_table_for(prices)  # the default table, under --prices if given
-    if max_cost is not None:
-        price_table.require(c.parsed for c in configs)  # before any store or request
-    if batch and max_cost is not None:
-        raise ConfigError("--max-cost cannot be held against a batch; leave out one of them")
+    spending = SpendingSettings.from_options(prices, max_cost)  # the default table, under --prices
+    spending.require(configs, batch=batch)  # before any store or request
     if dry_run:  # nothing is sent, no key is read; judging needs the store's responses
         from intima.cli._dry_run import print_estimates
         from intima.judges.estimate import estimate_judging
@@ -260,7 +257,7 @@ def judge_cmd(
 
         with Store.open(store, create=False) as db:
             targets = load_targets(db, run)
-            found = estimate_judging(db, configs, targets, price_table, max_reasks=max_reasks)
+            found = estimate_judging(db, configs, targets, spending.prices, max_reasks=max_reasks)
         print_estimates(found)
         if batch:
             out.print("--batch: the vendors charge half these prices for a batch.")
@@ -269,35 +266,31 @@ def judge_cmd(
         if batch:
             from intima.judges.batch import judge_batch
 
-            summaries = judge_batch(
-                db, configs, run, prices=price_table, poll_s=poll_every, on_progress=on_progress
-            )
+            summaries = judge_batch(db, configs, run, prices=spending.prices, poll_s=poll_every,
+                                    on_progress=on_progress)  # fmt: skip
         else:
             summaries = run_judges(
-                db,
-                configs,
-                run,
-                prices=price_table,
-                max_cost=max_cost,
-                max_reasks=max_reasks,
-                on_progress=on_progress,
-                sample=spec,
-            )
+                db, configs, run, prices=spending.prices, max_cost=spending.max_cost,
+                max_reasks=max_reasks, on_progress=on_progress, sample=spec,
+            )  # fmt: skip
+    _report(summaries)
+
+
+def _report(summaries: list[JudgeSummary]) -> None:
+    """The table of what each judge did; exit 1 with the most common reason if any judgment
+    was left unscored."""
+    from intima.judges.loop import unscored_reasons
+
     table = Table(title="intima judge")
     cols = ("judge", "responses", "reused", "scored", "unscored", "requests", "tokens", "cost")
     for col in cols:
         table.add_column(col)
     for s in summaries:
         table.add_row(
-            for_terminal(s.judge_label),
-            str(s.n_targets),
-            str(s.already_done),
-            str(s.scored),
-            str(s.unscored),
-            str(s.requests),
-            str(s.prompt_tokens + s.completion_tokens),
+            for_terminal(s.judge_label), str(s.n_targets), str(s.already_done), str(s.scored),
+            str(s.unscored), str(s.requests), str(s.prompt_tokens + s.completion_tokens),
             "-" if s.cost_usd is None else f"${s.cost_usd:.4f}",
-        )
+        )  # fmt: skip
     out.print(table)
     print_notes(n for s in summaries for n in s.notes)
     fail_if_any(

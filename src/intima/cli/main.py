@@ -93,12 +93,17 @@ def main() -> None:
         raise
 
 
+#: Settings fields whose option has another name (``WorkerSettings.lease_s`` is ``--lease``).
+_OPTION_OF = {"timeout_s": "timeout", "lease_s": "lease", "poll_s": "poll",
+              "give_up_s": "give-up-after"}  # fmt: skip
+
+
 def _invalid(exc: ValidationError) -> str:
     """One line naming each refused option, its value and what is allowed."""
     parts = []
     for err in exc.errors():
         field = next((str(p) for p in reversed(err["loc"]) if isinstance(p, str)), "value")
-        option = {"timeout_s": "timeout"}.get(field, field).replace("_", "-")
+        option = _OPTION_OF.get(field, field).replace("_", "-")
         # A refused URL or key source may hold the secret it was refused for: never echo it.
         shown = "" if "url" in field or "key" in field else f" {err.get('input')!r}"
         parts.append(f"--{option}{shown}: {err['msg'].lower()}")

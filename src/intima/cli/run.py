@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
@@ -47,16 +47,22 @@ from intima.cli._params import (
     DryRunOpt,
     PollEveryOpt,
     PricesOpt,
+    max_cost_option,
     nonempty,
 )
-from intima.core.config import GenerationSettings, ModelConfig, load_run_file, price_table_for
+from intima.core.config import GenerationSettings, ModelConfig, load_run_file
 from intima.core.errors import ConfigError
+from intima.core.spending import SpendingSettings
 from intima.dataset import load_prompts
 from intima.store import Store
+
+if TYPE_CHECKING:  # pragma: no cover
+    from intima.generate.runner import RunSummary
 
 
 @app.command("run")
 def run_cmd(
+    ctx: typer.Context,
     model: Annotated[
         list[str] | None,
         typer.Option(
@@ -114,12 +120,9 @@ def run_cmd(
     prices: PricesOpt = None,
     max_cost: Annotated[
         float | None,
-        typer.Option(
-            min=0.0,
-            max=1_000_000.0,
-            help="Spend at most this many USD, plus one request's worst case: each request's "
-            "worst-case cost (prompt + --max-tokens) is held before it is sent (priced by the "
-            "default table or --prices; default: no limit).",
+        max_cost_option(
+            ", plus one request's worst case: each request's worst-case cost (prompt + "
+            "--max-tokens) is held before it is sent"
         ),
     ] = None,
     allow_unlisted_model: AllowUnlistedOpt = False,
@@ -138,30 +141,12 @@ def run_cmd(
     from intima.generate import runner
 
     if config is not None:
-        # Options left at their defaults cannot be told from unset ones; the rest must be unset.
-        changed = {
-            "--model": model, "--label": label, "--system-prompt": system_prompt,
-            "--temperature": temperature, "--top-p": top_p, "--base-url": base_url,
-            "--api-key-env": api_key_env, "--api-key-file": api_key_file,
-            "--concurrency": concurrency,
-            "--allow-unlisted-model": allow_unlisted_model or None,
-            "--max-tokens": None if max_tokens == MAX_TOKENS else max_tokens,
-            "--seed": None if seed == SEED else seed,
-            "--timeout": None if timeout == TIMEOUT_S else timeout,
-            "--max-retries": None if max_retries == MAX_RETRIES else max_retries,
-        }  # fmt: skip
-        given = [name for name, value in changed.items() if value is not None]
-        if given:  # they were silently ignored: the config file's models are what runs
-            raise ConfigError(
-                f"--config names the models and their settings; {', '.join(given)} would be "
-                "ignored: put them in the config file, or leave out --config"
-            )
+        _refuse_model_options(ctx)  # the config file's models are what runs
         run_file = load_run_file(config)
         configs = list(run_file.models)
-        dataset = dataset or run_file.dataset
+        dataset, revision = dataset or run_file.dataset, revision or run_file.revision
         include_memory = include_memory or run_file.include_memory
         cleaned = cleaned or run_file.cleaned
-        revision = revision or run_file.revision
     else:
         settings = GenerationSettings(
             temperature=temperature, top_p=top_p, max_tokens=max_tokens, seed=seed
@@ -176,13 +161,8 @@ def run_cmd(
             )
             for spec in (model or ["llamacpp"])
         ]  # fmt: skip
-    price_table = price_table_for(prices)  # the default table, under --prices if given
-    if max_cost is not None:
-        price_table.require(c.parsed for c in configs)  # before any store or request
-    if batch and max_cost is not None:
-        raise ConfigError("--max-cost cannot be held against a batch; leave out one of them")
-    if limit is not None and limit < 1:
-        raise ConfigError(f"--limit must be at least 1, not {limit}")
+    spending = SpendingSettings.from_options(prices, max_cost)  # the default table, under --prices
+    spending.require(configs, batch=batch)  # before any store or request
     prompt_set = load_prompts(
         dataset, revision=revision, include_memory=include_memory, cleaned=cleaned
     ).first(limit)
@@ -194,7 +174,7 @@ def run_cmd(
         from intima.cli._dry_run import dry_run as show
         from intima.generate.estimate import estimate_run
 
-        show(store, lambda db: estimate_run(db, prompt_set, configs, price_table))
+        show(store, lambda db: estimate_run(db, prompt_set, configs, spending.prices))
         if batch:
             out.print("--batch: the vendors charge half these prices for a batch.")
         return
@@ -204,26 +184,46 @@ def run_cmd(
         if batch:
             from intima.generate.batch import generate_batch
 
-            summaries = generate_batch(db, prompt_set, configs, prices=price_table,
+            summaries = generate_batch(db, prompt_set, configs, prices=spending.prices,
                                        poll_s=poll_every, on_progress=on_progress)  # fmt: skip
         else:
             summaries = runner.generate(
-                db, prompt_set, configs, prices=price_table, max_cost=max_cost,
+                db, prompt_set, configs, prices=spending.prices, max_cost=spending.max_cost,
                 on_progress=on_progress,
             )  # fmt: skip
+    _report(summaries, store)
+
+
+#: The options that say which models run and how; with --config, the file says it.
+_MODEL_OPTIONS = (
+    "model", "label", "system_prompt", "temperature", "top_p", "base_url", "api_key_env",
+    "api_key_file", "concurrency", "allow_unlisted_model", "max_tokens", "seed", "timeout",
+    "max_retries",
+)  # fmt: skip
+
+
+def _refuse_model_options(ctx: typer.Context) -> None:
+    """With --config, an option naming a model or its settings would be silently ignored:
+    refuse every one given on the command line (even at its default value)."""
+    given = [
+        f"--{name.replace('_', '-')}"
+        for name in _MODEL_OPTIONS
+        if getattr(ctx.get_parameter_source(name), "name", None) == "COMMANDLINE"
+    ]
+    if given:
+        raise ConfigError(
+            f"--config names the models and their settings; {', '.join(given)} would be "
+            "ignored: put them in the config file, or leave out --config"
+        )
+
+
+def _report(summaries: list[RunSummary], store: Path) -> None:
+    """The table of what each configuration did; exit 1 with the most common reason if any
+    prompt failed."""
     table = Table(title="intima run")
-    for col in (
-        "run",
-        "label",
-        "prompts",
-        "reused",
-        "new",
-        "failed",
-        "tokens out",
-        "cost",
-        "s",
-        "status",
-    ):
+    cols = ("run", "label", "prompts", "reused", "new", "failed", "tokens out", "cost", "s",
+            "status")  # fmt: skip
+    for col in cols:
         table.add_column(col, overflow="fold")
     for s in summaries:
         table.add_row(

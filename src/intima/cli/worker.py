@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from intima.cli._common import DEFAULT_STORE, StoreOpt, app, console, for_terminal, out
-from intima.cli._params import AllowUnlistedOpt, PricesOpt, nonempty
+from intima.cli._params import AllowUnlistedOpt, PricesOpt, max_cost_option, nonempty
 from intima.cli._serve import (
     GpuMemoryOpt,
     MaxModelLenOpt,
@@ -34,7 +34,10 @@ from intima.cli.judge import (
 )
 from intima.cli.queue import QueueOpt
 from intima.service.queue import RequestQueue
-from intima.service.worker import DEFAULT_GIVE_UP_S
+from intima.service.worker_settings import DEFAULT_GIVE_UP_S
+
+if TYPE_CHECKING:  # pragma: no cover
+    from intima.service.worker import WorkSummary
 
 
 def worker_cmd(
@@ -151,13 +154,10 @@ def worker_cmd(
     prices: PricesOpt = None,
     max_cost: Annotated[
         float | None,
-        typer.Option(
-            min=0.0,
-            max=1_000_000.0,
-            help="Spend at most this many USD over every request this worker runs, plus one "
-            "call's worst case, held as `run --max-cost` holds it; a request for a model with "
-            "no price fails; once spent, the request in hand goes back to the queue and the "
-            "worker stops (priced by the default table or --prices; default: no limit).",
+        max_cost_option(
+            " over every request this worker runs, plus one call's worst case, held as `run "
+            "--max-cost` holds it; a request for a model with no price fails; once spent, the "
+            "request in hand goes back to the queue and the worker stops"
         ),
     ] = None,
 ) -> None:
@@ -168,42 +168,45 @@ def worker_cmd(
 
     Example: intima worker --drain -j openai-compat:smollm2@http://127.0.0.1:8080/v1 --score
     """
-    from intima.core.config import price_table_for
-    from intima.core.errors import ConfigError
+    from intima.core.spending import SpendingSettings
     from intima.judges.loop import DEFAULT_JUDGE_SETTINGS
-    from intima.service.worker import work
+    from intima.service.worker import WorkerSettings, work
 
-    if limit is not None and limit < 1:
-        raise ConfigError("--limit must be at least 1")
-    settings = DEFAULT_JUDGE_SETTINGS.model_copy(update={"max_tokens": max_tokens})
+    judging = DEFAULT_JUDGE_SETTINGS.model_copy(update={"max_tokens": max_tokens})
     judges = judge_configs(
-        list(judge or []), None, settings, structured_output=structured_output,
-        api_key_env=api_key_env, concurrency=concurrency,
+        list(judge or []), None, judging,
+        structured_output=structured_output, api_key_env=api_key_env, concurrency=concurrency,
         timeout=120.0 if timeout is None else timeout,
         max_retries=6 if max_retries is None else max_retries,
         allow_unlisted_model=allow_unlisted_model,
     )  # fmt: skip
-    served = serve_settings(
-        serve, serve_command, tensor_parallel, gpu_memory_utilization, max_model_len,
-        serve_timeout, route=route, base_url=base_url, env=serve_env,
+    settings = WorkerSettings(
+        once=once, drain=drain, judges=tuple(judges), score=score, max_reasks=max_reasks,
+        dataset=None if dataset is None else str(dataset), limit=limit,
+        base_urls=tuple(base_url or ()), concurrency=concurrency, max_retries=max_retries,
+        timeout_s=timeout, allow_unlisted_model=allow_unlisted_model, lease_s=lease,
+        poll_s=poll, give_up_s=give_up_after, max_attempts=max_attempts, results=results,
+        serve=serve_settings(serve, serve_command, tensor_parallel, gpu_memory_utilization,
+                             max_model_len, serve_timeout, route=route, base_url=base_url,
+                             env=serve_env),
+        route=route,
+        spending=SpendingSettings.from_options(prices, max_cost),  # --prices over the default
     )  # fmt: skip
     stop_cleanly_on_sigterm()
     try:
-        summary = work(
-            store, once=once, drain=drain, judges=judges, score=score, limit=limit,
-            dataset=None if dataset is None else str(dataset),
-            base_urls=tuple(base_url or ()), concurrency=concurrency, max_retries=max_retries,
-            timeout_s=timeout, max_reasks=max_reasks, lease_s=lease, poll_s=poll,
-            max_attempts=max_attempts, on_message=_say, queue=_queue(queue), results=results,
-            give_up_s=give_up_after, serve=served, route=route,
-            allow_unlisted_model=allow_unlisted_model, max_cost=max_cost,
-            prices=price_table_for(prices),  # --prices over the dated default, as run does
-        )  # fmt: skip
+        summary = work(store, settings, queue=_queue(queue), on_message=_say)
     except KeyboardInterrupt:
         # click turns Ctrl-C into a silent normal return; say what happened and exit 130. A
         # request in progress has said it was released; none may have been.
         console.print("Stopped; run the same command again to resume.")
         sys.exit(130)
+    if _report(summary):
+        raise typer.Exit(1)
+
+
+def _report(summary: WorkSummary) -> bool:
+    """Print what the worker did; True if anything failed, was left unscored or released, or
+    the worker stopped early (exit 1)."""
     out.print(
         f"worker {summary.worker_id}: {summary.claimed} claimed, {summary.finished} finished, "
         f"{summary.failed} failed, {summary.lost} lost to another worker"
@@ -225,8 +228,7 @@ def worker_cmd(
         "request(s) released to the queue for this worker's own failure, not theirs",
         summary.released_reasons, "Fix the worker and run it again; the requests wait.",
     )  # fmt: skip
-    if failed or unscored or released or summary.stopped:
-        raise typer.Exit(1)
+    return bool(failed or unscored or released or summary.stopped)
 
 
 def _queue(url: str | None) -> RequestQueue | None:

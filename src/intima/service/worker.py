@@ -12,15 +12,13 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from intima.core.config import ModelConfig, PriceTable
+from intima.core.config import ModelConfig
 from intima.core.errors import IntimaError
 from intima.dataset import PromptSet, load_prompts
-from intima.service.backoff import MAX_WAIT_S, Backoff
+from intima.service.backoff import MAX_WAIT_S, Backoff, QueueOutage
 from intima.service.heartbeat import Heartbeat
-from intima.service.model_server import Route, ServeSettings, serving
+from intima.service.model_server import serving
 from intima.service.queue import (
-    DEFAULT_LEASE_S,
-    DEFAULT_MAX_ATTEMPTS,
     MAX_REASON_CHARS,
     LocalQueue,
     QueueUnavailable,
@@ -42,15 +40,15 @@ from intima.service.stages import (  # re-exported: the worker's API names them
 )
 from intima.service.stages import say as _say
 from intima.service.worker_checks import check_before_claiming, check_supplied, workers_fault
+from intima.service.worker_settings import DEFAULT_GIVE_UP_S, WorkerSettings
 from intima.store import Store, claim_owner
 
 __all__ = [
     "DEFAULT_GIVE_UP_S", "OnMessage", "Stage", "StageContext", "StageFailed", "WorkSummary",
-    "default_stages", "generation_stage", "judging_stage", "scoring_stage", "work",
+    "WorkerSettings", "default_stages", "generation_stage", "judging_stage", "scoring_stage",
+    "work",
 ]  # fmt: skip
 
-#: Seconds a draining worker keeps trying to reach a queue it cannot read before it stops.
-DEFAULT_GIVE_UP_S = 120.0
 #: Requests released in a row for the worker's own failure after which a draining worker stops.
 FAULTS_IN_A_ROW = 3
 
@@ -85,96 +83,55 @@ def new_worker_id() -> str:
 
 def work(
     store_path: Path | str,
+    settings: WorkerSettings | None = None,
     *,
-    once: bool = False,
-    drain: bool = False,
     stages: Sequence[Stage] | None = None,
-    judges: Sequence[ModelConfig] = (),
-    score: bool = False,
-    dataset: str | None = None,
-    limit: int | None = None,
-    base_urls: Sequence[str] = (),
-    concurrency: int | None = None,
-    max_retries: int | None = None,
-    timeout_s: float | None = None,
-    max_reasks: int | None = None,
-    lease_s: float = DEFAULT_LEASE_S,
-    poll_s: float = 2.0,
-    max_attempts: int = DEFAULT_MAX_ATTEMPTS,
-    worker_id: str | None = None,
-    on_message: OnMessage | None = None,
     queue: RequestQueue | None = None,
-    results: str | None = None,
-    serve: ServeSettings | None = None,
-    route: Route | None = None,
-    give_up_s: float = DEFAULT_GIVE_UP_S,
-    allow_unlisted_model: bool = False,
+    on_message: OnMessage | None = None,
+    worker_id: str | None = None,
     clock: Callable[[], float] = time.monotonic,
-    prices: PriceTable | None = None,
-    max_cost: float | None = None,
     sleep: Callable[[float], None] | None = None,
 ) -> WorkSummary:
-    """Process queued requests one by one.
+    """Process queued requests one by one, as ``settings`` say (:class:`WorkerSettings`).
 
     ``queue``: where requests come from (default: the store's own queue; a
-    :class:`~intima.service.hub_queue.HubQueue` for a requests repo on the Hub). ``results``: a
-    folder or ``hf://datasets/OWNER/NAME`` that each finished request's bundle is published to
-    before the request is marked finished (a failed publish fails the request with the reason).
-
-    ``once``: process at most one request, then return. ``drain``: return when nothing is
-    pending or running (otherwise wait for new requests for ever); a draining worker that
-    cannot read the queue for ``give_up_s`` seconds in a row raises
-    :class:`~intima.service.queue.QueueUnavailable` (a worker that is not draining keeps trying).
-    Between tries at an unreachable queue it waits ``poll_s``, then twice as long each time, up
-    to a minute, and says so when the failure starts or changes (``sleep``, ``clock``: injected
-    by tests).
-    ``dataset``: where to read the prompts of requests that ask for ``hub`` (a local copy when
-    the Hub is out of reach).
-    ``base_urls``: servers for requests that name a model but no server. ``concurrency``:
-    requests in flight per model on this worker's machine; ``max_retries``: retries per prompt
-    (neither changes the answers, so neither is part of the cache key); ``allow_unlisted_model``:
-    run a request even if its server does not list the model; ``timeout_s``: seconds
-    before a request is retried. ``max_reasks``: times an invalid judge reply is asked again.
-    ``serve``: start a model server for each request for a Hub model (stopped after it; a model
-    that fails to load fails the request with the server's reason); ``route="hf"``: send those
-    requests to Inference Providers. Neither changes a configuration key.
-    ``max_cost``: USD this worker may spend over all its requests (``prices`` says what each
-    model costs; a request for a model with no price fails); once it is spent, the request in
-    hand goes back to the queue and the worker stops (``summary.stopped``).
+    :class:`~intima.service.hub_queue.HubQueue` for a requests repo on the Hub). ``stages``:
+    what each request is run through (default: generation, then judging and scoring as the
+    settings ask). ``on_message``: receives the worker's one-line reports; ``sleep``,
+    ``clock``: injected by tests.
 
     What the worker can check of itself is checked before the first claim (its servers, the
-    program it serves with, its route's key): it refuses to start rather than fail requests.
+    program it serves with, its route's key, a price for each judge): it refuses to start
+    rather than fail requests.
     A failure that is the worker's, not the request's (:mod:`intima.service.worker_checks`),
     releases the request to the queue (``summary.released``); the worker does not take it again
     while draining (for a minute otherwise) and waits longer after each such failure in a row;
-    a draining worker stops after :data:`FAULTS_IN_A_ROW` of them.
+    a draining worker stops after :data:`FAULTS_IN_A_ROW` of them. A draining worker that
+    cannot read the queue for ``settings.give_up_s`` raises
+    :class:`~intima.service.queue.QueueUnavailable`.
 
     A request fails (with the reason) when generation leaves prompts unanswered or a judge's
     judgments are all unscored; the summary counts failed requests and, for finished ones,
     unscored judgments, each with its reasons.
     """
-    if lease_s <= 0 or poll_s <= 0 or give_up_s < 0:
-        raise IntimaError(
-            "--lease and --poll must be positive numbers of seconds, --give-up-after at least 0"
-        )
-    # The worker's own options are checked before anything is claimed: a bad one must not use
-    # up a request's attempts, nor fail the backlog.
-    spending = Spending(prices, max_cost)
-    spending.check_judges(judges)
-    check_before_claiming(base_urls, results, route, serve, judges)
+    s = settings if settings is not None else WorkerSettings()
+    # The worker's own settings are checked before anything is claimed: a bad one must not
+    # use up a request's attempts, nor fail the backlog.
+    spending = Spending(s.spending.prices, s.spending.max_cost)
+    spending.check_judges(s.judges)
+    check_before_claiming(s.base_urls, s.results, s.route, s.serve, s.judges)
     pause = sleep or time.sleep  # looked up now: tests replace time.sleep
     pipeline = (
         list(stages)
         if stages is not None
-        else default_stages(judges, score=score, max_reasks=max_reasks)
+        else default_stages(s.judges, score=s.score, max_reasks=s.max_reasks)
     )
-    failed_reasons: Counter[str] = Counter()
-    unscored_reasons: Counter[str] = Counter()
-    released_reasons: Counter[str] = Counter()
     summary = WorkSummary(worker_id=worker_id or new_worker_id())
+    counts = _Counts(summary)
     source = queue if queue is not None else LocalQueue(store_path)
-    unreachable_since: float | None = None
-    outage, faults = Backoff(poll_s), Backoff(poll_s)
+    outage = QueueOutage(s.poll_s, s.give_up_s if s.drain else None, clock, pause,
+                         lambda text: _say(on_message, text))  # fmt: skip
+    faults = Backoff(s.poll_s)
     #: requests this worker gave back for its own failure -> until when it leaves them alone
     passed: dict[str, float] = {}
     with Store.open(store_path) as store:
@@ -185,70 +142,36 @@ def work(
             skip = _still_passed(passed, clock) if passed else ()
             try:
                 req = source.claim_next(
-                    summary.worker_id, lease_s, max_attempts=max_attempts, skip=skip
+                    summary.worker_id, s.lease_s, max_attempts=s.max_attempts, skip=skip
                 )
             except QueueUnavailable as exc:
-                if once:
+                if s.once:
                     raise
-                at = clock()
-                unreachable_since = at if unreachable_since is None else unreachable_since
-                waited = at - unreachable_since
-                if drain and waited >= give_up_s:
-                    # A draining worker must end: an unreachable queue cannot be known empty.
-                    raise QueueUnavailable(
-                        f"{exc}; stopped after {waited:.0f} s without reaching the queue "
-                        f"(--give-up-after {give_up_s:g}); nothing was claimed meanwhile"
-                    ) from exc
-                # A queue on the Hub can be out of reach for a while; keep the worker alive,
-                # asking less often the longer it lasts, and saying so once, not every try.
-                wait = outage.next_wait()
-                if drain:
-                    wait = min(wait, max(give_up_s - waited, poll_s))
-                if outage.news(str(exc)):
-                    then = f"then less often (at most every {MAX_WAIT_S:g} s) while it lasts"
-                    _say(on_message, f"{exc}; trying again in {wait:g} s, {then}")
-                pause(wait)
+                outage.failed(exc)
                 continue
-            unreachable_since = None
-            if outage.reset():
-                _say(on_message, "the queue answers again")
+            outage.answered()
             if req is None:
                 # A draining worker that passed requests over ends when nothing else is left.
-                if once or (drain and (skip or source.idle())):
+                if s.once or (s.drain and (skip or source.idle())):
                     return summary
-                pause(poll_s)
+                pause(s.poll_s)
                 continue
             summary.claimed += 1
             _say(on_message, f"{req.request_id}: {req.spec} (attempt {req.attempts})")
-            try:
-                # Checked where it runs: a request file may have been written by anyone.
-                wanted = runnable_config(req, public=source.public)
-                spending.check_price(wanted)  # before a server is started for it
-            except (RequestRefused, NoPrice) as exc:
-                outcome, reasons = _failed(source, req, req.worker_id or "", str(exc), on_message)
-            else:
-                config = _config_for(wanted, base_urls, concurrency, max_retries, timeout_s,
-                                     allow_unlisted_model)  # fmt: skip
-                outcome, reasons = _process(store, source, req, pipeline, dataset=dataset,
-                                            limit=limit, config=config, lease_s=lease_s,
-                                            results=results, on_message=on_message,
-                                            serve=serve, route=route, spending=spending,
-                                            wanted=wanted)  # fmt: skip
+            outcome, reasons = _run_one(store, source, req, pipeline, s, spending, on_message)
             if outcome == "stopped":
                 summary.stopped = spending.reached()
                 return summary
-            setattr(summary, outcome, getattr(summary, outcome) + 1)
+            counts.add(outcome, reasons)
             if outcome == "released":
-                released_reasons.update(reasons)
-                summary.released_reasons = dict(released_reasons)
-                passed[req.request_id] = math.inf if (drain or once) else clock() + MAX_WAIT_S
-                if drain and faults.failures + 1 >= FAULTS_IN_A_ROW:
+                passed[req.request_id] = math.inf if (s.drain or s.once) else clock() + MAX_WAIT_S
+                if s.drain and faults.failures + 1 >= FAULTS_IN_A_ROW:
                     summary.stopped = (
                         f"{FAULTS_IN_A_ROW} requests in a row released for this worker's own "
                         f"failure (the last: {next(iter(reasons))}); they wait in the queue"
                     )
                     return summary
-                if not once:
+                if not s.once:
                     wait = faults.next_wait()
                     _say(on_message, f"waiting {wait:g} s before the next claim")
                     pause(wait)
@@ -256,14 +179,49 @@ def work(
                 faults.reset()
             if outcome == "smoke_tested":
                 passed[req.request_id] = math.inf  # tried once; it waits for a full run
-            if outcome == "failed":
-                failed_reasons.update(reasons)
-            elif outcome == "finished":
-                unscored_reasons.update(reasons)
-            summary.failed_reasons = dict(failed_reasons)
-            summary.unscored_reasons = dict(unscored_reasons)
-            if once:
+            if s.once:
                 return summary
+
+
+class _Counts:
+    """Adds each request's outcome and reasons up into the summary as they come."""
+
+    def __init__(self, summary: WorkSummary) -> None:
+        self.summary = summary
+        self.reasons: dict[str, Counter[str]] = {
+            "failed": Counter(), "finished": Counter(), "released": Counter()
+        }  # fmt: skip
+
+    def add(self, outcome: str, reasons: Counter[str]) -> None:
+        summary = self.summary
+        setattr(summary, outcome, getattr(summary, outcome) + 1)
+        if outcome in self.reasons:
+            self.reasons[outcome].update(reasons)
+        summary.failed_reasons = dict(self.reasons["failed"])
+        summary.unscored_reasons = dict(self.reasons["finished"])  # unscored in finished ones
+        if self.reasons["released"]:
+            summary.released_reasons = dict(self.reasons["released"])
+
+
+def _run_one(
+    store: Store,
+    source: RequestQueue,
+    req: RequestRecord,
+    pipeline: Sequence[Stage],
+    s: WorkerSettings,
+    spending: Spending,
+    on_message: OnMessage | None,
+) -> tuple[str, Counter[str]]:
+    """One claimed request: refused as it stands, or run with the worker's own knobs."""
+    try:
+        # Checked where it runs: a request file may have been written by anyone.
+        wanted = runnable_config(req, public=source.public)
+        spending.check_price(wanted)  # before a server is started for it
+    except (RequestRefused, NoPrice) as exc:
+        return _failed(source, req, req.worker_id or "", str(exc), on_message)
+    config = _config_for(wanted, s)
+    return _process(store, source, req, pipeline, s, config=config, spending=spending,
+                    wanted=wanted, on_message=on_message)  # fmt: skip
 
 
 def _process(
@@ -271,22 +229,18 @@ def _process(
     queue: RequestQueue,
     req: RequestRecord,
     pipeline: Sequence[Stage],
+    s: WorkerSettings,
     *,
-    dataset: str | None,
-    limit: int | None,
     config: ModelConfig,
-    lease_s: float,
-    results: str | None,
+    spending: Spending,
+    wanted: ModelConfig,
     on_message: OnMessage | None,
-    serve: ServeSettings | None = None,
-    route: Route | None = None,
-    spending: Spending | None = None,
-    wanted: ModelConfig | None = None,
 ) -> tuple[str, Counter[str]]:
     """Run the stages (and publish) under a renewed lease; returns 'finished', 'failed',
     'released' or 'lost', with the failure's or release's reason or the reasons of the work
     left unscored. ``wanted``: the request's configuration before the worker's servers."""
-    beat = Heartbeat(queue, req.request_id, req.worker_id or "", lease_s)
+    serve, route = s.serve, s.route
+    beat = Heartbeat(queue, req.request_id, req.worker_id or "", s.lease_s)
     beat.start()
     worker_id = req.worker_id or ""
     published: list[str] = []
@@ -295,24 +249,24 @@ def _process(
         with serving(config, serve, route) as config:
             if config.parsed.base_urls and (serve is not None or route is not None):
                 _say(on_message, f"{req.request_id}: {req.spec} at {config.parsed.base_urls[0]}")
-            check_supplied(wanted or config, config)
-            prompts, of = _prompts_for(req, dataset, limit)
+            check_supplied(wanted, config)
+            prompts, of = _prompts_for(req, s.dataset, s.limit)
             ctx = StageContext(
                 store=store, request=req, config=config, prompts=prompts,
-                on_message=on_message, spending=spending or Spending(),
+                on_message=on_message, spending=spending,
             )  # fmt: skip
             try:
                 for stage in pipeline:
                     stage(ctx)
             except StageFailed as exc:
                 if serve is None:  # a server that went away mid-run is no fault of the request
-                    check_supplied(wanted or config, config, after=exc)
+                    check_supplied(wanted, config, after=exc)
                 raise
             if len(prompts) < of:  # a smoke test is no result: neither finished nor published
                 beat.stop()
                 return _smoke_tested(queue, req, worker_id, len(prompts), of, on_message)
-            if results is not None:
-                published.append(_publish(store, results, _unique(ctx.run_ids), on_message))
+            if s.results is not None:
+                published.append(_publish(store, s.results, _unique(ctx.run_ids), on_message))
     except (KeyboardInterrupt, SystemExit):
         beat.stop()
         if queue.release(req.request_id, worker_id, "worker stopped; released"):
@@ -390,25 +344,18 @@ def _still_passed(passed: dict[str, float], clock: Callable[[], float]) -> set[s
     return set(passed)
 
 
-def _config_for(
-    wanted: ModelConfig,
-    base_urls: Sequence[str],
-    concurrency: int | None,
-    max_retries: int | None,
-    timeout_s: float | None = None,
-    allow_unlisted_model: bool = False,
-) -> ModelConfig:
+def _config_for(wanted: ModelConfig, s: WorkerSettings) -> ModelConfig:
     """The request's model and settings with the worker's own operational knobs (none changes
     the cache key, so answers are shared)."""
-    update: dict[str, object] = {"allow_unlisted_model": allow_unlisted_model}
-    if timeout_s is not None:
-        update["timeout_s"] = timeout_s
-    if base_urls and not wanted.parsed.base_urls:
-        update["base_urls"] = tuple(base_urls)
-    if concurrency is not None:
-        update["concurrency"] = concurrency
-    if max_retries is not None:
-        update["max_retries"] = max_retries
+    update: dict[str, object] = {"allow_unlisted_model": s.allow_unlisted_model}
+    if s.timeout_s is not None:
+        update["timeout_s"] = s.timeout_s
+    if s.base_urls and not wanted.parsed.base_urls:
+        update["base_urls"] = tuple(s.base_urls)
+    if s.concurrency is not None:
+        update["concurrency"] = s.concurrency
+    if s.max_retries is not None:
+        update["max_retries"] = s.max_retries
     return ModelConfig.model_validate({**wanted.model_dump(), **update})
 
 
