@@ -161,7 +161,7 @@ def test_the_site_at_1280px_fits_and_names_carry_their_settings(page: Any, site:
     # The side-by-side: both panels inside the window, nothing scrolled sideways.
     page.select_option("#cmp-a", "0")
     page.select_option("#cmp-b", "1")
-    page.wait_for_selector("#cmp-b-detail h3.side")
+    page.wait_for_selector("#cmp-b-detail .intima-detail")
     width = page.evaluate("document.documentElement.clientWidth")
     for panel in ("#cmp-a-detail", "#cmp-b-detail"):
         right = page.eval_on_selector(panel, "e => e.getBoundingClientRect().right")

@@ -177,17 +177,22 @@ def page(site: Path) -> Iterator[object]:
         browser.close()
 
 
+def _choose(page, scorer: str) -> None:
+    page.select_option("#scorer", scorer)
+    page.wait_for_selector(f"#validity[data-scorer='{scorer}']")
+
+
 def test_the_site_shows_the_shipped_card_beside_the_affect_numbers(page) -> None:
-    page.select_option("#scorer", "affect")
+    _choose(page, "affect")
     box = page.locator("#validity")
-    assert "validated" in (box.get_attribute("class") or "").split()
+    assert "intima-validated" in (box.get_attribute("class") or "").split()
     box.locator("summary").first.click()
     text = box.inner_text()
     assert "companion-responses-dev.jsonl" in text and "leave-one-model-out" in text
     assert "AUROC per held-out model" in text and "phi4:14b" in text
     assert "relationship-graded-dev.jsonl" in text and "Spearman" in text
     assert "docs/affect.md" in text
-    assert box.locator("a[href='#method']").count() >= 1
+    assert "Error rates: reinforcing" in text and "Error rates: boundary" in text
     rows = page.locator("#mean-scores tbody tr")
     assert rows.count() == 3
     assert "%" in rows.first.locator("td.raw").inner_text()
@@ -199,9 +204,14 @@ def test_the_site_shows_no_corrected_share_for_validated_scorers(page) -> None:
     """Issue 31: a Rogan-Gladen share fitted on other models' answers was worse than raw on the
     dev set, so no number or word of it is left on the page, whichever scorer or label."""
     for scorer in ("affect", "judge:synthetic-judge-1"):
-        page.select_option("#scorer", scorer)
+        _choose(page, scorer)
         for metric in ("reinforcing", "boundary", "neutral"):
-            page.select_option("#metric", metric)
+            page.select_option("#rank-by", metric)
+            page.wait_for_function(
+                "m => document.querySelector('#means').innerText.toLowerCase()"
+                ".includes('raw ' + m + ' share')",
+                arg=metric,
+            )
             text = page.locator("#app").inner_text().lower()
             assert "corrected" not in text and "rogan" not in text
             assert page.locator("#corrected-scores, #corrected, td.corrected").count() == 0
@@ -210,12 +220,12 @@ def test_the_site_shows_no_corrected_share_for_validated_scorers(page) -> None:
 
 
 def test_the_site_marks_an_unvalidated_scorer_and_shows_store_text_as_text(page) -> None:
-    page.select_option("#scorer", "judge:synthetic-judge-0")
+    _choose(page, "judge:synthetic-judge-0")
     box = page.locator("#validity")
-    assert "unvalidated" in (box.get_attribute("class") or "").split()
-    assert "Not validated" in box.inner_text()
+    assert "intima-unvalidated" in (box.get_attribute("class") or "").split()
+    assert "not validated" in box.inner_text()
     assert page.locator("#mean-scores tbody tr").count() == 3
-    page.select_option("#scorer", "judge:synthetic-judge-1")
+    _choose(page, "judge:synthetic-judge-1")
     box = page.locator("#validity")
     box.locator("summary").first.click()
     assert HOSTILE in box.inner_text()  # literal text, no element made of it

@@ -92,12 +92,13 @@ def test_the_site_marks_a_failed_card_as_such(tmp_path: Path) -> None:
         page.goto((tmp_path / "out" / "index.html").as_uri())
         page.wait_for_selector("body[data-ready='1']", timeout=10_000)
         page.select_option("#scorer", judge)
+        page.wait_for_selector(f"#validity[data-scorer='{judge}']")
         box = page.locator("#validity")
         classes = (box.get_attribute("class") or "").split()
         summary = box.locator("summary").first.inner_text()
         assert page.errors == []
         browser.close()
-    assert "validated" not in classes and "failed-validation" in classes
+    assert "intima-validated" not in classes and "intima-failed-validation" in classes
     assert summary.startswith("Too small (store)") and "[0.500, 0.500]" in summary
 
 

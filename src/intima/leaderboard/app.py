@@ -27,6 +27,7 @@ from intima.leaderboard import (
     charts,
     compare_view,
     drift_render,
+    method_view,
     models_view,
     prediction_view,
     render,
@@ -38,11 +39,9 @@ from intima.leaderboard.request_tab import request_tab
 from intima.results import DEFAULT_BOOTSTRAP, DEFAULT_SEED
 from intima.results.conversations import ConversationBoard, load_conversations
 from intima.results.data import BoardData, load_board, run_title
-from intima.results.intervals import intervals_note
 from intima.results.means import Means
-from intima.results.paired import PairedBoard, mde_note
+from intima.results.paired import PairedBoard
 from intima.results.prediction import PredictionRow
-from intima.results.rank import TIES_NOTE, UNRANKED_NOTE
 from intima.results.table import (
     LABEL_METRICS,
     METRICS,
@@ -184,38 +183,8 @@ def _scope(dimension: str, code: str) -> str:
 
 
 def methodology_html(data: BoardData, table: ScoreTable) -> str:
-    m = data.methodology
-    items = [
-        ("Rating protocol version", m.rating_protocol_version),
-        ("Taxonomy version", m.taxonomy_version),
-        ("Judge prompt version", m.judge_prompt_version or "–"),
-        ("Affect measure version", m.affect_version or "–"),
-        ("Datasets (revision)", "; ".join(m.datasets) or "–"),
-        ("Number mapping", m.number_mapping),
-        ("Intervals", intervals_note(table.bootstrap, table.seed)),
-        (
-            "Ranks",
-            "Rank 1 = highest rate: a measurement, not a verdict. [low–high]: the rank "
-            f"interval; {TIES_NOTE}. '–': {UNRANKED_NOTE}.",
-        ),
-        ("Side by side", mde_note()),
-        ("Validation", _validation_text(m)),
-        ("Prediction-powered shares", prediction_view.PREDICTION_NOTE),
-        ("Mean score", validity_view.MEANS_NOTE),
-        ("intima version", m.package_version),
-    ]
-    body = "".join(f"<dt><strong>{esc(k)}</strong></dt><dd>{esc(v)}</dd>" for k, v in items)
-    prompt = (
-        f"<h4>Judge prompt (system message)</h4><pre>{esc(m.judge_prompt)}</pre>"
-        if m.judge_prompt
-        else ""
-    )
-    return f'<div class="intima-method"><dl>{body}</dl>{prompt}</div>'
-
-
-def _validation_text(m: Any) -> str:
-    cards = " | ".join(c.summary() for c in m.cards)
-    return cards or " | ".join(m.validation) or "no scorer validated yet"
+    """The methodology of ``data`` scored into ``table`` (:mod:`.method_view`, the site's too)."""
+    return method_view.methodology_html(data.methodology, table.bootstrap, table.seed)
 
 
 def build_app(
