@@ -33,6 +33,7 @@ from hypothesis import strategies as st
 from conftest import invoke_cli
 from fake_openai import FakeOpenAI, FaultPlan
 from full_bundle import TABLES, full_store
+from intima.results.board import BoardView
 from intima.service.bundle import publish
 from intima.service.doctor import examine
 from intima.service.export import sha256_file, write_table
@@ -383,8 +384,8 @@ def _load_the_app(db: Path) -> None:
         data = load_board(store)
         conversations = load_conversations(store)
     table = score_table(data.infos(), data.rating_sets, bootstrap=5, seed=0)
-    build_app(data, table, db, conversations)
-    index = BoardIndex(data, table)
+    build_app(BoardView(data, table), db, conversations)
+    index = BoardIndex(BoardView(data, table))
     for scorer in table.scorers:
         index.scores(scorer, OVERALL, "reinforcing")
     for r in data.responses:

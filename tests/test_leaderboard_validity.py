@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from browser import launch, watched_page
+from intima.results.board import BoardView
 from intima.results.cards import Card, correcting_card, shipped_cards, stored_cards
 from intima.results.data import BoardData, load_board
 from intima.results.sources import affect_version
@@ -127,7 +128,7 @@ def test_a_loaded_board_carries_the_shipped_card_and_the_stores_reports(tmp_path
     from intima.leaderboard.app import methodology_html
     from intima.results.table import score_table
 
-    html = methodology_html(board, score_table([], []))
+    html = methodology_html(BoardView(board, score_table([], [])))
     assert "companion-responses-dev.jsonl" in html and "no scorer validated" not in html
     assert "Rogan" not in html and "corrected" not in html.lower()
 
@@ -138,7 +139,7 @@ def test_the_app_shows_cards_marks_unvalidated_scorers_and_escapes_store_text() 
 
     data = _with_affect(synthetic_board(3, 62, 2, seed=1))
     table = score_table(data.infos(), data.rating_sets, bootstrap=100, seed=0)
-    ix = BoardIndex(data, table)
+    ix = BoardIndex(BoardView(data, table))
     affect = ix.scores("affect", "overall", "reinforcing")
     assert "intima-validated" in affect and "leave-one-model-out" in affect
     assert "Raw reinforcing share" in affect and "mean reinforcing measure" in affect

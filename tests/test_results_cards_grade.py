@@ -8,6 +8,7 @@ import dataclasses
 from pathlib import Path
 
 from browser import launch, watched_page
+from intima.results.board import BoardView
 from intima.results.cards import Card, grade, shipped_cards
 from intima.results.sources import affect_version
 from synthetic import synthetic_board
@@ -73,7 +74,7 @@ def test_the_app_marks_a_failed_card_as_such() -> None:
     tiny = TINY.model_copy(update={"scorer": judge, "version": "judge-prompt-x"})
     data = _board_with((tiny, KEYWORD))
     table = score_table(data.infos(), data.rating_sets, bootstrap=50, seed=0)
-    html = BoardIndex(data, table).scores(judge, "overall", "reinforcing")
+    html = BoardIndex(BoardView(data, table)).scores(judge, "overall", "reinforcing")
     assert "intima-validated" not in html and "intima-failed-validation" in html
     assert "<strong>Too small</strong>" in html and "Validated" not in html
 

@@ -32,7 +32,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from intima.core.errors import IntimaError
 from intima.core.perf import paused_gc
@@ -51,19 +51,21 @@ from intima.leaderboard.models_view import MODELS_SCRIPT, model_rows, with_model
 from intima.leaderboard.prediction_view import prediction_payload
 from intima.leaderboard.render import CSS, response_detail, scores_table
 from intima.leaderboard.validity_view import means_html, validity_html
+from intima.results.board import BoardView, assemble_board
 from intima.results.conversations import ConversationBoard, drift_tables
-from intima.results.data import BoardData, run_title
-from intima.results.paired import PairedBoard, mde_note
+from intima.results.data import BoardData
+from intima.results.paired import mde_note
 from intima.results.table import (
     LABEL_METRICS,
     METRICS,
     OVERALL,
     ScoreTable,
     dims_in,
-    score_table,
 )
-from intima.results.validity import board_means, scorer_cards
 from intima.store import now
+
+if TYPE_CHECKING:
+    from intima.results.paired import PairedBoard
 
 _STATIC = ("board.js", "board.css", MODELS_SCRIPT)  # models.js: what each model is, search
 PREDICTION_SCRIPT = "prediction.js"
@@ -121,27 +123,22 @@ def _build(
     # bootstrap runs (numpy releases the GIL in its matrix products and sorts).
     with ThreadPoolExecutor(max_workers=1) as pool:
         n_chunks = pool.submit(_write_chunks, data, out_dir / "data")
-        cubes: dict[str, Any] = {}  # each scorer's indicators, built once for both
-        table = score_table(
-            data.infos(), data.rating_sets, bootstrap=bootstrap, seed=seed, per_code=False,
-            cubes=cubes,
-        )  # fmt: skip
-        paired = PairedBoard(
-            data.infos(), data.rating_sets, bootstrap=bootstrap, seed=seed, cubes=cubes
-        )
+        # The whole board, once; everything below only renders it.
+        view = assemble_board(data, bootstrap=bootstrap, seed=seed, per_code=False)
+        table = view.table
         pairs: dict[str, dict[str, dict[str, Any]]] = {}
-        payload = _payload(data, table, title, paired, pairs)
+        payload = _payload(view, title, pairs)
         payload["pairs"] = _write_pairs(pairs, table, out_dir / "data")
-        payload["views"] = _write_views(data, table, paired, out_dir / "data")
+        payload["views"] = _write_views(view, out_dir / "data")
         # Prediction-powered shares where a judge labelled a random sample (None otherwise).
-        prediction = prediction_payload(data, table.configs)
+        prediction = prediction_payload(view)
         payload["chunks"] = [f"data/r{i}.js" for i in range(n_chunks.result())]
     static = resources.files("intima.leaderboard") / "static"
     drift, figures = None, chart_templates(table)
     built = f"{now()} by intima {__version__}"
     figures += (
         '<template id="methodology">'
-        + methodology_html(data.methodology, table.bootstrap, table.seed, built)
+        + methodology_html(data.methodology, view.bootstrap, view.seed, built)
         + "</template>\n"
     )
     if conversations is not None and conversations.turns:
@@ -182,18 +179,15 @@ def _write_chunks(data: BoardData, folder: Path) -> int:
     return len(chunks)
 
 
-def _write_views(
-    data: BoardData, table: ScoreTable, paired: PairedBoard, folder: Path
-) -> dict[str, str]:
+def _write_views(view: BoardView, folder: Path) -> dict[str, str]:
     """Per scorer, ``data/t<s>.js``: its validation card and, per scope and ranking metric, the
     score table and the mean-score table, rendered by the very functions the app calls."""
-    scopes = [OVERALL, *dims_in({r.scope for r in table.rows})]
-    titles = {r.run_id: run_title(r) for r in data.runs}
-    means, cards = board_means(data, table), scorer_cards(data)
+    table, paired, titles, means = view.table, view.paired, view.titles, view.means
     files = {}
     for s, scorer in enumerate(table.scorers):
-        body: dict[str, Any] = {"card": validity_html(cards, scorer), "table": {}, "means": {}}
-        for scope in scopes:
+        body: dict[str, Any] = {"card": validity_html(view.cards, scorer), "table": {}}
+        body["means"] = {}
+        for scope in view.scopes:
             body["table"][scope] = {
                 m: scores_table(table, paired, scorer, scope, m, titles) for m in LABEL_METRICS
             }
@@ -322,15 +316,11 @@ def _r(x: float | None) -> float | None:
 
 
 def _payload(
-    data: BoardData,
-    table: ScoreTable,
-    title: str,
-    paired: PairedBoard,
-    pairs: dict[str, dict[str, dict[str, Any]]],
+    view: BoardView, title: str, pairs: dict[str, dict[str, dict[str, Any]]]
 ) -> dict[str, Any]:
     """The page's JSON; fills ``pairs`` (scorer -> metric -> scope -> :func:`_pair_columns`)
     in the same pass, so each scope's replicates are multiplied out once for ranks and pairs."""
-    scopes = [OVERALL, *dims_in({r.scope for r in table.rows})]
+    data, table, paired, scopes = view.data, view.table, view.paired, view.scopes
     config_ids = [run_id for run_id, _ in table.configs]
     scores: dict[str, Any] = {}
     for scorer in table.scorers:
