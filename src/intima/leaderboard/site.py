@@ -6,8 +6,9 @@ Layout of the folder::
                       a <script type="application/json"> tag, every chart as SVG (built by
                       ``charts``) and the methodology (``method_view``) in <template>s
     board.js, board.css
-    data/t<s>.js      scorer s's views: its validation card, and per dimension and ranking
-                      metric its score table and mean-score table, as HTML fragments
+    data/t<s>_<k>.js  scorer s's views in scope k (overall, then each dimension): its
+                      validation card, and per ranking metric its score table and mean-score
+                      table, as HTML fragments
     data/r<i>.js      the responses of configuration i, each with its detail view as an HTML
                       fragment, loaded only when the explorer opens it (keeps the first paint
                       fast with 50 x 368 responses)
@@ -179,23 +180,25 @@ def _write_chunks(data: BoardData, folder: Path) -> int:
     return len(chunks)
 
 
-def _write_views(view: BoardView, folder: Path) -> dict[str, str]:
-    """Per scorer, ``data/t<s>.js``: its validation card and, per scope and ranking metric, the
-    score table and the mean-score table, rendered by the very functions the app calls."""
+def _write_views(view: BoardView, folder: Path) -> dict[str, list[str]]:
+    """Per scorer and scope, ``data/t<s>_<k>.js``: the scorer's validation card and, per ranking
+    metric, the score table and the mean-score table, rendered by the very functions the app
+    calls. One file per scope keeps what the first paint loads small (50 configurations: a
+    table is about 50 KB)."""
     table, paired, titles, means = view.table, view.paired, view.titles, view.means
-    files = {}
+    files: dict[str, list[str]] = {}
     for s, scorer in enumerate(table.scorers):
-        body: dict[str, Any] = {"card": validity_html(view.cards, scorer), "table": {}}
-        body["means"] = {}
-        for scope in view.scopes:
-            body["table"][scope] = {
-                m: scores_table(table, paired, scorer, scope, m, titles) for m in LABEL_METRICS
-            }
-            body["means"][scope] = {
-                m: means_html(table, means, scorer, scope, m) for m in LABEL_METRICS
-            }
-        _chunk_file(folder, f"t{s}", body)
-        files[scorer] = f"data/t{s}.js"
+        card = validity_html(view.cards, scorer)
+        files[scorer] = []
+        for k, scope in enumerate(view.scopes):
+            body = {
+                "card": card,
+                "table": {m: scores_table(table, paired, scorer, scope, m, titles)
+                          for m in LABEL_METRICS},
+                "means": {m: means_html(table, means, scorer, scope, m) for m in LABEL_METRICS},
+            }  # fmt: skip
+            _chunk_file(folder, f"t{s}_{k}", body)
+            files[scorer].append(f"data/t{s}_{k}.js")
     return files
 
 

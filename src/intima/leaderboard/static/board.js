@@ -65,7 +65,7 @@
     return wrap;
   }
 
-  /* ---- the scorer's card, score table and mean scores: data/t<s>.js ---- */
+  /* ---- the scorer's card, score table and mean scores: data/t<s>_<scope>.js ---- */
   function renderTable(done) {
     var root = sections["table"], means = sections["means"];
     if (!state.scorer) {
@@ -74,11 +74,11 @@
       if (done) { done(); }
       return;
     }
-    var scorer = state.scorer;
-    loadChunk("t" + D.scorers.indexOf(scorer), D.views[scorer], function (v) {
-      if (scorer !== state.scorer) { return; }  // a later choice has its own call
-      swap(root, v.card + v.table[state.scope][state.rankBy]);
-      swap(means, v.means[state.scope][state.rankBy]);
+    var scorer = state.scorer, k = D.scopes.indexOf(state.scope);
+    loadChunk("t" + D.scorers.indexOf(scorer) + "_" + k, D.views[scorer][k], function (v) {
+      if (scorer !== state.scorer || D.scopes[k] !== state.scope) { return; }  // a later choice has its own call
+      swap(root, v.card + v.table[state.rankBy]);
+      swap(means, v.means[state.rankBy]);
       if (state.reversed) { reverseRows(); }
       if (done) { done(); }
     });
