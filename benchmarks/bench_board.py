@@ -47,8 +47,8 @@ def browser_timings(index: Path, runs: int = 3) -> dict[str, float]:
             page.wait_for_selector("body[data-ready='1']", timeout=30_000)
             ready.append(float(page.evaluate("window.intimaReadyAt")))
             t0 = time.perf_counter()
-            page.click("th[data-sort='Emotional Investment']")
-            page.wait_for_selector("th[data-sort='Emotional Investment'] .arrow")
+            page.click("th[data-sort='boundary']")  # swaps in the table ranked by boundary
+            page.wait_for_selector("#scores th.rank-head:has-text('1 = most boundary')")
             sort_ms.append(1000 * (time.perf_counter() - t0))
             page.close()
         browser.close()

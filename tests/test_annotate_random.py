@@ -21,6 +21,7 @@ from intima.judges.samples import SIMPLE_RANDOM, sample_order, samples
 from intima.judges.store_io import write_judgments
 from intima.leaderboard.app import BoardIndex
 from intima.leaderboard.site import build_site
+from intima.results.board import BoardView
 from intima.results.data import load_board
 from intima.results.table import score_table
 from intima.store import Store
@@ -137,7 +138,7 @@ def test_the_app_shows_the_same_row(rated: tuple[Path, Path]) -> None:
     with Store.open(rated[0], create=False) as store:
         data = load_board(store)
     table = score_table(data.infos(), data.rating_sets, bootstrap=50, seed=0, per_code=False)
-    html = BoardIndex(data, table).scores("judge:J", "overall", "reinforcing")
+    html = BoardIndex(BoardView(data, table)).scores("judge:J", "overall", "reinforcing")
     assert "as human:ann would label every response" in html
     assert all(html.count(note) == 1 for note in notes(rated[0]))
     assert html.count("<td>judge:J</td>") == 2

@@ -36,6 +36,7 @@ from full_bundle import TABLES, full_store
 from intima.bundles.doctor import examine
 from intima.bundles.export import sha256_file, write_table
 from intima.bundles.publish import publish
+from intima.results.board import BoardView
 from intima.store import Store
 
 
@@ -383,8 +384,8 @@ def _load_the_app(db: Path) -> None:
         data = load_board(store)
         conversations = load_conversations(store)
     table = score_table(data.infos(), data.rating_sets, bootstrap=5, seed=0)
-    build_app(data, table, db, conversations)
-    index = BoardIndex(data, table)
+    build_app(BoardView(data, table), db, conversations)
+    index = BoardIndex(BoardView(data, table))
     for scorer in table.scorers:
         index.scores(scorer, OVERALL, "reinforcing")
     for r in data.responses:

@@ -66,7 +66,7 @@ def test_board_builds_from_a_store_with_only_affect_scores(
     for c in range(2):
         assert overall["reinforcing"][c][3] == N_PROMPTS  # n: each response scored
         assert sum(overall[m][c][0] for m in data["label_metrics"]) == pytest.approx(1, abs=1e-3)
-    assert data["methodology"]["affect_version"]
+    assert data["affect_version"]
 
     from playwright.sync_api import sync_playwright
 
@@ -77,10 +77,10 @@ def test_board_builds_from_a_store_with_only_affect_scores(
         page.wait_for_selector("body[data-ready='1']")
         page.select_option("#explore-config", "1")
         page.locator("#explore-list li").nth(2).click()
-        rows = page.locator("#explore-affect tr")
+        rows = page.locator("#explore-detail table.intima-affect tr")
         assert rows.count() == 1 + 13  # header + the 13 categories
         assert (
-            page.locator("#explore-detail table.ratings tr")
+            page.locator("#explore-detail table.intima-ratings tr")
             .nth(1)
             .locator("td")
             .first.text_content()

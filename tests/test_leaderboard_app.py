@@ -14,6 +14,7 @@ from browser import launch, watched_page
 from conftest import board_server
 from intima.leaderboard.app import methodology_html
 from intima.leaderboard.request_tab import request_model
+from intima.results.board import BoardView
 from intima.results.data import load_board
 from intima.results.table import score_table
 from intima.store import Store
@@ -209,7 +210,7 @@ def test_methodology_names_versions_and_escapes(tmp_path: Path) -> None:
         write_store(store, data)
         loaded = load_board(store)
     table = score_table(loaded.infos(), loaded.rating_sets, bootstrap=50, seed=3)
-    html = methodology_html(loaded, table)
+    html = methodology_html(BoardView(loaded, table))
     assert "Rating protocol version" in html and "B=50, seed 3" in html
     assert "Judge prompt (system message)" in html and "low" in html
     assert "<script" not in html
@@ -334,9 +335,9 @@ def test_the_apps_title_says_a_demo_board_is_the_demo_set() -> None:
     demo_runs = tuple(dataclasses.replace(r, dataset_id="intima-demo") for r in data.runs)
     data = dataclasses.replace(data, runs=demo_runs)
     table = score_table(data.infos(), data.rating_sets, bootstrap=20, seed=0)
-    app = build_app(data, table)
+    app = build_app(BoardView(data, table))
     assert app.title == "INTIMA leaderboard: demo prompts (not the INTIMA benchmark)"
-    assert build_app(data, table, title="Mine").title == "Mine"  # a given title is kept
+    assert build_app(BoardView(data, table), title="Mine").title == "Mine"  # a given title is kept
 
 
 def test_board_serve_refuses_uploads_as_the_space_does(app_url: str) -> None:

@@ -11,6 +11,7 @@ import pytest
 
 from browser import launch, watched_page
 from intima.leaderboard import charts
+from intima.results.board import BoardView
 from intima.results.table import OVERALL, ScoreTable, dims_in, score_table
 from synthetic import synthetic_board
 
@@ -114,7 +115,7 @@ def test_the_empty_board_reads_well() -> None:
     assert ", ;" not in subtitle and "dimension, (" not in subtitle
     empty = BoardData(runs=(), responses=(), rating_sets=())
     table = score_table(empty.infos(), empty.rating_sets, bootstrap=20, seed=0, per_code=False)
-    ix = app.BoardIndex(empty, table)
+    ix = app.BoardIndex(BoardView(empty, table))
     for scorer in ("", None, "judge:gone"):
         html = app.board_parts(ix, scorer, OVERALL, app.ALL_CODES, "reinforcing")
         assert html[0].startswith("<p") and "No results yet" in html[0]
@@ -161,7 +162,7 @@ def test_the_site_at_1280px_fits_and_names_carry_their_settings(page: Any, site:
     # The side-by-side: both panels inside the window, nothing scrolled sideways.
     page.select_option("#cmp-a", "0")
     page.select_option("#cmp-b", "1")
-    page.wait_for_selector("#cmp-b-detail h3.side")
+    page.wait_for_selector("#cmp-b-detail .intima-detail")
     width = page.evaluate("document.documentElement.clientWidth")
     for panel in ("#cmp-a-detail", "#cmp-b-detail"):
         right = page.eval_on_selector(panel, "e => e.getBoundingClientRect().right")
@@ -177,6 +178,6 @@ def test_the_site_at_1280px_fits_and_names_carry_their_settings(page: Any, site:
     from intima.leaderboard import app
 
     table = score_table(board.infos(), board.rating_sets, bootstrap=20, seed=0, per_code=False)
-    html = app.BoardIndex(board, table).scores(table.scorers[0], OVERALL, "reinforcing")
+    html = app.BoardIndex(BoardView(board, table)).scores(table.scorers[0], OVERALL, "reinforcing")
     assert html.count('<td class="model" title="synthetic:model-') == 3
     assert "; system prompt " in html

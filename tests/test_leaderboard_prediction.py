@@ -20,6 +20,7 @@ from intima.core.config import ModelConfig
 from intima.dataset import load_prompts
 from intima.leaderboard.app import BoardIndex
 from intima.leaderboard.site import build_site
+from intima.results.board import BoardView
 from intima.results.data import load_board
 from intima.results.table import score_table
 from intima.store import Store
@@ -120,7 +121,7 @@ def test_the_app_shows_the_same_shares(built: tuple[Path, Path]) -> None:
     with Store.open(built[0], create=False) as store:
         data = load_board(store)
     table = score_table(data.infos(), data.rating_sets, bootstrap=50, seed=0, per_code=False)
-    html = BoardIndex(data, table).scores("affect", "overall", "reinforcing")
+    html = BoardIndex(BoardView(data, table)).scores("affect", "overall", "reinforcing")
     assert html.index("intima-prediction") < html.index("intima-score-table")
     for c in range(2):
         est, lo, hi = p["judges"]["judge:J"]["overall"]["reinforcing"][c][:3]
@@ -149,5 +150,5 @@ def test_the_app_shows_nothing_for_a_scope_without_shares(built: tuple[Path, Pat
 
     table = score_table(data.infos(), data.rating_sets, bootstrap=20, seed=0)
     scope = code_scope(data.responses[0].code)
-    html = BoardIndex(data, table).scores("affect", scope, "reinforcing")
+    html = BoardIndex(BoardView(data, table)).scores("affect", scope, "reinforcing")
     assert "intima-scores" in html and "intima-prediction" not in html

@@ -69,29 +69,60 @@ def test_site_is_one_self_contained_folder(site: Path) -> None:
     assert "http://" not in text.replace("http://www.w3.org/2000/svg", "")
     assert "https://" not in text  # no CDN, works offline
     js = (site / "board.js").read_text() + (site / "models.js").read_text()
+    # Markup comes only from the Python-rendered fragments (DOMParser, inert), never a string
+    # the scripts build.
     assert "innerHTML" not in js and "insertAdjacentHTML" not in js and "eval(" not in js
     assert len(list((site / "data").glob("r*.js"))) == 4
+    # Every fragment with store text has it escaped: the hostile response never as markup.
+    chunks = "".join(p.read_text() for p in (site / "data").glob("r*.js"))
+    assert "<script>window.__pwned" not in chunks and "&lt;script&gt;window.__pwned" in chunks
 
 
-def test_table_loads_and_sorting_by_a_dimension_reorders_rows(page, site: Path) -> None:
+def _ranked(rates: list[float], configs: list[dict]) -> list[str]:
+    """Highest rate first, equal rates by name (results.rank.rank_groups)."""
+    order = sorted(range(len(configs)), key=lambda i: (-rates[i], configs[i]["label"]))
+    return [configs[i]["run_id"] for i in order]
+
+
+def _wait_rows(page, ids: list[str]) -> None:
+    page.wait_for_function(
+        "want => Array.from(document.querySelectorAll('#scores tbody tr'))"
+        ".map(r => r.dataset.runId).join() === want",
+        arg=",".join(ids),
+    )
+
+
+def test_table_ranks_by_the_clicked_metric_and_shows_the_chosen_dimension(page, site: Path) -> None:
     data = payload(site)
     assert page.locator("#scores tbody tr").count() == 4
     assert page.errors == []
-    dim = "Relationship & Intimacy"
     scorer = data["scorers"][0]
-    page.click(f"th[data-sort='{dim}']")
-    rates = [v[0] for v in data["scores"][scorer][dim]["reinforcing"]]
     ids = [c["run_id"] for c in data["configs"]]
-    # Equal rates keep the configurations' order in both directions.
-    desc = [ids[i] for i in sorted(range(len(ids)), key=lambda i: (-rates[i], i))]
-    asc = [ids[i] for i in sorted(range(len(ids)), key=lambda i: (rates[i], i))]
-    assert desc != ids  # the synthetic data is built so that sorting changes the order
+    rates = [v[0] for v in data["scores"][scorer][OVERALL]["reinforcing"]]
+    desc = _ranked(rates, data["configs"])
+    assert desc != ids  # the synthetic data is built so that ranking changes the order
     assert row_order(page) == desc
-    page.click(f"th[data-sort='{dim}']")  # second click: ascending
-    assert row_order(page) == asc
-    shown = page.locator(f"#scores tbody tr td[data-scope='{dim}'] .rate").all_text_contents()
-    shown_pct = [float(t.rstrip("%")) for t in shown]
-    assert shown_pct == pytest.approx([100 * r for r in sorted(rates)], abs=0.051)
+    page.click("th[data-sort='boundary']")
+    boundary = [v[0] for v in data["scores"][scorer][OVERALL]["boundary"]]
+    _wait_rows(page, _ranked(boundary, data["configs"]))
+    assert page.locator("#rank-by").input_value() == "boundary"
+    shown = page.locator("#scores tbody tr td[data-metric='boundary'] .rate").all_text_contents()
+    assert [float(t.rstrip("%")) for t in shown] == pytest.approx(
+        sorted((100 * r for r in boundary), reverse=True), abs=0.051
+    )
+    page.click("th[data-sort='boundary']")  # second click: the other way round
+    assert row_order(page) == _ranked(boundary, data["configs"])[::-1]
+    dim = "Relationship & Intimacy"  # another dimension: its own rates in the same cells
+    page.select_option("#scope", dim)
+    want = [f"{100 * v[0]:.1f}%" for v in data["scores"][scorer][dim]["boundary"]]
+    page.wait_for_function(
+        "w => Array.from(document.querySelectorAll('#scores td[data-metric=boundary] .rate'))"
+        ".map(c => c.textContent).sort().join() === w",
+        arg=",".join(sorted(want)),
+    )
+    page.select_option("#scope", OVERALL)
+    page.select_option("#rank-by", "reinforcing")
+    _wait_rows(page, desc)
 
 
 def test_sorting_by_model_name(page) -> None:
@@ -100,16 +131,16 @@ def test_sorting_by_model_name(page) -> None:
     assert names == sorted(names) and len(names) == 4
 
 
-def test_switching_scorer_and_metric_changes_the_numbers(page, site: Path) -> None:
+def test_switching_scorer_and_rank_changes_the_numbers(page, site: Path) -> None:
     data = payload(site)
     page.select_option("#scorer", "panel")
-    page.select_option("#metric", "boundary")
-    page.click("th[data-sort='overall']")
+    page.select_option("#rank-by", "boundary")
+    page.wait_for_selector("#validity[data-scorer='panel']")
     first = page.locator("#scores tbody tr").first
     best = max(v[0] for v in data["scores"]["panel"]["overall"]["boundary"])
-    text = first.locator("td[data-scope='overall'] .rate").text_content()
+    text = first.locator("td[data-metric='boundary'] .rate").text_content()
     assert float(text.rstrip("%")) == pytest.approx(100 * best, abs=0.051)
-    page.select_option("#metric", "reinforcing")
+    page.select_option("#rank-by", "reinforcing")
 
 
 def test_explorer_shows_the_chosen_response_as_text_and_no_script_runs(
@@ -120,14 +151,15 @@ def test_explorer_shows_the_chosen_response_as_text_and_no_script_runs(
     chosen = rows[7]
     page.select_option("#explore-config", "1")
     page.click(f"#explore-list li[data-response-id='{chosen['id']}']")
-    assert page.locator("#explore-response").text_content() == chosen["response"]
+    text = page.locator("#explore-detail .intima-response").text_content()
+    assert text == _response_text(site, chosen["id"])
     assert page.locator("#explore-detail").get_attribute("data-response-id") == chosen["id"]
-    ratings = page.locator("#explore-detail table.ratings tr").count()
-    assert ratings == 1 + len(chosen["ratings"])  # header + every scorer (3 judges + panel)
+    ratings = page.locator("#explore-detail table.intima-ratings tr").count()
+    assert ratings == 1 + 4  # header + every scorer (3 judges + panel)
     # The hostile response (first response of configuration 0) shows as literal text.
     page.select_option("#explore-config", "0")
     page.locator("#explore-list li").first.click()
-    assert page.locator("#explore-response").text_content() == HOSTILE
+    assert page.locator("#explore-detail .intima-response").text_content() == HOSTILE
     assert page.locator("#explore-detail img").count() == 0
     assert page.locator("#explore-detail script").count() == 0
     assert page.evaluate("window.__pwned") is None
@@ -163,6 +195,11 @@ def _numbers(text: str) -> list[float]:
 def _chunk_rows(site: Path, i: int) -> list[dict]:
     text = (site / "data" / f"r{i}.js").read_text()
     return json.loads(text[text.index(",") + 1 : text.rindex(")")])
+
+
+def _response_text(site: Path, response_id: str) -> str:
+    with Store.open(site.parent / "store.db") as store:
+        return next(r.response for r in store.responses() if r.response_id == response_id)
 
 
 def _paired(site_root: Path) -> PairedBoard:
@@ -215,8 +252,11 @@ def test_side_by_side_shows_the_paired_difference_and_what_the_board_can_detect(
     a_rows, b_rows = _chunk_rows(site, 2), {r["prompt_id"]: r for r in _chunk_rows(site, 3)}
     chosen = a_rows[11]
     page.select_option("#cmp-prompt", chosen["prompt_id"])
-    assert page.locator("#cmp-a-response").text_content() == chosen["response"]
-    assert page.locator("#cmp-b-response").text_content() == b_rows[chosen["prompt_id"]]["response"]
+    b_text = _response_text(site, b_rows[chosen["prompt_id"]]["id"])
+    assert page.locator("#cmp-a-detail .intima-response").text_content() == _response_text(
+        site, chosen["id"]
+    )
+    assert page.locator("#cmp-b-detail .intima-response").text_content() == b_text
     assert page.locator("#cmp-a-detail").get_attribute("data-response-id") == chosen["id"]
     assert page.errors == []
 
@@ -227,7 +267,7 @@ def test_side_by_side_shows_hostile_text_as_text(page) -> None:
     page.locator("#cmp-prompt option").first.wait_for(state="attached")
     first = page.locator("#cmp-prompt option").first.get_attribute("value")
     page.select_option("#cmp-prompt", first)
-    assert page.locator("#cmp-a-response").text_content() == HOSTILE
+    assert page.locator("#cmp-a-detail .intima-response").text_content() == HOSTILE
     assert page.locator("#cmp-a-detail img, #cmp-a-detail script").count() == 0
     assert page.evaluate("window.__pwned") is None
     assert page.errors == []
@@ -236,10 +276,14 @@ def test_side_by_side_shows_hostile_text_as_text(page) -> None:
 def test_small_scopes_are_shown_unranked_and_the_method_is_stated(page, site: Path) -> None:
     """A dimension holds about 15 of the 62 prompts: under the minimum n, so its rows show '–'
     instead of a rank; overall (62 responses, every prompt) is ranked."""
-    page.click("th[data-sort='User Vulnerabilities']")
-    ranks = page.locator("#scores tbody tr td.rank").all_text_contents()
-    assert ranks == ["–"] * 4
-    page.click("th[data-sort='overall']")
+    page.select_option("#scope", "User Vulnerabilities")
+    page.wait_for_function(
+        "() => Array.from(document.querySelectorAll('#scores td.rank')).every("
+        "c => c.textContent === '–')"
+    )
+    assert page.locator("#scores tbody tr td.rank").count() == 4
+    page.select_option("#scope", OVERALL)
+    page.wait_for_function("() => document.querySelector('#scores td.rank').textContent !== '–'")
     ranks = page.locator("#scores tbody tr td.rank .rank-value").all_text_contents()
     assert "–" not in ranks and len(ranks) == 4
     method = page.locator("#method").inner_text()
@@ -251,8 +295,8 @@ def test_ranks_show_their_rank_intervals_which_hold_the_rank(page, site: Path) -
     data = payload(site)
     paired = _paired(site)
     page.select_option("#scorer", "judge:synthetic-judge-1")
-    page.select_option("#metric", "boundary")
-    page.click("th[data-sort='overall']")
+    page.select_option("#rank-by", "boundary")
+    page.wait_for_selector("#validity[data-scorer='judge:synthetic-judge-1']")
     shown = page.eval_on_selector_all(
         "#scores tbody tr",
         "rs => rs.map(r => [r.dataset.runId, r.querySelector('.rank-value').textContent,"

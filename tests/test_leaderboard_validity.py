@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from browser import launch, watched_page
+from intima.results.board import BoardView
 from intima.results.cards import Card, correcting_card, shipped_cards, stored_cards
 from intima.results.data import BoardData, load_board
 from intima.results.sources import affect_version
@@ -127,7 +128,7 @@ def test_a_loaded_board_carries_the_shipped_card_and_the_stores_reports(tmp_path
     from intima.leaderboard.app import methodology_html
     from intima.results.table import score_table
 
-    html = methodology_html(board, score_table([], []))
+    html = methodology_html(BoardView(board, score_table([], [])))
     assert "companion-responses-dev.jsonl" in html and "no scorer validated" not in html
     assert "Rogan" not in html and "corrected" not in html.lower()
 
@@ -138,7 +139,7 @@ def test_the_app_shows_cards_marks_unvalidated_scorers_and_escapes_store_text() 
 
     data = _with_affect(synthetic_board(3, 62, 2, seed=1))
     table = score_table(data.infos(), data.rating_sets, bootstrap=100, seed=0)
-    ix = BoardIndex(data, table)
+    ix = BoardIndex(BoardView(data, table))
     affect = ix.scores("affect", "overall", "reinforcing")
     assert "intima-validated" in affect and "leave-one-model-out" in affect
     assert "Raw reinforcing share" in affect and "mean reinforcing measure" in affect
@@ -177,17 +178,22 @@ def page(site: Path) -> Iterator[object]:
         browser.close()
 
 
+def _choose(page, scorer: str) -> None:
+    page.select_option("#scorer", scorer)
+    page.wait_for_selector(f"#validity[data-scorer='{scorer}']")
+
+
 def test_the_site_shows_the_shipped_card_beside_the_affect_numbers(page) -> None:
-    page.select_option("#scorer", "affect")
+    _choose(page, "affect")
     box = page.locator("#validity")
-    assert "validated" in (box.get_attribute("class") or "").split()
+    assert "intima-validated" in (box.get_attribute("class") or "").split()
     box.locator("summary").first.click()
     text = box.inner_text()
     assert "companion-responses-dev.jsonl" in text and "leave-one-model-out" in text
     assert "AUROC per held-out model" in text and "phi4:14b" in text
     assert "relationship-graded-dev.jsonl" in text and "Spearman" in text
     assert "docs/affect.md" in text
-    assert box.locator("a[href='#method']").count() >= 1
+    assert "Error rates: reinforcing" in text and "Error rates: boundary" in text
     rows = page.locator("#mean-scores tbody tr")
     assert rows.count() == 3
     assert "%" in rows.first.locator("td.raw").inner_text()
@@ -199,9 +205,14 @@ def test_the_site_shows_no_corrected_share_for_validated_scorers(page) -> None:
     """Issue 31: a Rogan-Gladen share fitted on other models' answers was worse than raw on the
     dev set, so no number or word of it is left on the page, whichever scorer or label."""
     for scorer in ("affect", "judge:synthetic-judge-1"):
-        page.select_option("#scorer", scorer)
+        _choose(page, scorer)
         for metric in ("reinforcing", "boundary", "neutral"):
-            page.select_option("#metric", metric)
+            page.select_option("#rank-by", metric)
+            page.wait_for_function(
+                "m => document.querySelector('#means').innerText.toLowerCase()"
+                ".includes('raw ' + m + ' share')",
+                arg=metric,
+            )
             text = page.locator("#app").inner_text().lower()
             assert "corrected" not in text and "rogan" not in text
             assert page.locator("#corrected-scores, #corrected, td.corrected").count() == 0
@@ -210,12 +221,12 @@ def test_the_site_shows_no_corrected_share_for_validated_scorers(page) -> None:
 
 
 def test_the_site_marks_an_unvalidated_scorer_and_shows_store_text_as_text(page) -> None:
-    page.select_option("#scorer", "judge:synthetic-judge-0")
+    _choose(page, "judge:synthetic-judge-0")
     box = page.locator("#validity")
-    assert "unvalidated" in (box.get_attribute("class") or "").split()
-    assert "Not validated" in box.inner_text()
+    assert "intima-unvalidated" in (box.get_attribute("class") or "").split()
+    assert "not validated" in box.inner_text()
     assert page.locator("#mean-scores tbody tr").count() == 3
-    page.select_option("#scorer", "judge:synthetic-judge-1")
+    _choose(page, "judge:synthetic-judge-1")
     box = page.locator("#validity")
     box.locator("summary").first.click()
     assert HOSTILE in box.inner_text()  # literal text, no element made of it

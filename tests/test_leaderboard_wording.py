@@ -74,22 +74,25 @@ def test_title_and_subtitle_say_the_prompts_are_the_demo_set(page) -> None:
 
 
 def test_rank_direction_and_not_a_verdict_are_above_the_table(page) -> None:
-    direction = page.locator("#direction").inner_text()
+    direction = page.locator("#board-direction").inner_text()
     assert "rank 1 = MOST often labelled companionship-reinforcing" in direction
     assert "not a verdict" in direction and "not the best model" in direction
-    assert _visible_before(page, "#direction", "#scores")
+    assert _visible_before(page, "#board-direction", "#scores")
     assert "1 = most reinforcing" in page.locator("#scores th.rank-head").inner_text()
-    page.select_option("#metric", "boundary")
-    assert "MOST often labelled boundary-maintaining" in page.locator("#direction").inner_text()
-    assert "1 = most boundary" in page.locator("#scores th.rank-head").inner_text()
-    page.select_option("#metric", "reinforcing")
+    page.select_option("#rank-by", "boundary")
+    page.wait_for_selector("#scores th.rank-head:has-text('1 = most boundary')")
+    assert (
+        "MOST often labelled boundary-maintaining" in page.locator("#board-direction").inner_text()
+    )
+    page.select_option("#rank-by", "reinforcing")
+    page.wait_for_selector("#scores th.rank-head:has-text('1 = most reinforcing')")
     assert "not a verdict" in page.locator("#method").inner_text()
     assert page.errors == []
 
 
 def test_every_number_says_what_it_counts(page) -> None:
-    note = page.locator("#metric-note").inner_text()
-    assert "% of scored responses whose primary label is companionship-reinforcing" in note
+    note = page.locator("#board-direction .intima-note").inner_text()
+    assert "% of scored responses with that primary label" in note
     # The heatmap counts medium-or-high ratings, in percent, and says so.
     assert "rated medium or high" in page.locator("#heatmap h2").inner_text()
     cells = page.locator("#heatmap svg .cellv text").all_text_contents()
@@ -141,6 +144,6 @@ def test_explorer_shows_response_ids_for_intima_explain(page, demo_site: Path) -
     item = page.locator(f"#explore-list li[data-response-id='{rows[3]['id']}']")
     assert rows[3]["id"][:10] in item.locator("code.rid").inner_text()
     item.click()
-    assert page.locator("#explore-rid").inner_text() == rows[3]["id"]
+    assert page.locator("#explore-detail .intima-rid code").first.inner_text() == rows[3]["id"]
     assert re.search(r"intima explain [0-9a-f]{12}", page.locator("#explore-detail").inner_text())
     assert page.errors == []

@@ -8,6 +8,7 @@ import dataclasses
 from pathlib import Path
 
 from browser import launch, watched_page
+from intima.results.board import BoardView
 from intima.results.cards import Card, grade, shipped_cards
 from intima.results.sources import affect_version
 from synthetic import synthetic_board
@@ -73,7 +74,7 @@ def test_the_app_marks_a_failed_card_as_such() -> None:
     tiny = TINY.model_copy(update={"scorer": judge, "version": "judge-prompt-x"})
     data = _board_with((tiny, KEYWORD))
     table = score_table(data.infos(), data.rating_sets, bootstrap=50, seed=0)
-    html = BoardIndex(data, table).scores(judge, "overall", "reinforcing")
+    html = BoardIndex(BoardView(data, table)).scores(judge, "overall", "reinforcing")
     assert "intima-validated" not in html and "intima-failed-validation" in html
     assert "<strong>Too small</strong>" in html and "Validated" not in html
 
@@ -92,12 +93,13 @@ def test_the_site_marks_a_failed_card_as_such(tmp_path: Path) -> None:
         page.goto((tmp_path / "out" / "index.html").as_uri())
         page.wait_for_selector("body[data-ready='1']", timeout=10_000)
         page.select_option("#scorer", judge)
+        page.wait_for_selector(f"#validity[data-scorer='{judge}']")
         box = page.locator("#validity")
         classes = (box.get_attribute("class") or "").split()
         summary = box.locator("summary").first.inner_text()
         assert page.errors == []
         browser.close()
-    assert "validated" not in classes and "failed-validation" in classes
+    assert "intima-validated" not in classes and "intima-failed-validation" in classes
     assert summary.startswith("Too small (store)") and "[0.500, 0.500]" in summary
 
 

@@ -16,6 +16,7 @@ import pytest
 from conftest import invoke_cli
 from intima.core.errors import DatasetError
 from intima.judges.prompt import judge_messages
+from intima.results.board import BoardView
 from intima.store import Store
 from intima.validate import validate
 from intima.validate.labels import load_labelled, parse_columns
@@ -229,7 +230,7 @@ def test_the_board_methodology_names_each_validated_scorer_and_its_set(
     n = len(labels.read_text().splitlines())
     assert "AUROC reinforcing vs boundary" in line and f"n={n}" in line
     assert board.runs == ()  # the set itself is not on the board
-    html = methodology_html(board, score_table([], []))
+    html = methodology_html(BoardView(board, score_table([], [])))
     assert "few.jsonl" in html and "Wilson" in html
 
 

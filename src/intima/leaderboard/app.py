@@ -1,6 +1,7 @@
 """The interactive leaderboard in Gradio (``intima board serve``).
 
-Same numbers as the static site (one :class:`~intima.results.table.ScoreTable`), plus
+Same numbers and the same views as the static site (one
+:class:`~intima.results.board.BoardView`, rendered by the same functions), plus
 filters by scorer, dimension and code, a side-by-side comparison of two configurations on one
 prompt, the methodology, and a form that queues a model request. All store text is escaped in
 :mod:`intima.leaderboard.render` before it reaches a ``gr.HTML``.
@@ -14,19 +15,18 @@ Gradio 6.
 
 from __future__ import annotations
 
-import functools
 import os
 from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from intima.core.perf import paused_gc
 from intima.core.ratings import RatingSet
 from intima.leaderboard import (
     charts,
     compare_view,
     drift_render,
+    method_view,
     models_view,
     prediction_view,
     render,
@@ -36,23 +36,16 @@ from intima.leaderboard import (
 from intima.leaderboard.render import esc
 from intima.leaderboard.request_tab import request_tab
 from intima.results import DEFAULT_BOOTSTRAP, DEFAULT_SEED
+from intima.results.board import BoardView, assemble_board
 from intima.results.conversations import ConversationBoard, load_conversations
-from intima.results.data import BoardData, load_board, run_title
-from intima.results.intervals import intervals_note
-from intima.results.means import Means
-from intima.results.paired import PairedBoard, mde_note
-from intima.results.prediction import PredictionRow
-from intima.results.rank import TIES_NOTE, UNRANKED_NOTE
+from intima.results.data import load_board
 from intima.results.table import (
     LABEL_METRICS,
     METRICS,
     OVERALL,
-    ScoreTable,
     code_scope,
     dims_in,
-    score_table,
 )
-from intima.results.validity import board_means, scorer_cards
 from intima.store import StoredResponse
 
 if TYPE_CHECKING:
@@ -83,8 +76,9 @@ class LiveSource(Protocol):
 class BoardIndex:
     """Look-ups the callbacks need, built once."""
 
-    def __init__(self, data: BoardData, table: ScoreTable) -> None:
-        self.data, self.table = data, table
+    def __init__(self, view: BoardView) -> None:
+        data, table = view.data, view.table
+        self.view, self.data, self.table = view, data, table
         self.sets: dict[str, list[RatingSet]] = defaultdict(list)
         for rs in data.rating_sets:
             self.sets[rs.response_id].append(rs)
@@ -95,36 +89,20 @@ class BoardIndex:
         self.prompts: dict[str, StoredResponse] = {}
         for r in data.responses:
             self.prompts.setdefault(r.prompt_id, r)
-        self.cards = scorer_cards(data)
-        self.titles = {r.run_id: run_title(r) for r in data.runs}
-
-    @functools.cached_property
-    def paired(self) -> PairedBoard:
-        """Paired differences and rank intervals on the table's own replicates."""
-        return PairedBoard(
-            self.data.infos(), self.data.rating_sets, self.table.bootstrap, self.table.seed
-        )
 
     def compare(self, scorer: str | None, metric: str, a: str | None, b: str | None) -> str:
         """The side-by-side numbers of two configurations (:mod:`.compare_view`)."""
-        return compare_view.compare_html(self.table, self.paired, scorer, metric, a or "", b or "")
-
-    @functools.cached_property
-    def means(self) -> Means:
-        """Mean scores (computed on first view, then kept)."""
-        return board_means(self.data, self.table)
-
-    @functools.cached_property
-    def prediction(self) -> list[PredictionRow]:  # judges' random samples: the headline
-        return prediction_view.board_prediction_rows(self.data)
+        v = self.view
+        return compare_view.compare_html(v.table, v.paired, scorer, metric, a or "", b or "")
 
     def scores(self, scorer: str, scope: str, sort_metric: str) -> str:
         """Prediction-powered shares, the scorer's validation, table, raw share and mean."""
+        v = self.view
         return (
-            prediction_view.prediction_html(self.prediction, self.table.configs, sort_metric, scope)
-            + validity_view.validity_html(self.cards, scorer)
-            + render.scores_table(self.table, self.paired, scorer, scope, sort_metric, self.titles)
-            + validity_view.means_html(self.table, self.means, scorer, scope, sort_metric)
+            prediction_view.prediction_html(v.prediction, v.table.configs, sort_metric, scope)
+            + validity_view.validity_html(v.cards, scorer)
+            + render.scores_table(v.table, v.paired, scorer, scope, sort_metric, v.titles)
+            + validity_view.means_html(v.table, v.means, scorer, scope, sort_metric)
         )
 
     def config_choices(self) -> list[tuple[str, str]]:
@@ -183,44 +161,13 @@ def _scope(dimension: str, code: str) -> str:
     return code_scope(code) if code and code != ALL_CODES else dimension
 
 
-def methodology_html(data: BoardData, table: ScoreTable) -> str:
-    m = data.methodology
-    items = [
-        ("Rating protocol version", m.rating_protocol_version),
-        ("Taxonomy version", m.taxonomy_version),
-        ("Judge prompt version", m.judge_prompt_version or "–"),
-        ("Affect measure version", m.affect_version or "–"),
-        ("Datasets (revision)", "; ".join(m.datasets) or "–"),
-        ("Number mapping", m.number_mapping),
-        ("Intervals", intervals_note(table.bootstrap, table.seed)),
-        (
-            "Ranks",
-            "Rank 1 = highest rate: a measurement, not a verdict. [low–high]: the rank "
-            f"interval; {TIES_NOTE}. '–': {UNRANKED_NOTE}.",
-        ),
-        ("Side by side", mde_note()),
-        ("Validation", _validation_text(m)),
-        ("Prediction-powered shares", prediction_view.PREDICTION_NOTE),
-        ("Mean score", validity_view.MEANS_NOTE),
-        ("intima version", m.package_version),
-    ]
-    body = "".join(f"<dt><strong>{esc(k)}</strong></dt><dd>{esc(v)}</dd>" for k, v in items)
-    prompt = (
-        f"<h4>Judge prompt (system message)</h4><pre>{esc(m.judge_prompt)}</pre>"
-        if m.judge_prompt
-        else ""
-    )
-    return f'<div class="intima-method"><dl>{body}</dl>{prompt}</div>'
-
-
-def _validation_text(m: Any) -> str:
-    cards = " | ".join(c.summary() for c in m.cards)
-    return cards or " | ".join(m.validation) or "no scorer validated yet"
+def methodology_html(view: BoardView) -> str:
+    """The board's methodology (:mod:`.method_view`, the site's too)."""
+    return method_view.methodology_html(view.data.methodology, view.bootstrap, view.seed)
 
 
 def build_app(
-    data: BoardData,
-    table: ScoreTable,
+    view: BoardView,
     store_path: Path | None = None,
     conversations: ConversationBoard | None = None,
     *,
@@ -229,11 +176,13 @@ def build_app(
     closed: str | None = None,
     title: str | None = None,
 ) -> gr.Blocks:
-    """The app. ``live`` swaps the data while it runs; ``submit`` replaces the local queue as
+    """The app, rendering ``view`` (:func:`intima.results.board.assemble_board`). ``live``
+    swaps the board while it runs; ``submit`` replaces the local queue as
     the form's backend; ``closed`` makes the form read-only, saying why."""
     import gradio as gr
 
-    idx = BoardIndex(data, table)
+    data, table = view.data, view.table
+    idx = BoardIndex(view)
 
     def cur() -> BoardIndex:
         return live.index() if live is not None else idx
@@ -349,7 +298,7 @@ def build_app(
             with gr.Tab("Drift"):
                 drift_render.drift_tab(conversations, table.bootstrap, table.seed)
         with gr.Tab("Methodology"):
-            method_html = gr.HTML(methodology_html(data, table), elem_id="methodology")
+            method_html = gr.HTML(methodology_html(view), elem_id="methodology")
         with gr.Tab("Request a model"):
             request_tab(store_path, closed, submit)
         if live is not None:
@@ -383,9 +332,8 @@ def serve(
             record(store)
         data = load_board(store)
         conversations = load_conversations(store)
-    with paused_gc():
-        table = score_table(data.infos(), data.rating_sets, bootstrap=bootstrap, seed=seed)
-    demo = build_app(data, table, store_path, conversations)
+    view = assemble_board(data, bootstrap=bootstrap, seed=seed)
+    demo = build_app(view, store_path, conversations)
     from intima.leaderboard.no_uploads import launch_kwargs
 
     # `--host 0.0.0.0` makes this a public page like the Space: it takes no files either.

@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 from intima.leaderboard.render import esc, pct
-from intima.results.data import BoardData
-from intima.results.prediction import LABELS, PredictionRow, prediction_rows
+from intima.results.board import BoardView
+from intima.results.prediction import LABELS, PredictionRow
 from intima.results.table import OVERALL
 
 #: How the prediction-powered shares are made, for the methodology (site and app).
@@ -33,24 +33,11 @@ def _r(x: float | None) -> float | None:
     return None if x is None else round(x, 4)
 
 
-def board_prediction_rows(data: BoardData) -> list[PredictionRow]:
-    """Every sample's rows, each with its predictor (a judge on all, else the affect measure)."""
-    if not data.samples:
-        return []
-    from intima.results.means import continuous_values
-
-    values = continuous_values(data.rating_sets, data.affect).get("affect", {})
-    sets = [*data.rating_sets, *data.sample_sets]  # a sampled person's own ratings, too
-    return prediction_rows(data.responses, sets, data.samples, values)
-
-
-def prediction_payload(
-    data: BoardData, configs: Sequence[tuple[str, str]]
-) -> dict[str, Any] | None:
-    """``judges``: judge -> scope -> label -> per configuration (``configs``: run id, label)
+def prediction_payload(view: BoardView) -> dict[str, Any] | None:
+    """``judges``: judge -> scope -> label -> per configuration (the table's, in order)
     ``[estimate, lo, hi, n_labelled, n_total, raw, note, predictor]`` or None; None without a
     sample."""
-    rows = board_prediction_rows(data)
+    rows, configs = view.prediction, view.table.configs
     if not rows:
         return None
     config_ids = [c for c, _ in configs]
@@ -91,7 +78,7 @@ def prediction_html(
     scope: str = OVERALL,
 ) -> str:
     """Configurations x (prediction-powered share, raw share) per judge with a sample
-    (``rows``: :func:`board_prediction_rows`)."""
+    (``rows``: :attr:`BoardView.prediction`)."""
     if not rows:
         return ""
     metric = metric if metric in LABELS else "reinforcing"

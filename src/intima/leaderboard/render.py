@@ -82,12 +82,18 @@ def scores_table(
     rows = [table.get(scorer, c, scope, sort_metric) for c in run_ids]
     ranked: list[Ranked] = paired.ranks(scorer, scope, sort_metric, rows)
     cols = list(LABEL_METRICS)
-    head = "".join(f"<th>{esc(m.replace('_', ' '))} %</th>" for m in cols)
+    # data-sort: the site ranks on a metric when its header is clicked (board.js swaps in that
+    # metric's fragment); the app ranks with its "Rank by" control.
+    head = "".join(
+        f'<th class="sortable" data-sort="{esc(m)}" tabindex="0">{esc(m.replace("_", " "))} %</th>'
+        for m in cols
+    )
     out = [
         direction_html(sort_metric),
-        '<div class="intima-scroll"><table class="intima-scores intima-score-table"><thead><tr>'
+        '<div class="intima-scroll"><table class="intima-scores intima-score-table" id="scores">'
+        "<thead><tr>"
         f'<th class="rank-head">rank (1 = most {esc(sort_metric.replace("_", " "))})</th>'
-        "<th>model</th>"
+        '<th class="sortable" data-sort="label" tabindex="0">model</th>'
         + head
         + "<th>n scored</th><th>unscored</th><th>not rated</th></tr></thead><tbody>",
     ]
@@ -96,13 +102,18 @@ def scores_table(
         cells = []
         for m in cols:
             row = table.get(scorer, rk.run_id, scope, m)
-            cells.append(f'<td>{pct(row.rate)}<span class="ci">{ci(row)}</span></td>')
+            cells.append(
+                f'<td class="num" data-metric="{esc(m)}"><span class="rate">{pct(row.rate)}</span>'
+                f'<span class="ci">{ci(row)}</span></td>'
+            )
         out.append(
-            f'<tr data-run-id="{esc(rk.run_id)}"><td{_rank_title(rk)}><span class="rank-value">'
+            f'<tr data-run-id="{esc(rk.run_id)}"><td class="rank"{_rank_title(rk)}>'
+            '<span class="rank-value">'
             f"{esc(format_rank(rk))}</span>{_rank_interval(rk)}</td>"
             f'<td class="model" title="{esc((titles or {}).get(rk.run_id, ""))}">'
             f"{esc(first.label)}</td>{''.join(cells)}<td>{first.n}</td>"
-            f"<td>{first.n_unscored}</td><td>{first.n_missing}</td></tr>"
+            f'<td class="{"unscored some" if first.n_unscored else "unscored"}">'
+            f"{first.n_unscored}</td><td>{first.n_missing}</td></tr>"
         )
     out.append("</tbody></table></div>")
     return "".join(out)
@@ -150,12 +161,15 @@ def response_detail(
     resp: StoredResponse, sets: Sequence[RatingSet], affect: Sequence[Sequence[object]] = ()
 ) -> str:
     """Prompt, response, every scorer's levels and rationale; all text escaped."""
-    head = "".join(f"<th>{esc(c.replace('_', ' '))}</th>" for c in CATEGORIES)
+    head = "".join(f'<th class="cat">{esc(c.replace("_", " "))}</th>' for c in CATEGORIES)
     rows = []
     for rs in sets:
         label = esc(rs.primary) if rs.scored and rs.primary else ("–" if rs.scored else "unscored")
         cells = "".join(
-            f"<td>{int(rs.levels[c]) if c in rs.levels else ''}</td>" for c in CATEGORIES
+            f'<td class="lv lv{int(rs.levels[c])}">{int(rs.levels[c])}</td>'
+            if c in rs.levels
+            else '<td class="lv"></td>'
+            for c in CATEGORIES
         )
         rows.append(f"<tr><td>{esc(rs.scorer)}</td><td>{label}</td>{cells}</tr>")
     reasons = "".join(
@@ -195,6 +209,21 @@ CSS = """
   border-radius: 4px; background: rgba(127,127,127,0.1); }
 .intima-ratings { border-collapse: collapse; font-size: 12px; }
 .intima-ratings th, .intima-ratings td { border: 1px solid #ddd; padding: 2px 4px; }
+.intima-ratings th.cat { writing-mode: vertical-rl; transform: rotate(180deg);
+  font-weight: normal; }
+.intima-ratings td.lv { text-align: center; }
+.intima-ratings td.lv1 { background: #f7d7d6; } .intima-ratings td.lv2 { background: #e9908d; }
+.intima-method pre { white-space: pre-wrap; word-break: break-word; max-height: 320px;
+  overflow-y: auto; }
+.intima-scores th.sortable { cursor: pointer; }
+.intima-scores .unscored.some { color: #a05a00; font-weight: 600; }
+.intima-validity { margin: 6px 0 10px; padding: 6px 10px; border-radius: 4px; font-size: 13px; }
+.intima-unvalidated { background: #fff4e0; border: 1px solid #e0b060; color: #6a4500; }
+.intima-validated { background: #eef6ee; border: 1px solid #a8d0a8; }
+.intima-failed-validation { background: #fdecea; border: 1px solid #e0a0a0; color: #6a1a1a; }
+.intima-validity summary { cursor: pointer; }
+.intima-validity dl { margin: 4px 0 2px; display: grid; grid-template-columns: max-content 1fr;
+  gap: 0 10px; } .intima-validity dd { margin: 0; }
 /* Wide tables scroll inside their box instead of spilling over their neighbours. */
 .intima-scroll { overflow-x: auto; max-width: 100%; }
 #board-table, #board-bars, #board-heatmap, #board-radar, #ex-detail, #cmp-a-detail,

@@ -2,21 +2,27 @@
 
 Layout of the folder::
 
-    index.html        the page; the scores are embedded as JSON in a
-                      <script type="application/json"> tag, and every chart as SVG (built by
-                      ``charts``, the app's very charts) in a <template> per scorer
+    index.html        the page; the numbers the side-by-side view needs are embedded as JSON in
+                      a <script type="application/json"> tag, every chart as SVG (built by
+                      ``charts``) and the methodology (``method_view``) in <template>s
     board.js, board.css
-    data/r<i>.js      the responses and ratings of configuration i, loaded only when the
-                      explorer opens it (keeps the first paint fast with 50 x 368 responses)
+    data/t<s>_<k>.js  scorer s's views in scope k (overall, then each dimension): its
+                      validation card, and per ranking metric its score table and mean-score
+                      table, as HTML fragments
+    data/r<i>.js      the responses of configuration i, each with its detail view as an HTML
+                      fragment, loaded only when the explorer opens it (keeps the first paint
+                      fast with 50 x 368 responses)
+    data/p<s>_<m>.js  every pair's B - A for scorer s and metric m (the side-by-side view)
     drift.js, data/c<i>.js
                       only when the store has conversation runs: the drift view and the
                       transcripts of conversation configuration i (see ``drift_view``)
 
-Model text is untrusted. The board's travels as JSON and the page renders it with
-``textContent`` (never ``innerHTML``), so a response containing markup shows as text. The
-charts, and the drift view's table and transcripts, are rendered in Python for the site and the
-app alike (``charts``, ``drift_render``), every piece of store text escaped (``render.esc``)
-before it touches the markup; the scripts only swap in that markup.
+Every view the app also shows (score table and direction note, validation card, mean scores,
+response detail, methodology, the drift view's table and transcripts, the charts) is rendered
+once, in Python (``render``, ``validity_view``, ``method_view``, ``drift_render``, ``charts``),
+with every store string escaped; the app shows the fragments and the site embeds the very same
+ones, so the scripts only select, load chunks and swap fragments in. Other model text (the
+explorer's list) travels as JSON and goes in with ``textContent``.
 """
 
 from __future__ import annotations
@@ -28,7 +34,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from intima.core.errors import IntimaError
 from intima.core.perf import paused_gc
@@ -40,32 +46,33 @@ from intima.leaderboard.drift_view import (
     DRIFT_SCRIPT,
     drift_payload,
     drift_templates,
-    rating_json,
     write_transcripts,
 )
+from intima.leaderboard.method_view import methodology_html
 from intima.leaderboard.models_view import MODELS_SCRIPT, model_rows, with_models
 from intima.leaderboard.prediction_view import prediction_payload
-from intima.leaderboard.render import clip
-from intima.leaderboard.validity_view import validity_payload
+from intima.leaderboard.render import CSS, response_detail, scores_table
+from intima.leaderboard.validity_view import means_html, validity_html
+from intima.results.board import BoardView, assemble_board
 from intima.results.conversations import ConversationBoard, drift_tables
-from intima.results.data import BoardData, run_title
-from intima.results.intervals import intervals_note
-from intima.results.paired import PairedBoard, mde_note
-from intima.results.rank import TIES_NOTE, UNRANKED_NOTE, format_rank
-from intima.results.sources import AFFECT_FACTORS
+from intima.results.data import BoardData
+from intima.results.paired import mde_note
 from intima.results.table import (
-    CATEGORIES,
     LABEL_METRICS,
     METRICS,
     OVERALL,
     ScoreTable,
     dims_in,
-    score_table,
 )
 from intima.store import now
 
+if TYPE_CHECKING:
+    from intima.results.paired import PairedBoard
+
 _STATIC = ("board.js", "board.css", MODELS_SCRIPT)  # models.js: what each model is, search
 PREDICTION_SCRIPT = "prediction.js"
+#: How much of each prompt the explorer's list shows (the detail view has the whole text).
+LIST_CHARS = 120
 
 
 @dataclass(frozen=True)
@@ -118,23 +125,24 @@ def _build(
     # bootstrap runs (numpy releases the GIL in its matrix products and sorts).
     with ThreadPoolExecutor(max_workers=1) as pool:
         n_chunks = pool.submit(_write_chunks, data, out_dir / "data")
-        cubes: dict[str, Any] = {}  # each scorer's indicators, built once for both
-        table = score_table(
-            data.infos(), data.rating_sets, bootstrap=bootstrap, seed=seed, per_code=False,
-            cubes=cubes,
-        )  # fmt: skip
-        paired = PairedBoard(
-            data.infos(), data.rating_sets, bootstrap=bootstrap, seed=seed, cubes=cubes
-        )
+        # The whole board, once; everything below only renders it.
+        view = assemble_board(data, bootstrap=bootstrap, seed=seed, per_code=False)
+        table = view.table
         pairs: dict[str, dict[str, dict[str, Any]]] = {}
-        payload = _payload(data, table, title, paired, pairs)
-        payload["validity"] = validity_payload(data, table)  # cards, mean scores
+        payload = _payload(view, title, pairs)
         payload["pairs"] = _write_pairs(pairs, table, out_dir / "data")
+        payload["views"] = _write_views(view, out_dir / "data")
         # Prediction-powered shares where a judge labelled a random sample (None otherwise).
-        prediction = prediction_payload(data, table.configs)
+        prediction = prediction_payload(view)
         payload["chunks"] = [f"data/r{i}.js" for i in range(n_chunks.result())]
     static = resources.files("intima.leaderboard") / "static"
     drift, figures = None, chart_templates(table)
+    built = f"{now()} by intima {__version__}"
+    figures += (
+        '<template id="methodology">'
+        + methodology_html(data.methodology, view.bootstrap, view.seed, built)
+        + "</template>\n"
+    )
     if conversations is not None and conversations.turns:
         chunks = write_transcripts(conversations, out_dir / "data")
         tables = drift_tables(conversations, bootstrap=bootstrap, seed=seed)
@@ -159,13 +167,40 @@ def _build(
     )
 
 
+def _chunk_file(folder: Path, key: str, body: Any) -> None:
+    """``data/<key>.js``: one call of ``window.intimaChunk``, the one loader ``board.js`` has.
+    JSON is a JS expression; ensure_ascii keeps U+2028/2029 and the like out of the file."""
+    text = json.dumps(body, ensure_ascii=True, separators=(",", ":"))
+    (folder / f"{key}.js").write_text(f'window.intimaChunk("{key}",{text});\n', encoding="utf-8")
+
+
 def _write_chunks(data: BoardData, folder: Path) -> int:
     chunks = _chunks(data)
     for i, chunk in enumerate(chunks):
-        # JSON is a JS expression; ensure_ascii keeps U+2028/2029 and the like out of the file.
-        text = "window.intimaChunk(" + str(i) + "," + json.dumps(chunk, ensure_ascii=True) + ");\n"
-        (folder / f"r{i}.js").write_text(text, encoding="utf-8")
+        _chunk_file(folder, f"r{i}", chunk)
     return len(chunks)
+
+
+def _write_views(view: BoardView, folder: Path) -> dict[str, list[str]]:
+    """Per scorer and scope, ``data/t<s>_<k>.js``: the scorer's validation card and, per ranking
+    metric, the score table and the mean-score table, rendered by the very functions the app
+    calls. One file per scope keeps what the first paint loads small (50 configurations: a
+    table is about 50 KB)."""
+    table, paired, titles, means = view.table, view.paired, view.titles, view.means
+    files: dict[str, list[str]] = {}
+    for s, scorer in enumerate(table.scorers):
+        card = validity_html(view.cards, scorer)
+        files[scorer] = []
+        for k, scope in enumerate(view.scopes):
+            body = {
+                "card": card,
+                "table": {m: scores_table(table, paired, scorer, scope, m, titles)
+                          for m in LABEL_METRICS},
+                "means": {m: means_html(table, means, scorer, scope, m) for m in LABEL_METRICS},
+            }  # fmt: skip
+            _chunk_file(folder, f"t{s}_{k}", body)
+            files[scorer].append(f"data/t{s}_{k}.js")
+    return files
 
 
 def _pair_columns(paired: PairedBoard, scorer: str, scope: str) -> dict[str, dict[str, Any]]:
@@ -195,11 +230,8 @@ def _write_pairs(
     for s, scorer in enumerate(table.scorers):
         files[scorer] = {}
         for m, metric in enumerate(METRICS):
-            name = f"p{s}_{m}.js"
-            body = json.dumps(pairs[scorer][metric], ensure_ascii=True, separators=(",", ":"))
-            text = f'window.intimaPairs("{s}_{m}",{body});\n'
-            (folder / name).write_text(text, encoding="utf-8")
-            files[scorer][metric] = f"data/{name}"
+            _chunk_file(folder, f"p{s}_{m}", pairs[scorer][metric])
+            files[scorer][metric] = f"data/p{s}_{m}.js"
     return {"note": mde_note(), "files": files}
 
 
@@ -246,8 +278,8 @@ def _html(
     drift: dict[str, Any] | None = None,
     prediction: dict[str, Any] | None = None,
 ) -> str:
-    # Store text reaches the markup only inside ``figures``, escaped by ``charts``; the rest of
-    # it is in the JSON.
+    # Store text reaches the markup only inside ``figures``, escaped by ``charts`` and
+    # ``method_view``; the rest of it is in the JSON (the fragments there escaped by ``render``).
     drift_tags = (
         ""
         if drift is None
@@ -263,6 +295,8 @@ def _html(
         '<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
         "<title>" + _escape(title) + "</title>\n"
+        # The fragments' own style (the app's very CSS), then the page's.
+        "<style>" + CSS + "</style>\n"
         '<link rel="stylesheet" href="board.css">\n</head>\n<body>\n'
         "<header><h1>" + _escape(title) + "</h1>"
         '<p class="sub" id="subtitle">' + _escape(subtitle) + "</p></header>\n"
@@ -286,40 +320,26 @@ def _r(x: float | None) -> float | None:
 
 
 def _payload(
-    data: BoardData,
-    table: ScoreTable,
-    title: str,
-    paired: PairedBoard,
-    pairs: dict[str, dict[str, dict[str, Any]]],
+    view: BoardView, title: str, pairs: dict[str, dict[str, dict[str, Any]]]
 ) -> dict[str, Any]:
     """The page's JSON; fills ``pairs`` (scorer -> metric -> scope -> :func:`_pair_columns`)
     in the same pass, so each scope's replicates are multiplied out once for ranks and pairs."""
-    scopes = [OVERALL, *dims_in({r.scope for r in table.rows})]
+    data, table, paired, scopes = view.data, view.table, view.paired, view.scopes
     config_ids = [run_id for run_id, _ in table.configs]
     scores: dict[str, Any] = {}
-    ranks: dict[str, Any] = {}
-    rank_intervals: dict[str, Any] = {}
     for scorer in table.scorers:
-        scores[scorer], ranks[scorer], rank_intervals[scorer] = {}, {}, {}
+        scores[scorer] = {}
         pairs[scorer] = {m: {} for m in METRICS}
         for scope in scopes:
             for metric, col in _pair_columns(paired, scorer, scope).items():
                 pairs[scorer][metric][scope] = col
-            scores[scorer][scope], ranks[scorer][scope] = {}, {}
-            rank_intervals[scorer][scope] = {}
+            scores[scorer][scope] = {}
             for metric in METRICS:
                 rows = [table.get(scorer, c, scope, metric) for c in config_ids]
                 scores[scorer][scope][metric] = [
                     [_r(r.rate), _r(r.lo), _r(r.hi), r.n, r.n_unscored, r.n_missing] for r in rows
                 ]
-                ranked = {k.run_id: k for k in paired.ranks(scorer, scope, metric, rows)}
-                ranks[scorer][scope][metric] = [format_rank(ranked[c]) for c in config_ids]
-                rank_intervals[scorer][scope][metric] = [
-                    None if ranked[c].lo is None else [ranked[c].lo, ranked[c].hi]
-                    for c in config_ids
-                ]
     runs = {r.run_id: r for r in data.runs}
-    m = data.methodology
     return {
         "title": title,
         "generated_at": now(),
@@ -330,61 +350,38 @@ def _payload(
         "scopes": scopes,
         "metrics": list(METRICS),
         "label_metrics": list(LABEL_METRICS),
-        "categories": list(CATEGORIES),
-        "affect_factors": ["category", "level", *AFFECT_FACTORS],
         "configs": [
             {
                 "run_id": run_id,
                 "label": label,
                 "model_spec": runs[run_id].model_spec if run_id in runs else None,
                 "system_prompt": runs[run_id].system_prompt if run_id in runs else None,
-                # The name's tooltip: the model, the system prompt's hash, every setting.
-                "title": run_title(runs[run_id]) if run_id in runs else label,
             }
             for run_id, label in table.configs
         ],
+        # The side-by-side view's rates (its B - A is in the pairs files).
         "scores": scores,
-        "ranks": ranks,
-        "rank_intervals": rank_intervals,  # [low, high] rank over the bootstrap, or null
-        "notes": {
-            "not_a_verdict": wording.NOT_A_VERDICT,
-            "metric": {m: wording.metric_note(m) for m in METRICS},
-            "direction": {m: wording.direction_note(m) for m in METRICS},
-        },
-        "methodology": {
-            "rating_protocol_version": m.rating_protocol_version,
-            "taxonomy_version": m.taxonomy_version,
-            "judge_prompt_version": m.judge_prompt_version,
-            "affect_version": m.affect_version,
-            "datasets": list(m.datasets),
-            "number_mapping": m.number_mapping,
-            "intervals": intervals_note(table.bootstrap, table.seed),
-            "ranks": UNRANKED_NOTE,
-            "ties": TIES_NOTE,
-            "paired": mde_note(),
-            "validation": list(m.validation),
-        },
+        "affect_version": data.methodology.affect_version,
     }
 
 
 def _chunks(data: BoardData) -> list[list[dict[str, Any]]]:
-    """Per configuration (in table order), its responses with every scorer's ratings."""
+    """Per configuration (in table order), its responses: what the explorer's list shows (as
+    text) and the detail view, rendered by the app's :func:`render.response_detail`."""
     by_response: dict[str, list[RatingSet]] = {}
     for rs in data.rating_sets:
         by_response.setdefault(rs.response_id, []).append(rs)
     order = list(dict.fromkeys(r.run_id for r in data.responses))
     chunks: dict[str, list[dict[str, Any]]] = {run_id: [] for run_id in order}
     for r in data.responses:
+        sets, affect = by_response.get(r.response_id, []), data.affect.get(r.response_id, [])
         chunks[r.run_id].append(
             {
                 "id": r.response_id,
                 "prompt_id": r.prompt_id,
                 "code": r.code,
-                "dimension": r.dimension,
-                "prompt": clip(r.prompt),
-                "response": clip(r.response),
-                "ratings": [rating_json(rs) for rs in by_response.get(r.response_id, ())],
-                "affect": data.affect.get(r.response_id, []),
+                "prompt": r.prompt[:LIST_CHARS],
+                "html": response_detail(r, sets, affect),
             }
         )
     return [chunks[run_id] for run_id in order]

@@ -343,7 +343,7 @@ class LiveBoard:
                 *[gr.update(choices=cfg, value=v) for v in now_chosen],
                 *[gr.update(choices=[ALL_CODES, *ix.codes], value=ALL_CODES) for _ in codes],
                 gr.update(choices=prompts, value=prompts[0][1] if prompts else None),
-                methodology_html(ix.data, ix.table), gr.update(choices=scorers, value=cs),
+                methodology_html(ix.view), gr.update(choices=scorers, value=cs),
                 ix.compare(cs, metric, *now_chosen[1:]),
             ]  # fmt: skip
 
@@ -352,16 +352,11 @@ class LiveBoard:
 
 
 def _scored(store: Store | None, settings: SpaceSettings) -> BoardIndex:
-    from intima.core.perf import paused_gc
+    from intima.results.board import assemble_board
     from intima.results.data import BoardData, load_board
-    from intima.results.table import score_table
 
     data = load_board(store) if store is not None else BoardData((), (), ())
-    with paused_gc():
-        table = score_table(
-            data.infos(), data.rating_sets, bootstrap=settings.bootstrap, seed=settings.seed
-        )
-    return BoardIndex(data, table)
+    return BoardIndex(assemble_board(data, bootstrap=settings.bootstrap, seed=settings.seed))
 
 
 def _log(message: str) -> None:
@@ -439,7 +434,7 @@ def main(settings_path: Path | None = None) -> None:
     submit, closed = request_backend(settings, os.environ.get("HF_TOKEN"))
     now = live.current()
     demo = build_app(
-        now.index.data, now.index.table, None, now.conversations,
+        now.index.view, None, now.conversations,
         live=live, submit=submit, closed=closed, title=settings.title,
     )  # fmt: skip
     try:

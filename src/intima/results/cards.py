@@ -98,36 +98,36 @@ class Card(BaseModel):
                 out[label] = rates
         return out
 
-    def summary(self) -> str:
-        """One line: set, protocol, AUROC, Spearman, recall/fpr of reinforcing."""
-        parts = [f"{self.scorer} ({self.version}) on {self.name}", self.labels_source]
+    def facts(self) -> list[tuple[str, str]]:
+        """What the card measured, as (what, value) pairs in the order every view shows them:
+        the site's and the app's card (``leaderboard.validity_view``) and :meth:`summary`."""
+        out = [("Set", self.name), ("Labels", self.labels_source)]
         if self.auroc is not None:
-            auc = f"AUROC reinforcing vs boundary {self.auroc:.3f}"
+            auc = f"{self.auroc:.3f}"
             if self.auroc_lo is not None and self.auroc_hi is not None:
                 auc += f" [{self.auroc_lo:.3f}, {self.auroc_hi:.3f}]"
-            parts.append(auc)
+            out.append(("AUROC reinforcing vs boundary", auc))
         if self.auroc_by_group:
-            parts.append(
-                self.groups_title
-                + " "
-                + ", ".join(f"{k} {_num(v)}" for k, v in sorted(self.auroc_by_group.items()))
-            )
+            groups = ", ".join(f"{k} {_num(v)}" for k, v in sorted(self.auroc_by_group.items()))
+            out.append((self.groups_title, groups))
         if self.macro_f1 is not None:
-            parts.append(f"macro-F1 {self.macro_f1:.3f}")
+            out.append(("macro-F1", f"{self.macro_f1:.3f}"))
         if self.kappa is not None:
-            parts.append(f"kappa {self.kappa:.3f}")
-        reinforcing = self.error_rates().get("reinforcing")
-        if reinforcing is not None and reinforcing.n_pos and reinforcing.n_neg:
-            parts.append(
-                f"reinforcing recall {reinforcing.recall:.3f} ({reinforcing.tp}/"
-                f"{reinforcing.n_pos}), false positives {reinforcing.fpr:.3f} "
-                f"({reinforcing.fp}/{reinforcing.n_neg})"
-            )
+            out.append(("kappa", f"{self.kappa:.3f}"))
+        for label, r in self.error_rates().items():  # every label's, not only reinforcing's
+            if r.n_pos and r.n_neg:
+                rates = f"recall {r.recall:.3f} ({r.tp}/{r.n_pos}), false positives "
+                out.append((f"Error rates: {label}", rates + f"{r.fpr:.3f} ({r.fp}/{r.n_neg})"))
         if self.graded is not None:
-            parts.append(
-                f"Spearman {_num(self.graded.spearman)} on {self.graded.set_name} "
-                f"(sha256 {self.graded.set_sha256[:12]}, n={self.graded.n})"
-            )
+            g = self.graded
+            graded = f"{_num(g.spearman)} on {g.set_name} (sha256 {g.set_sha256[:12]}, n={g.n})"
+            out.append(("Spearman", graded))
+        return out
+
+    def summary(self) -> str:
+        """One line of :meth:`facts` (the methodology's list of every card)."""
+        parts = [f"{self.scorer} ({self.version}) on {self.name}", self.labels_source]
+        parts += [f"{k} {v}" for k, v in self.facts()[2:]]
         return "; ".join(parts)
 
 

@@ -1,21 +1,18 @@
-/* INTIMA leaderboard: a small, dependency-free renderer.
- * Security rule: every string that comes from the data (model names, prompts, responses,
- * rationales) is inserted with textContent, never parsed as markup. The charts are not drawn
- * here: charts.py built them, escaped, into the page's <template>s, which this only clones. */
+/* INTIMA leaderboard: a small, dependency-free page that selects, loads and swaps.
+ * Every view the app shows too (the score table and its direction note, the validation card,
+ * the mean scores, the response detail, the methodology) is rendered once, in Python, with
+ * every store string escaped (leaderboard/render.py, validity_view.py, method_view.py); this
+ * script only picks the fragment for the chosen scorer, dimension and metric, loads the data
+ * file that holds it and puts it in place. The charts are charts.py's SVG, cloned from the
+ * page's <template>s. The few strings it writes itself (the explorer's list, the side-by-side
+ * numbers) go in with textContent, never as markup. */
 (function () {
   "use strict";
   var D = JSON.parse(document.getElementById("board-data").textContent);
-  var DIM_SHORT = {
-    "overall": "Overall", "Assistant Traits": "Assistant Traits",
-    "User Vulnerabilities": "User Vulnerabilities",
-    "Relationship & Intimacy": "Relationship & Intimacy",
-    "Emotional Investment": "Emotional Investment"
-  };
-  var state = { scorer: D.scorers[0] || null, metric: "reinforcing", sortKey: "overall",
-                sortDir: -1, exploreConfig: 0, exploreCode: "", exploreId: null,
-                cmpA: 0, cmpB: D.configs.length > 1 ? 1 : 0, cmpPrompt: null };
-  var chunks = {};
-  var chunkWaiters = {};
+  var DIM_SHORT = { "overall": "Overall" };
+  var state = { scorer: D.scorers[0] || null, scope: "overall", rankBy: "reinforcing",
+                reversed: false, metric: "reinforcing", exploreConfig: 0, exploreCode: "",
+                exploreId: null, cmpA: 0, cmpB: D.configs.length > 1 ? 1 : 0, cmpPrompt: null };
 
   function el(tag, attrs, text) {
     var e = document.createElement(tag);
@@ -29,6 +26,30 @@
     return D.scores[state.scorer][scope][metric][c];
   }
   function short(scope) { return DIM_SHORT[scope] || scope; }
+
+  /* ---- the one loader: every data/*.js file calls window.intimaChunk(key, body) ---- */
+  var chunks = {};
+  var waiters = {};
+  window.intimaChunk = function (key, body) {
+    chunks[key] = body;
+    (waiters[key] || []).forEach(function (f) { f(body); });
+    delete waiters[key];
+  };
+  function loadChunk(key, src, cb) {
+    if (chunks[key]) { cb(chunks[key]); return; }
+    if (waiters[key]) { waiters[key].push(cb); return; }
+    waiters[key] = [cb];
+    var sc = document.createElement("script");
+    sc.src = src;
+    document.body.appendChild(sc);
+  }
+  /* Put a Python-rendered, already escaped fragment in place of root's content. DOMParser
+   * makes an inert document (its scripts never run); its nodes are then moved in. */
+  function swap(root, html) {
+    root.textContent = "";
+    var doc = new DOMParser().parseFromString(html, "text/html");
+    Array.from(doc.body.childNodes).forEach(function (n) { root.appendChild(document.adoptNode(n)); });
+  }
 
   /* ---- controls ---- */
   function select(id, label, options, value, onChange) {
@@ -44,168 +65,45 @@
     return wrap;
   }
 
-  /* ---- the sortable table ---- */
-  function renderTable(root) {
-    root.textContent = "";
-    if (!state.scorer) { root.appendChild(el("p", null, "No scores yet: score the runs with a judge or the affect measure, then rebuild.")); return; }
-    var metric = state.metric;
-    var order = D.configs.map(function (_, i) { return i; });
-    order.sort(function (a, b) {
-      var va = sortValue(a), vb = sortValue(b);
-      if (va === null && vb === null) { return a - b; }
-      if (va === null) { return 1; }
-      if (vb === null) { return -1; }
-      return state.sortDir * (va - vb) || a - b;
-    });
-    root.appendChild(validityBlock(state.scorer));
-    root.appendChild(directionBlock(metric));
-    var t = el("table", { id: "scores", "class": "scores" });
-    var head = el("tr");
-    head.appendChild(el("th", { "class": "rank-head", title: "Rank on the sorted column, highest rate first, then [its 95% rank interval]; " + D.methodology.ties + "; '–': not ranked (fewer than 30 scored responses, or under half of the prompts scored)." }, "Rank (1 = most " + metric.replace(/_/g, " ") + ")"));
-    head.appendChild(sortHeader("label", "Model"));
-    D.scopes.forEach(function (scope) { head.appendChild(sortHeader(scope, short(scope))); });
-    head.appendChild(el("th", { title: "scored responses (overall)" }, "n scored"));
-    head.appendChild(el("th", { title: "judgments the scorer could not score; not counted as zeros" }, "unscored"));
-    var thead = el("thead"); thead.appendChild(head); t.appendChild(thead);
-    var tb = el("tbody");
-    var rankScope = state.sortKey === "label" ? "overall" : state.sortKey;
-    order.forEach(function (c) {
-      var tr = el("tr", { "data-run-id": D.configs[c].run_id });
-      var rk = el("td", { "class": "rank" });
-      rk.appendChild(el("span", { "class": "rank-value" }, D.ranks[state.scorer][rankScope][metric][c]));
-      var ri = D.rank_intervals ? D.rank_intervals[state.scorer][rankScope][metric][c] : null;
-      if (ri) { rk.appendChild(el("span", { "class": "ci rank-interval", title: "95% rank interval over the bootstrap replicates" }, " [" + (ri[0] === ri[1] ? ri[0] : ri[0] + "–" + ri[1]) + "]")); }
-      tr.appendChild(rk);
-      var name = el("td", { "class": "model", title: D.configs[c].title || D.configs[c].model_spec || "" }, D.configs[c].label);
-      tr.appendChild(name);
-      D.scopes.forEach(function (scope) {
-        var v = cell(scope, metric, c);
-        var td = el("td", { "class": "num", "data-scope": scope });
-        td.appendChild(el("span", { "class": "rate" }, pct(v[0])));
-        if (v[0] !== null) { td.appendChild(el("span", { "class": "ci" }, " [" + pct(v[1]) + ", " + pct(v[2]) + "]")); }
-        tr.appendChild(td);
-      });
-      var ov = cell("overall", metric, c);
-      tr.appendChild(el("td", { "class": "num" }, ov[3]));
-      tr.appendChild(el("td", { "class": ov[4] > 0 ? "num unscored some" : "num unscored" }, ov[4]));
-      tb.appendChild(tr);
-    });
-    t.appendChild(tb);
-    root.appendChild(t);
-  }
-  /* Which way the ranks run and what each number counts, above the table. */
-  function directionBlock(metric) {
-    var box = el("div", { id: "direction", "class": "direction" });
-    var p = el("p", { id: "direction-rank" });
-    p.appendChild(el("strong", null, D.notes.direction[metric] + " "));
-    p.appendChild(document.createTextNode(D.notes.not_a_verdict));
-    box.appendChild(p);
-    box.appendChild(el("p", { id: "metric-note", "class": "note" }, "Each cell: " + D.notes.metric[metric] + ", then its 95% interval [low, high]. n scored: responses the scorer rated (overall); unscored: ratings it could not make, not counted as zeros."));
-    return box;
-  }
-  function sortValue(c) {
-    if (state.sortKey === "label") { return null; }
-    return cell(state.sortKey, state.metric, c)[0];
-  }
-  function sortHeader(key, text) {
-    var th = el("th", { "class": "sortable", "data-sort": key, tabindex: "0", role: "button" }, text);
-    if (state.sortKey === key) { th.appendChild(el("span", { "class": "arrow" }, state.sortDir < 0 ? " ▼" : " ▲")); }
-    function go() {
-      if (key === "label") {
-        sortByLabel();
-        return;
-      }
-      if (state.sortKey === key) { state.sortDir = -state.sortDir; } else { state.sortKey = key; state.sortDir = -1; }
-      renderTable(sections["table"]);  // sorting changes only the table
+  /* ---- the scorer's card, score table and mean scores: data/t<s>_<scope>.js ---- */
+  function renderTable(done) {
+    var root = sections["table"], means = sections["means"];
+    if (!state.scorer) {
+      root.textContent = ""; means.textContent = "";
+      root.appendChild(el("p", null, "No scores yet: score the runs with a judge or the affect measure, then rebuild."));
+      if (done) { done(); }
+      return;
     }
-    th.addEventListener("click", go);
-    th.addEventListener("keydown", function (e) { if (e.key === "Enter") { go(); } });
-    return th;
+    var scorer = state.scorer, k = D.scopes.indexOf(state.scope);
+    loadChunk("t" + D.scorers.indexOf(scorer) + "_" + k, D.views[scorer][k], function (v) {
+      if (scorer !== state.scorer || D.scopes[k] !== state.scope) { return; }  // a later choice has its own call
+      swap(root, v.card + v.table[state.rankBy]);
+      swap(means, v.means[state.rankBy]);
+      if (state.reversed) { reverseRows(); }
+      if (done) { done(); }
+    });
   }
-  function sortByLabel() {
-    var idx = D.configs.map(function (_, i) { return i; });
-    idx.sort(function (a, b) { return D.configs[a].label.localeCompare(D.configs[b].label); });
-    var tb = document.querySelector("#scores tbody");
-    idx.forEach(function (c) { tb.appendChild(tb.querySelector('tr[data-run-id="' + cssEscape(D.configs[c].run_id) + '"]')); });
+  function rowsOf() { return document.querySelector("#table table.intima-score-table tbody"); }
+  function reverseRows() {
+    var tb = rowsOf();
+    Array.from(tb.rows).reverse().forEach(function (tr) { tb.appendChild(tr); });
   }
-  function cssEscape(s) { return window.CSS && CSS.escape ? CSS.escape(s) : s.replace(/["\\]/g, "\\$&"); }
-
-  /* ---- validity: the scorer's validation cards, raw share and mean score ---- */
-  function validity(scorer) { return (D.validity && D.validity.scorers[scorer]) || null; }
-  function num3(x) { return x === null || x === undefined ? "–" : Number(x).toFixed(3); }
-  function validityBlock(scorer) {
-    var v = validity(scorer);
-    var cards = v ? v.cards : [];
-    if (!cards.length) {
-      var p = el("p", { id: "validity", "class": "validity unvalidated", "data-scorer": scorer });
-      p.appendChild(el("strong", null, "Not validated. "));
-      p.appendChild(document.createTextNode(scorer + ": " + (D.validity ? D.validity.unvalidated : "") + "."));
-      return p;
+  function sortBy(key) {
+    if (key === "label") {
+      var tb = rowsOf();
+      Array.from(tb.rows).sort(function (a, b) {
+        return a.querySelector("td.model").textContent.localeCompare(b.querySelector("td.model").textContent);
+      }).forEach(function (tr) { tb.appendChild(tr); });
+      return;
     }
-    // Green only when a card passes: a card below the keyword baseline, or too small for an
-    // AUROC interval narrower than 0.2, says so (results/cards.py grade).
-    var passed = cards.some(function (c) { return c.grade === "validated"; });
-    var box = el("div", { id: "validity", "class": "validity " + (passed ? "validated" : "failed-validation"), "data-scorer": scorer });
-    var words = { "validated": "Validated", "failed": "Failed", "too small": "Too small" };
-    cards.forEach(function (c) {
-      var d = el("details", { "class": "card", "data-source": c.source, "data-grade": c.grade });
-      d.appendChild(el("summary", null, (words[c.grade] || "Validated") + " (" + c.source + "): " + c.scorer + " " + c.version + " on " + c.name + " · " + c.grade_reason));
-      var dl = el("dl");
-      function row(k, val) { dl.appendChild(el("dt", null, k)); dl.appendChild(el("dd", null, val)); }
-      row("Set", c.set_name + " (sha256 " + c.set_sha256 + ", n = " + c.n + ")");
-      row("Labels", c.labels_source);
-      row("Protocol", c.protocol);
-      if (c.auroc !== null) { row("AUROC reinforcing vs boundary", num3(c.auroc) + (c.auroc_lo !== null ? " [" + num3(c.auroc_lo) + ", " + num3(c.auroc_hi) + "]" : "")); }
-      var groups = Object.keys(c.auroc_by_group || {}).sort();
-      if (groups.length) { row(c.groups_title || "AUROC per held-out model", groups.map(function (g) { return g + " " + num3(c.auroc_by_group[g]); }).join("; ")); }
-      if (c.macro_f1 !== null) { row("macro-F1 (reinforcing, boundary)", num3(c.macro_f1)); }
-      if (c.kappa !== null) { row("Cohen's kappa", num3(c.kappa)); }
-      Object.keys(c.error_rates || {}).forEach(function (k) {
-        var e = c.error_rates[k];
-        row("Error rates: " + k, "recall " + num3(e.recall) + " (" + e.tp + "/" + e.n_pos + "), false positives " + num3(e.fpr) + " (" + e.fp + "/" + e.n_neg + ")");
-      });
-      if (c.graded) { row("Graded set", "Spearman " + num3(c.graded.spearman) + " on " + c.graded.set_name + " (sha256 " + c.graded.set_sha256 + ", n = " + c.graded.n + ")"); }
-      var how = el("dd");
-      how.appendChild(document.createTextNode(c.method + " · "));
-      how.appendChild(el("a", { href: "#method" }, "methodology"));
-      dl.appendChild(el("dt", null, "Method")); dl.appendChild(how);
-      d.appendChild(dl);
-      box.appendChild(d);
-    });
-    return box;
+    if (key === state.rankBy) { state.reversed = !state.reversed; reverseRows(); return; }
+    state.rankBy = key; state.reversed = false;
+    document.getElementById("rank-by").value = key;
+    renderTable();
   }
-  /* The scorer's own output per configuration: raw share and mean score (no corrected share:
-   * a correction fitted on other models' answers was worse than raw on the dev set). */
-  function renderMeans(root) {
-    root.textContent = "";
-    var v = state.scorer ? validity(state.scorer) : null;
-    if (!v) { return; }
-    var metric = ["reinforcing", "boundary", "neutral"].indexOf(state.metric) >= 0 ? state.metric : "reinforcing";
-    root.appendChild(el("p", { "class": "note" }, "Raw " + metric + " share and " + (v.measure || "no continuous score") + ": " + state.scorer + "'s own output, overall, 95% intervals."));
-    var t = el("table", { id: "mean-scores", "class": "scores" });
-    var head = el("tr");
-    ["Model", "raw share", "mean score"].forEach(function (h) { head.appendChild(el("th", null, h)); });
-    var thead = el("thead"); thead.appendChild(head); t.appendChild(thead);
-    var tb = el("tbody");
-    D.configs.forEach(function (cfg, c) {
-      var tr = el("tr", { "data-run-id": cfg.run_id });
-      tr.appendChild(el("td", { "class": "model" }, cfg.label));
-      var raw = D.scores[state.scorer].overall[metric][c];
-      var td = el("td", { "class": "num raw" });
-      td.appendChild(el("span", { "class": "rate" }, pct(raw[0])));
-      if (raw[0] !== null) { td.appendChild(el("span", { "class": "ci" }, " [" + pct(raw[1]) + ", " + pct(raw[2]) + "]")); }
-      tr.appendChild(td);
-      var mn = v.continuous.overall[c];
-      var tdm = el("td", { "class": "num mean" });
-      if (mn && mn[0] !== null) {
-        tdm.appendChild(el("span", { "class": "rate" }, num3(mn[0])));
-        tdm.appendChild(el("span", { "class": "ci" }, " [" + num3(mn[1]) + ", " + num3(mn[2]) + "]"));
-      } else { tdm.textContent = "–"; }
-      tr.appendChild(tdm);
-      tb.appendChild(tr);
-    });
-    t.appendChild(tb);
-    root.appendChild(t);
+  function onHeader(e) {
+    var th = e.target.closest ? e.target.closest("th[data-sort]") : null;
+    if (th && (e.type === "click" || e.key === "Enter")) { sortBy(th.getAttribute("data-sort")); }
   }
 
   /* ---- charts: drawn once, in Python (leaderboard/charts.py); each scorer's SVG waits in a
@@ -217,20 +115,8 @@
     if (t) { root.appendChild(document.importNode(t.content, true)); }
   }
 
-  /* ---- response explorer ---- */
-  window.intimaChunk = function (i, rows) {
-    chunks[i] = rows;
-    (chunkWaiters[i] || []).forEach(function (f) { f(rows); });
-    delete chunkWaiters[i];
-  };
-  function loadChunk(i, cb) {
-    if (chunks[i]) { cb(chunks[i]); return; }
-    if (chunkWaiters[i]) { chunkWaiters[i].push(cb); return; }
-    chunkWaiters[i] = [cb];
-    var sc = document.createElement("script");
-    sc.src = D.chunks[i];
-    document.body.appendChild(sc);
-  }
+  /* ---- response explorer: the list from data/r<i>.js, the detail its rendered fragment ---- */
+  function responses(i, cb) { loadChunk("r" + i, D.chunks[i], cb); }
   function renderExplorer(root) {
     root.textContent = "";
     if (!D.configs.length) { root.appendChild(el("p", null, "No responses.")); return; }
@@ -245,7 +131,7 @@
     body.appendChild(list); body.appendChild(detail);
     root.appendChild(body);
     list.appendChild(el("li", null, "Loading responses…"));
-    loadChunk(state.exploreConfig, function (rows) {
+    responses(state.exploreConfig, function (rows) {
       var codes = Array.from(new Set(rows.map(function (r) { return r.code; }))).sort();
       ctl.appendChild(select("explore-code", "Code", [["", "all codes"]].concat(codes.map(function (c) { return [c, c]; })), state.exploreCode, function (v) {
         state.exploreCode = v; renderExplorer(root);
@@ -263,56 +149,9 @@
       });
     });
   }
-  function showDetail(root, r, prefix) {
-    prefix = prefix || "explore";
-    root.textContent = "";
+  function showDetail(root, r) {
+    swap(root, r.html);
     root.setAttribute("data-response-id", r.id);
-    root.appendChild(el("h3", null, r.code + " · " + r.dimension));
-    var idp = el("p", { "class": "rid-line" }, "Response id: ");
-    idp.appendChild(el("code", { "class": "rid", id: prefix + "-rid" }, r.id));
-    idp.appendChild(document.createTextNode(" (explain its affect score: intima explain " + r.id.slice(0, 12) + ")"));
-    root.appendChild(idp);
-    root.appendChild(el("h4", null, "Prompt"));
-    root.appendChild(el("pre", { "class": "prompt" }, r.prompt));
-    root.appendChild(el("h4", null, "Response"));
-    root.appendChild(el("pre", { "class": "response", id: prefix + "-response" }, r.response));
-    root.appendChild(el("h4", null, "Ratings (0 low, 1 medium, 2 high; blank: not rated)"));
-    var t = el("table", { "class": "ratings" });
-    var h = el("tr");
-    h.appendChild(el("th", null, "scorer"));
-    h.appendChild(el("th", null, "primary"));
-    D.categories.forEach(function (c) { h.appendChild(el("th", { "class": "cat" }, c.replace(/_/g, " "))); });
-    t.appendChild(h);
-    r.ratings.forEach(function (rs) {
-      var tr = el("tr");
-      tr.appendChild(el("td", null, rs.scorer));
-      tr.appendChild(el("td", null, rs.status === "scored" ? (rs.primary || "–") : "unscored"));
-      rs.levels.forEach(function (lv) { tr.appendChild(el("td", { "class": "lv lv" + lv }, lv < 0 ? "" : lv)); });
-      t.appendChild(tr);
-    });
-    root.appendChild(t);
-    if (r.affect && r.affect.length) {
-      root.appendChild(el("h4", null, "Affect measure breakdown (per category: the driver sentence's factors)"));
-      var at = el("table", { "class": "ratings affect", id: prefix + "-affect" });
-      var ah = el("tr");
-      D.affect_factors.forEach(function (f) { ah.appendChild(el("th", null, f)); });
-      at.appendChild(ah);
-      r.affect.forEach(function (row) {
-        var tr = el("tr");
-        row.forEach(function (v) {
-          tr.appendChild(el("td", null, typeof v === "number" && !Number.isInteger(v) ? v.toFixed(3) : v));
-        });
-        at.appendChild(tr);
-      });
-      root.appendChild(at);
-    }
-    r.ratings.forEach(function (rs) {
-      if (!rs.reason) { return; }
-      var p = el("p", { "class": "reason" });
-      p.appendChild(el("strong", null, rs.scorer + ": "));
-      p.appendChild(document.createTextNode(rs.reason));
-      root.appendChild(p);
-    });
   }
 
   /* ---- side by side: two configurations ---- */
@@ -323,6 +162,7 @@
     var opts = D.configs.map(function (c, i) { return [i, c.label]; });
     ctl.appendChild(select("cmp-a", "Model A", opts, state.cmpA, function (v) { state.cmpA = Number(v); renderCompare(root); }));
     ctl.appendChild(select("cmp-b", "Model B", opts, state.cmpB, function (v) { state.cmpB = Number(v); renderCompare(root); }));
+    ctl.appendChild(select("metric", "Rate of", D.metrics.map(function (m) { return [m, m.replace(/_/g, " ")]; }), state.metric, function (v) { state.metric = v; renderCompare(root); }));
     root.appendChild(ctl);
     if (state.scorer) {
       root.appendChild(compareTable(state.cmpA, state.cmpB));
@@ -335,8 +175,8 @@
     pair.appendChild(left); pair.appendChild(right);
     root.appendChild(pick); root.appendChild(pair);
     left.appendChild(el("p", null, "Loading responses…"));
-    loadChunk(state.cmpA, function (rowsA) {
-      loadChunk(state.cmpB, function (rowsB) {
+    responses(state.cmpA, function (rowsA) {
+      responses(state.cmpB, function (rowsB) {
         var byPrompt = {};
         rowsB.forEach(function (r) { byPrompt[r.prompt_id] = r; });
         var shared = rowsA.filter(function (r) { return byPrompt[r.prompt_id]; });
@@ -348,10 +188,8 @@
         }), state.cmpPrompt, function (v) { state.cmpPrompt = v; show(); }));
         function show() {
           var a = shared.filter(function (r) { return r.prompt_id === state.cmpPrompt; })[0];
-          showDetail(left, a, "cmp-a");
-          showDetail(right, byPrompt[state.cmpPrompt], "cmp-b");
-          left.insertBefore(el("h3", { "class": "side" }, "A: " + D.configs[state.cmpA].label), left.firstChild);
-          right.insertBefore(el("h3", { "class": "side" }, "B: " + D.configs[state.cmpB].label), right.firstChild);
+          showDetail(left, a);
+          showDetail(right, byPrompt[state.cmpPrompt]);
         }
         show();
       });
@@ -360,22 +198,9 @@
   /* B − A comes precomputed per (scorer, metric) in data/p<s>_<m>.js (site.py _write_pairs):
    * this only picks the pair and shows it. Stored for i < j as B = j, A = i; the reverse
    * order is the same interval, negated. */
-  var pairFiles = {};
-  var pairWaiters = {};
-  window.intimaPairs = function (key, data) {
-    pairFiles[key] = data;
-    (pairWaiters[key] || []).forEach(function (f) { f(data); });
-    delete pairWaiters[key];
-  };
   function loadPairs(cb) {
-    var s = D.scorers.indexOf(state.scorer), m = D.metrics.indexOf(state.metric);
-    var key = s + "_" + m;
-    if (pairFiles[key]) { cb(pairFiles[key]); return; }
-    if (pairWaiters[key]) { pairWaiters[key].push(cb); return; }
-    pairWaiters[key] = [cb];
-    var sc = document.createElement("script");
-    sc.src = D.pairs.files[state.scorer][state.metric];
-    document.body.appendChild(sc);
+    var key = "p" + D.scorers.indexOf(state.scorer) + "_" + D.metrics.indexOf(state.metric);
+    loadChunk(key, D.pairs.files[state.scorer][state.metric], cb);
   }
   function pairOf(data, scope, a, b) {
     var n = D.configs.length, i = Math.min(a, b), j = Math.max(a, b);
@@ -435,24 +260,6 @@
     return t;
   }
 
-  /* ---- methodology ---- */
-  function renderMethod(root) {
-    root.textContent = "";
-    var m = D.methodology;
-    var dl = el("dl");
-    [["Rating protocol", m.rating_protocol_version], ["Taxonomy", m.taxonomy_version],
-     ["Judge prompt", m.judge_prompt_version], ["Affect measure", m.affect_version],
-     ["Datasets", (m.datasets || []).join("; ")], ["Number mapping", m.number_mapping],
-     ["Intervals", m.intervals], ["Ranks", "Rank 1 = the highest rate of the chosen column: a measurement, not a verdict (not the best model). [low–high]: the rank interval; " + m.ties + "; '–': " + m.ranks],
-     ["Side by side", m.paired],
-     ["Validation", (D.validity && D.validity.all_cards.length ? D.validity.all_cards : (m.validation || [])).join(" | ") || "no scorer validated yet"],
-     ["Mean score", D.validity ? D.validity.method : null],
-     ["Built", D.generated_at + " by intima " + D.package_version]].forEach(function (kv) {
-      dl.appendChild(el("dt", null, kv[0])); dl.appendChild(el("dd", null, kv[1] === null ? "–" : kv[1]));
-    });
-    root.appendChild(dl);
-  }
-
   /* ---- layout ---- */
   var sections = {};
   function section(id, title) {
@@ -463,9 +270,8 @@
     sections[id] = body;
     return s;
   }
-  function renderAll() {
-    renderTable(sections["table"]);
-    renderMeans(sections["means"]);
+  function renderAll(done) {
+    renderTable(done);
     showChart(sections["radar"], "radar");
     showChart(sections["bars"], "bars");
     showChart(sections["heatmap"], "heatmap");
@@ -476,9 +282,12 @@
     app.textContent = "";
     var ctl = el("div", { "class": "controls", id: "controls" });
     ctl.appendChild(select("scorer", "Scorer", D.scorers.map(function (s) { return [s, s]; }), state.scorer, function (v) { state.scorer = v; renderAll(); }));
-    ctl.appendChild(select("metric", "Rate of", D.metrics.map(function (m) { return [m, m.replace(/_/g, " ")]; }), state.metric, function (v) { state.metric = v; renderAll(); }));
+    ctl.appendChild(select("scope", "Dimension", D.scopes.map(function (s) { return [s, short(s)]; }), state.scope, function (v) { state.scope = v; renderTable(); }));
+    ctl.appendChild(select("rank-by", "Rank by", D.label_metrics.map(function (m) { return [m, m.replace(/_/g, " ")]; }), state.rankBy, function (v) { state.rankBy = v; state.reversed = false; renderTable(); }));
     app.appendChild(ctl);
     app.appendChild(section("table", "Scores"));
+    sections["table"].addEventListener("click", onHeader);
+    sections["table"].addEventListener("keydown", onHeader);
     app.appendChild(section("means", "Raw share and mean score"));
     app.appendChild(section("radar", "Reinforcing (red) and boundary (blue): % of scored responses by dimension"));
     app.appendChild(section("bars", "Primary labels: share of scored responses"));
@@ -486,13 +295,14 @@
     app.appendChild(section("explorer", "Response explorer"));
     app.appendChild(section("compare", "Side by side"));
     app.appendChild(section("method", "Methodology"));
-    renderAll();
     renderExplorer(sections["explorer"]);
-    renderMethod(sections["method"]);
-    document.body.setAttribute("data-ready", "1");
-    window.intimaReadyAt = performance.now();
+    sections["method"].appendChild(document.importNode(document.getElementById("methodology").content, true));
+    renderAll(function () {
+      document.body.setAttribute("data-ready", "1");
+      window.intimaReadyAt = performance.now();
+    });
   }
   // The drift view (drift.js, loaded after this file) builds its DOM with the same helpers.
-  window.INTIMA_DOM = { el: el, pct: pct, select: select };
+  window.INTIMA_DOM = { el: el, pct: pct, select: select, loadChunk: loadChunk, swap: swap };
   init();
 })();

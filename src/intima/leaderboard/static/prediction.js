@@ -64,9 +64,4 @@
   s.appendChild(body);
   var scores = document.getElementById("table");
   if (scores && scores.parentNode) { scores.parentNode.insertBefore(s, scores); }
-  var method = document.querySelector("#method dl");
-  if (method) {
-    method.appendChild(el("dt", null, "Prediction-powered shares"));
-    method.appendChild(el("dd", null, P.method));
-  }
 })();

@@ -1,0 +1,52 @@
+"""The methodology, as one HTML fragment the app shows and the static site embeds: versions,
+datasets, how the intervals, ranks, side-by-side numbers, cards, prediction-powered shares and
+mean scores are made. Every store string goes through :func:`~intima.leaderboard.render.esc`."""
+
+from __future__ import annotations
+
+from intima.leaderboard.prediction_view import PREDICTION_NOTE
+from intima.leaderboard.render import esc
+from intima.leaderboard.validity_view import MEANS_NOTE
+from intima.results.data import Methodology
+from intima.results.intervals import intervals_note
+from intima.results.paired import mde_note
+from intima.results.rank import TIES_NOTE, UNRANKED_NOTE
+
+
+def methodology_html(m: Methodology, bootstrap: int, seed: int, built: str | None = None) -> str:
+    """``m``: the board's methodology; ``bootstrap``, ``seed``: the score table's; ``built``:
+    when and by which version the page was made (the site; the app is live)."""
+    items = [
+        ("Rating protocol version", m.rating_protocol_version),
+        ("Taxonomy version", m.taxonomy_version),
+        ("Judge prompt version", m.judge_prompt_version or "–"),
+        ("Affect measure version", m.affect_version or "–"),
+        ("Datasets (revision)", "; ".join(m.datasets) or "–"),
+        ("Number mapping", m.number_mapping),
+        ("Intervals", intervals_note(bootstrap, seed)),
+        (
+            "Ranks",
+            "Rank 1 = highest rate: a measurement, not a verdict. [low–high]: the rank "
+            f"interval; {TIES_NOTE}. '–': {UNRANKED_NOTE}.",
+        ),
+        ("Side by side", mde_note()),
+        ("Validation", validation_text(m)),
+        ("Prediction-powered shares", PREDICTION_NOTE),
+        ("Mean score", MEANS_NOTE),
+        ("intima version", m.package_version),
+    ]
+    if built is not None:
+        items.append(("Built", built))
+    body = "".join(f"<dt><strong>{esc(k)}</strong></dt><dd>{esc(v)}</dd>" for k, v in items)
+    prompt = (
+        f"<h4>Judge prompt (system message)</h4><pre>{esc(m.judge_prompt)}</pre>"
+        if m.judge_prompt
+        else ""
+    )
+    return f'<div class="intima-method"><dl>{body}</dl>{prompt}</div>'
+
+
+def validation_text(m: Methodology) -> str:
+    """Every card in one line each, or the stored validation lines, or that there is none."""
+    cards = " | ".join(c.summary() for c in m.cards)
+    return cards or " | ".join(m.validation) or "no scorer validated yet"
