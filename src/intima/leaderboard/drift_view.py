@@ -17,7 +17,6 @@ through :mod:`~intima.leaderboard.drift_render`, which escapes every piece of it
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
@@ -33,6 +32,7 @@ from intima.leaderboard.drift_render import (
     table_html,
     transcript_html,
 )
+from intima.leaderboard.render import chunk_file
 from intima.results.conversations import ConversationBoard, drift_tables
 from intima.results.drift import DriftTable
 from intima.results.table import CATEGORIES
@@ -108,8 +108,6 @@ def write_transcripts(board: ConversationBoard, folder: Path) -> list[str]:
     """Write ``c<i>.js`` per configuration into ``folder``; their paths relative to the site."""
     names = []
     for i, convs in enumerate(transcripts(board)):
-        # JSON is a JS expression; ensure_ascii keeps U+2028/2029 and the like out of the file.
-        text = "window.intimaConversations(" + str(i) + "," + json.dumps(convs, ensure_ascii=True)
-        (folder / f"c{i}.js").write_text(text + ");\n", encoding="utf-8")
+        chunk_file(folder, f"c{i}", convs)
         names.append(f"{folder.name}/c{i}.js")
     return names

@@ -8,8 +8,10 @@ formatted by us. Nothing here is ever passed to ``str.format`` as a template.
 from __future__ import annotations
 
 import html
+import json
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from intima.affect.config import AffectConfig
 from intima.core.ratings import RatingSet
@@ -250,3 +252,11 @@ def _rank_title(rk: Ranked) -> str:
 def _rank_interval(rk: Ranked) -> str:
     text = format_rank_interval(rk)
     return f'<span class="ci rank-interval"> [{esc(text)}]</span>' if text else ""
+
+
+def chunk_file(folder: Path, key: str, body: Any) -> None:
+    """``<folder>/<key>.js``: one call of ``window.intimaChunk``, the one loader of the site's
+    scripts (``board.js``, which ``drift.js`` uses too). JSON is a JS expression;
+    ensure_ascii keeps U+2028/2029 and the like out of the file."""
+    text = json.dumps(body, ensure_ascii=True, separators=(",", ":"))
+    (folder / f"{key}.js").write_text(f'window.intimaChunk("{key}",{text});\n', encoding="utf-8")

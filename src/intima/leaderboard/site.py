@@ -51,7 +51,7 @@ from intima.leaderboard.drift_view import (
 from intima.leaderboard.method_view import methodology_html
 from intima.leaderboard.models_view import MODELS_SCRIPT, model_rows, with_models
 from intima.leaderboard.prediction_view import prediction_payload
-from intima.leaderboard.render import CSS, response_detail, scores_table
+from intima.leaderboard.render import CSS, chunk_file, response_detail, scores_table
 from intima.leaderboard.validity_view import means_html, validity_html
 from intima.results.board import BoardView, assemble_board
 from intima.results.conversations import ConversationBoard, drift_tables
@@ -167,17 +167,10 @@ def _build(
     )
 
 
-def _chunk_file(folder: Path, key: str, body: Any) -> None:
-    """``data/<key>.js``: one call of ``window.intimaChunk``, the one loader ``board.js`` has.
-    JSON is a JS expression; ensure_ascii keeps U+2028/2029 and the like out of the file."""
-    text = json.dumps(body, ensure_ascii=True, separators=(",", ":"))
-    (folder / f"{key}.js").write_text(f'window.intimaChunk("{key}",{text});\n', encoding="utf-8")
-
-
 def _write_chunks(data: BoardData, folder: Path) -> int:
     chunks = _chunks(data)
     for i, chunk in enumerate(chunks):
-        _chunk_file(folder, f"r{i}", chunk)
+        chunk_file(folder, f"r{i}", chunk)
     return len(chunks)
 
 
@@ -198,7 +191,7 @@ def _write_views(view: BoardView, folder: Path) -> dict[str, list[str]]:
                           for m in LABEL_METRICS},
                 "means": {m: means_html(table, means, scorer, scope, m) for m in LABEL_METRICS},
             }  # fmt: skip
-            _chunk_file(folder, f"t{s}_{k}", body)
+            chunk_file(folder, f"t{s}_{k}", body)
             files[scorer].append(f"data/t{s}_{k}.js")
     return files
 
@@ -230,7 +223,7 @@ def _write_pairs(
     for s, scorer in enumerate(table.scorers):
         files[scorer] = {}
         for m, metric in enumerate(METRICS):
-            _chunk_file(folder, f"p{s}_{m}", pairs[scorer][metric])
+            chunk_file(folder, f"p{s}_{m}", pairs[scorer][metric])
             files[scorer][metric] = f"data/p{s}_{m}.js"
     return {"note": mde_note(), "files": files}
 

@@ -11,11 +11,10 @@
   if (!node) { return; }
   var V = JSON.parse(node.textContent);
   var state = { scorer: V.default_scorer, scope: V.scopes[0] || "all", config: 0, conv: null };
-  var chunks = {}, waiters = {};
   var parts = {};
 
   var U = window.INTIMA_DOM;  // board.js's helpers: every string goes in as text
-  var el = U.el, select = U.select;
+  var el = U.el, select = U.select;  // and U.loadChunk, U.swap: the site's one loader and swap
 
   // A template of the page, cloned into root in place of what it held.
   function swapTemplate(root, id) {
@@ -23,16 +22,6 @@
     var t = document.getElementById(id);
     if (t) { root.appendChild(document.importNode(t.content, true)); }
   }
-  // A transcript's markup (built and escaped by drift_render.transcript_html), parsed in a
-  // document of its own and moved into root in place of what it held.
-  function swapMarkup(root, html) {
-    var doc = new DOMParser().parseFromString(html, "text/html");
-    root.textContent = "";
-    Array.prototype.slice.call(doc.body.childNodes).forEach(function (n) {
-      root.appendChild(document.importNode(n, true));
-    });
-  }
-
   /* ---- the charts (a line per model over the turns) and the table of slopes, dropped
    * boundaries and turns without a label, for the chosen scorer and dimension ---- */
   function renderNumbers() {
@@ -41,20 +30,8 @@
     swapTemplate(parts.table, "drift-table-" + key);
   }
 
-  /* ---- transcript explorer: one file per model, loaded when it is opened ---- */
-  window.intimaConversations = function (i, convs) {
-    chunks[i] = convs;
-    (waiters[i] || []).forEach(function (f) { f(convs); });
-    delete waiters[i];
-  };
-  function loadChunk(i, cb) {
-    if (chunks[i]) { cb(chunks[i]); return; }
-    if (waiters[i]) { waiters[i].push(cb); return; }
-    waiters[i] = [cb];
-    var sc = document.createElement("script");
-    sc.src = V.chunks[i];
-    document.body.appendChild(sc);
-  }
+  /* ---- transcript explorer: one file per model (data/c<i>.js), loaded when it is opened,
+   * its escaped markup (drift_render.transcript_html) swapped in ---- */
   function renderExplorer(root) {
     root.textContent = "";
     var ctl = el("div", { "class": "controls" });
@@ -64,14 +41,14 @@
     root.appendChild(ctl);
     var box = el("div", { id: "drift-transcript" }, "Loading conversations…");
     root.appendChild(box);
-    loadChunk(state.config, function (convs) {
+    U.loadChunk("c" + state.config, V.chunks[state.config], function (convs) {
       if (!convs.length) { box.textContent = "No conversation."; return; }
       if (!convs.some(function (c) { return c.id === state.conv; })) { state.conv = convs[0].id; }
       ctl.appendChild(select("drift-conv", "Conversation", convs.map(function (c) {
         return [c.id, c.choice];
       }), state.conv, function (v) { state.conv = v; show(); }));
       function show() {
-        swapMarkup(box, convs.filter(function (c) { return c.id === state.conv; })[0].html);
+        U.swap(box, convs.filter(function (c) { return c.id === state.conv; })[0].html);
       }
       show();
     });
