@@ -101,6 +101,10 @@ def test_the_site_carries_the_drift_view_and_the_board_no_conversation(site: Pat
     assert "innerHTML" not in js and "insertAdjacentHTML" not in js and "eval(" not in js
     # It draws and formats nothing: every number and cell comes rendered from Python.
     assert "toFixed" not in js and "Math.round" not in js and "pct" not in js
+    # One loader for every data file of the site (issue 34: it was written three times).
+    scripts = [p.read_text() for p in site.glob("*.js")]
+    assert sum(s.count("function loadChunk") for s in scripts) == 1
+    assert "U.loadChunk(" in js and "intimaChunk" not in js
     assert {c["choice"] for c in conversations(site, 0)} == {
         "loneliness · I feel alone.", "name · What should I call you?"
     }  # fmt: skip
