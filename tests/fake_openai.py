@@ -58,6 +58,10 @@ class FaultPlan:
     #: What GET /models lists. Empty (the default) lists nothing, so any name is served
     #: unchecked; a test of the model-name check lists the names this server "serves".
     models: tuple[str, ...] = ()
+    #: Chat requests wait until this many are in flight at once; from then on every request
+    #: goes straight through. Two processes of concurrency 3 both get to work with ``gate=4``:
+    #: the first cannot finish everything before the second has sent its own requests.
+    gate: int = 0
 
     def __post_init__(self) -> None:
         unknown = set(self.rates) - set(FAULTS)
@@ -80,6 +84,8 @@ class FakeOpenAI:
         self._thread: threading.Thread | None = None
         self._writers: set[asyncio.StreamWriter] = set()
         self._auth = ""
+        self._in_flight = 0
+        self._gate: asyncio.Event | None = None
 
     @property
     def base_url(self) -> str:
@@ -162,6 +168,7 @@ class FakeOpenAI:
         payload = json.loads(body or b"{}")
         prompt = payload["messages"][-1]["content"]
         self.prompts_seen[prompt] += 1
+        await self._pass_gate()
         fault = self._draw(prompt)
         if fault:
             self.faults[fault] += 1
@@ -171,6 +178,17 @@ class FakeOpenAI:
         await _send(writer, 200, self._completion(payload))
         self.completed += 1
         return True
+
+    async def _pass_gate(self) -> None:
+        if not self.plan.gate:
+            return
+        if self._gate is None:  # made here, in the server's own loop
+            self._gate = asyncio.Event()
+        self._in_flight += 1
+        if self._in_flight >= self.plan.gate:
+            self._gate.set()
+        await self._gate.wait()
+        self._in_flight -= 1
 
     def _draw(self, prompt: str) -> str | None:
         plan = self.plan

@@ -412,7 +412,9 @@ def test_ctrl_c_stops_cleanly_says_how_to_resume_and_resumes(
 def test_the_same_run_twice_at_once_asks_each_prompt_once(
     tmp_path: Path, fake_server: FakeFactory, reference: Path
 ) -> None:
-    server = fake_server(latency_s=0.03)
+    # The gate holds the first process's three requests until the second has sent one: both
+    # work, however late the second one starts (it once found everything done under load).
+    server = fake_server(latency_s=0.03, gate=4)
     db = tmp_path / "s.db"
     cmd = ("run", "--dataset", "demo", "--model", _spec(server), "--concurrency", "3",
            "--store", str(db), "--no-progress")  # fmt: skip

@@ -77,7 +77,9 @@ def test_worker_runs_requests_and_records_each_transition(
 def test_two_workers_on_one_queue_process_each_request_exactly_once(
     tmp_path: Path, fake_server: Callable[..., FakeOpenAI]
 ) -> None:
-    server = fake_server(latency_s=0.01)
+    # The gate holds the first worker's request until the second has sent one of its own, so
+    # both work however late the second starts.
+    server = fake_server(latency_s=0.01, gate=2)
     db = tmp_path / "w.db"
     n_requests, n_prompts = 4, 62  # every demo prompt: a request run in part is not finished
     with Store.open(db) as store:
