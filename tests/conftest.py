@@ -17,6 +17,10 @@ import httpx
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
+# One OpenMP thread for torch here and in the commands tests start (unless the caller chose):
+# the suite runs two workers on two cores, so a second thread mostly waits for a core while
+# the first spins at each barrier; the MiniLM comparison took 40 CPU-s with two, 28 with one.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 from fake_openai import FakeOpenAI, FaultPlan
 
