@@ -136,10 +136,12 @@ def test_two_workers_run_three_hub_requests_once_each_and_resume_a_killed_one(
     killed = queue.get(ids[0])
     assert killed.status == "running" and killed.results == []
     # Two workers drain the queue; one of them takes over A's request once its lease runs out.
-    b = _worker(hub, tmp_path, "b", llama_server, "--drain")
-    c = _worker(hub, tmp_path, "c", llama_server, "--drain")
-    for proc, name in ((b, "b"), (c, "c")):
-        assert proc.wait(300) == 0, (tmp_path / f"{name}.log").read_text()
+    # Their model is behind a recording proxy: what they asked is what the server received.
+    with running(ChatProxy(llama_server)) as later:
+        b = _worker(hub, tmp_path, "b", later.base_url, "--drain")
+        c = _worker(hub, tmp_path, "c", later.base_url, "--drain")
+        for proc, name in ((b, "b"), (c, "c")):
+            assert proc.wait(300) == 0, (tmp_path / f"{name}.log").read_text()
     done = {r.request_id: r for r in queue.requests()}
     assert {rid: done[rid].status for rid in ids} == dict.fromkeys(ids, "finished")
     for rid in ids:
@@ -148,10 +150,12 @@ def test_two_workers_run_three_hub_requests_once_each_and_resume_a_killed_one(
     resumed = [e.detail for e in done[ids[0]].history if e.status == "running"]
     assert resumed[0] == "claimed" and resumed[1].startswith("lease of ")
     assert resumed[1].endswith("expired; resumed") and len(resumed) == 2
-    # Every answer exactly once, A's answers kept as they were (not asked again).
+    # Every answer exactly once, A's answer kept as it was and not asked again.
     answers = _answers(db)
     assert len(answers) == 3 * LIMIT == len({(k, p) for k, p, _ in answers})
     assert kept <= set(answers)
+    [answered] = one_answer.chats
+    assert answered["messages"] not in [chat["messages"] for chat in later.chats]
     # The results repo holds one bundle per request; importing it gives every answer once.
     bundles = {p.split("/")[1] for p in hub.repo(RESULTS).head() if p.startswith("bundles/")}
     assert {r.split("/")[1] for rid in ids for r in done[rid].results} == bundles
