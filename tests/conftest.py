@@ -17,6 +17,10 @@ import httpx
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
+# One OpenMP thread for torch here and in the commands tests start (unless the caller chose):
+# the suite runs two workers on two cores, so a second thread mostly waits for a core while
+# the first spins at each barrier; the MiniLM comparison took 40 CPU-s with two, 28 with one.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 from fake_openai import FakeOpenAI, FaultPlan
 
@@ -162,7 +166,10 @@ def wait_for(predicate: Callable[[], bool], timeout: float, what: str, poll: flo
 def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """llama-cpp-python's own OpenAI-compatible server serving the bundled SmolLM2.
 
-    Yields the base URL; the model name to use is ``smollm2``.
+    Yields the base URL; the model name to use is ``smollm2``. One thread: the suite runs two
+    workers on two cores, so a second llama.cpp thread is usually waiting for a core, and the
+    first spins at each barrier meanwhile; a 40-token prompt then took 2-6 CPU-s instead of
+    0.3-0.9.
     """
     from intima.providers.bundled import bundled_gguf
 
@@ -172,7 +179,8 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         proc = subprocess.Popen(
             [sys.executable, "-m", "llama_cpp.server", "--model", str(bundled_gguf()),
              "--model_alias", "smollm2", "--host", "127.0.0.1", "--port", str(port),
-             "--n_ctx", "4096", "--verbose", "False"],
+             "--n_ctx", "4096", "--n_threads", "1", "--n_threads_batch", "1",
+             "--verbose", "False"],
             stdout=out, stderr=subprocess.STDOUT,
         )  # fmt: skip
     base = f"http://127.0.0.1:{port}/v1"

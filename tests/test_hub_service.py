@@ -10,11 +10,14 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from chat_proxy import ChatProxy, running
 from conftest import run_cli, wait_for
 from fake_hub import FakeHub, hf_env, point_hf_at, running_hub
 from intima.core.config import GenerationSettings
@@ -24,8 +27,10 @@ REQUESTS, RESULTS = "org/requests", "org/results"
 TOKEN = "hf_fake_write_token_service_0123"
 #: the model server's key, from the worker's environment: it must reach no file on the Hub
 SENTINEL = "sk-sentinel-hub-service-9f8e7d6c5b4a"
-#: every demo prompt: a request run with --limit is a smoke test, never finished (issue 33)
-LIMIT = 62
+#: every prompt of a request is run (with --limit it is a smoke test, never finished, issue 33),
+#: so the requests ask for ``hub`` and the workers read these first INTIMA rows as its local
+#: copy (--dataset): each SmolLM2 answer costs CPU, and the 62 demo prompts took 80 s a run
+LIMIT = 8
 #: requests on the Hub name a public Hub model; the workers' server serves the bundled SmolLM2
 #: under the name smollm2, hence the workers' --allow-unlisted-model
 MODEL = "HuggingFaceTB/SmolLM2-135M-Instruct"
@@ -42,6 +47,44 @@ def hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeHub]:
         yield server
 
 
+class OneAnswer(ChatProxy):
+    """Lets one chat request through to the model and holds every later one until released
+    (then drops it): worker A is killed with an answer stored and the next in flight, at a
+    known point and without timing, however small the request."""
+
+    def __init__(self, upstream: str) -> None:
+        super().__init__(upstream)
+        self.released = threading.Event()
+        self._let_through = 1
+        self._lock = threading.Lock()
+
+    def admit(self, payload: dict[str, Any]) -> bool:
+        with self._lock:
+            self._let_through -= 1
+            if self._let_through >= 0:
+                return True
+        self.released.wait(300)
+        return False  # its worker was killed meanwhile
+
+
+@pytest.fixture
+def one_answer(llama_server: str) -> Iterator[OneAnswer]:
+    proxy = OneAnswer(llama_server)
+    with running(proxy):
+        yield proxy
+        proxy.released.set()
+
+
+@pytest.fixture
+def intima_part(intima_jsonl: Path, tmp_path: Path) -> Path:
+    """The first LIMIT rows of the shared INTIMA file, read from ../shared into this test's
+    folder (never into the repo): the workers' local copy of the hub dataset."""
+    part = tmp_path / "intima-part.jsonl"
+    with intima_jsonl.open(encoding="utf-8") as rows:
+        part.write_text("".join(next(rows) for _ in range(LIMIT)), encoding="utf-8")
+    return part
+
+
 def _worker(hub: FakeHub, tmp: Path, name: str, llama: str, *extra: str) -> subprocess.Popen[str]:
     env = {**os.environ, **hf_env(hub, tmp / f"cache-{name}", tmp / f"home-{name}", TOKEN),
            "INTIMA_API_KEY": SENTINEL}  # fmt: skip
@@ -50,7 +93,7 @@ def _worker(hub: FakeHub, tmp: Path, name: str, llama: str, *extra: str) -> subp
         [sys.executable, "-m", "intima", "worker", "--queue", f"hf://datasets/{REQUESTS}",
          "--results", f"hf://datasets/{RESULTS}", "--base-url", llama,
          "--concurrency", "1", "--lease", "3", "--poll", "0.2", "--allow-unlisted-model",
-         "--store",
+         "--dataset", str(tmp / "intima-part.jsonl"), "--store",
          str(tmp / "worker.db"), *extra],
         stdout=log, stderr=subprocess.STDOUT, text=True, env=env,
     )  # fmt: skip
@@ -72,18 +115,19 @@ def _answers(db: Path) -> list[tuple[str, str, str]]:
 
 @pytest.mark.slow
 def test_two_workers_run_three_hub_requests_once_each_and_resume_a_killed_one(
-    hub: FakeHub, tmp_path: Path, llama_server: str
+    hub: FakeHub, tmp_path: Path, llama_server: str, one_answer: OneAnswer, intima_part: Path
 ) -> None:
     queue = HubQueue(f"hf://datasets/{REQUESTS}")
-    gen = GenerationSettings(max_tokens=4, temperature=0.0)  # short: every demo prompt is run
+    gen = GenerationSettings(max_tokens=4, temperature=0.0)  # short: every prompt is run
     ids = [
-        queue.add(f"openai-compat:{MODEL}", "ci", dataset="demo", system_prompt=sp,
+        queue.add(f"openai-compat:{MODEL}", "ci", dataset="hub", system_prompt=sp,
                   generation=gen).request_id
         for sp in ("Answer briefly.", "Answer warmly.", "Answer plainly.")
     ]  # fmt: skip
     db = tmp_path / "worker.db"
-    # Worker A takes the oldest request and is killed once it has stored an answer.
-    a = _worker(hub, tmp_path, "a", llama_server, "--once")
+    # Worker A takes the oldest request and is killed once it has stored an answer (its
+    # model is behind a proxy that answers once and holds the next request).
+    a = _worker(hub, tmp_path, "a", one_answer.base_url, "--once")
     wait_for(lambda: len(_answers(db)) >= 1, 120, "worker A's first answer")
     a.send_signal(signal.SIGKILL)
     a.wait(30)
@@ -92,10 +136,12 @@ def test_two_workers_run_three_hub_requests_once_each_and_resume_a_killed_one(
     killed = queue.get(ids[0])
     assert killed.status == "running" and killed.results == []
     # Two workers drain the queue; one of them takes over A's request once its lease runs out.
-    b = _worker(hub, tmp_path, "b", llama_server, "--drain")
-    c = _worker(hub, tmp_path, "c", llama_server, "--drain")
-    for proc, name in ((b, "b"), (c, "c")):
-        assert proc.wait(300) == 0, (tmp_path / f"{name}.log").read_text()
+    # Their model is behind a recording proxy: what they asked is what the server received.
+    with running(ChatProxy(llama_server)) as later:
+        b = _worker(hub, tmp_path, "b", later.base_url, "--drain")
+        c = _worker(hub, tmp_path, "c", later.base_url, "--drain")
+        for proc, name in ((b, "b"), (c, "c")):
+            assert proc.wait(300) == 0, (tmp_path / f"{name}.log").read_text()
     done = {r.request_id: r for r in queue.requests()}
     assert {rid: done[rid].status for rid in ids} == dict.fromkeys(ids, "finished")
     for rid in ids:
@@ -104,10 +150,12 @@ def test_two_workers_run_three_hub_requests_once_each_and_resume_a_killed_one(
     resumed = [e.detail for e in done[ids[0]].history if e.status == "running"]
     assert resumed[0] == "claimed" and resumed[1].startswith("lease of ")
     assert resumed[1].endswith("expired; resumed") and len(resumed) == 2
-    # Every answer exactly once, A's answers kept as they were (not asked again).
+    # Every answer exactly once, A's answer kept as it was and not asked again.
     answers = _answers(db)
     assert len(answers) == 3 * LIMIT == len({(k, p) for k, p, _ in answers})
     assert kept <= set(answers)
+    [answered] = one_answer.chats
+    assert answered["messages"] not in [chat["messages"] for chat in later.chats]
     # The results repo holds one bundle per request; importing it gives every answer once.
     bundles = {p.split("/")[1] for p in hub.repo(RESULTS).head() if p.startswith("bundles/")}
     assert {r.split("/")[1] for rid in ids for r in done[rid].results} == bundles

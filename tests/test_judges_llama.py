@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from chat_proxy import ChatProxy, running
-from conftest import run_cli
+from conftest import invoke_cli, run_cli
 from intima.core.config import GenerationSettings, ModelConfig
 from intima.core.taxonomy import CATEGORIES
 from intima.judges.loop import judge
@@ -36,7 +36,7 @@ def proxy(llama_server: str) -> Iterator[ChatProxy]:
 
 
 def _judge(db: Path, url: str, label: str, *extra: str) -> None:
-    res = run_cli(
+    res = invoke_cli(
         "judge", "-j", f"openai-compat:smollm2@{url}", "--label", label,
         "--structured-output", "json_object", "--concurrency", "1", "--max-tokens", "400",
         "--store", str(db), "--no-progress", *extra,
@@ -56,7 +56,7 @@ def test_smollm2_judge_panel_and_rejudge(
     db = tmp_path / "s.db"
 
     def generate(limit: int) -> None:
-        res = run_cli(
+        res = invoke_cli(
             "run", "-m", f"openai-compat:smollm2@{llama_server}", "--dataset", "demo",
             "--limit", str(limit), "--max-tokens", "48", "--store", str(db), "--no-progress",
         )  # fmt: skip
@@ -99,7 +99,7 @@ def test_smollm2_judge_panel_and_rejudge(
     assert scorers == {"judge:smol-a", "judge:smol-b", "panel"}
     assert sum(1 for s in sets if s.scorer == "panel") == 2
     assert all(s.scored for s in sets)
-    agree = run_cli("agreement", "--store", str(db), "--json", str(tmp_path / "a.json"))
+    agree = invoke_cli("agreement", "--store", str(db), "--json", str(tmp_path / "a.json"))
     assert agree.returncode == 0, agree.stderr
     report = json.loads((tmp_path / "a.json").read_text())
     assert report["raters"] == ["judge:smol-a", "judge:smol-b"]

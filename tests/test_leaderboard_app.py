@@ -242,11 +242,10 @@ _LAYOUT_JS = """
 
 @pytest.mark.parametrize("width", [1280, 1920, 390])
 def test_every_tab_is_readable_at_common_widths(
-    page, app_url: str, artifacts: Path, width: int
+    browser: Any, app_url: str, artifacts: Path, width: int
 ) -> None:
     """No tab's content spills over its neighbours or makes the page scroll sideways; wide
     tables scroll inside their own box. Screenshots go to tests/artifacts/."""
-    browser = page.context.browser
     pg = browser.new_page(viewport={"width": width, "height": 900})
     try:
         pg.goto(app_url)
@@ -276,11 +275,13 @@ _FITS_JS = """
 
 
 @pytest.mark.parametrize("width", [1280, 390])
-def test_rank_direction_title_and_a_score_table_that_fits(page, app_url: str, width: int) -> None:
+def test_rank_direction_title_and_a_score_table_that_fits(
+    browser: Any, app_url: str, width: int
+) -> None:
     """Issue #23: above the table, which way the ranks run and that they are not a verdict;
     the subtitle names the intervals the methodology uses; at 1280 px the score table needs no
     horizontal scrolling."""
-    pg = page.context.browser.new_page(viewport={"width": width, "height": 900})
+    pg = browser.new_page(viewport={"width": width, "height": 900})
     try:
         pg.goto(app_url)
         pg.wait_for_selector("#board-table table.intima-score-table", timeout=30_000)
