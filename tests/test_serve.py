@@ -43,7 +43,12 @@ def test_serve_prints_a_spec_that_run_can_use_and_stops_cleanly(
                 assert store.query("SELECT COUNT(*) FROM responses WHERE status='ok'")[0][0] == 1
     finally:
         proc.send_signal(stop_with)
-        _, err = proc.communicate(timeout=30)
+        try:
+            _, err = proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()  # never leave intima serve (and its model server) running
+            proc.communicate()
+            raise
     # SIGTERM used to end intima at once and leave its model server answering on the port.
     assert proc.returncode == 130 and "Stopped the server." in err
     assert "resume" not in err and "Traceback" not in err  # a server has nothing to resume
