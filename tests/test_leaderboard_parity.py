@@ -1,6 +1,6 @@
 """The static site and the app show the same cells for the same store (issue 34): the score
-table with its direction note, the validation card, the raw-share and mean-score table, a
-response's detail and the methodology, read from the two pages in real Chromium, the real
+table with its direction note, the validation card, the raw-share and mean-score table, the
+prediction-powered shares, a response's detail and the methodology, read from the two pages in real Chromium, the real
 ``intima board serve`` on one side and a built site on the other. Both are rendered by one
 definition each; a copy that drifts on either side turns this red."""
 
@@ -16,6 +16,7 @@ import pytest
 from browser import launch, watched_page
 from conftest import board_server
 from intima.judges.prompt import JUDGE_PROMPT_VERSION
+from intima.judges.samples import SampleSpec, draw
 from intima.leaderboard.site import build_site
 from intima.results import DEFAULT_SEED
 from intima.results.data import load_board
@@ -38,7 +39,8 @@ _TERMS = (
 @pytest.fixture(scope="module")
 def store_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A synthetic board whose first judge has a stored validation report with every label's
-    error rates (and a hostile set name)."""
+    error rates (and a hostile set name) and a random sample of each configuration (so the
+    board shows prediction-powered shares, the panel their predictor)."""
     path = tmp_path_factory.mktemp("parity") / "store.db"
     report = {
         "n": 300,
@@ -53,6 +55,7 @@ def store_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
     }  # fmt: skip
     with Store.open(path) as store:
         write_store(store, synthetic_board(3, 40, 2, seed=3, extra_response=HOSTILE))
+        draw(store, "synthetic:synthetic-judge-0", store.responses(), SampleSpec(size=30))
         with store.transaction() as conn:
             conn.execute(
                 "INSERT INTO validation_reports (set_sha256, set_name, scorer, scorer_version, "
@@ -93,6 +96,12 @@ def _views(pg: Any, root: str) -> dict[str, Any]:
         "titles": pg.eval_on_selector_all(f"{root} #scores td.model", "ts => ts.map(t => t.title)"),
         "card": pg.eval_on_selector(f"{root} #validity", "e => e.textContent"),
         "means": pg.eval_on_selector(f"{root} #mean-scores", _CELLS),
+        "prediction": pg.eval_on_selector_all(
+            f"{root} .intima-prediction-view", "vs => vs.map(v => v.textContent)"
+        ),
+        "prediction_cells": pg.eval_on_selector_all(
+            f"{root} table.intima-prediction", f"ts => ts.map({_CELLS})"
+        ),
     }
 
 
@@ -110,6 +119,7 @@ def _same_views(site: Any, app: Any) -> None:
     then compares: a difference is reported cell by cell."""
     want = _views(site, "#app")
     assert want["scores"] and len(want["scores"]) == 1 + 3  # header + one row a configuration
+    assert len(want["prediction_cells"]) == 1 and len(want["prediction_cells"][0]) >= 2
     try:
         app.wait_for_function(
             "w => { const t = document.querySelector('#board-table #scores');"

@@ -99,7 +99,7 @@ class BoardIndex:
         """Prediction-powered shares, the scorer's validation, table, raw share and mean."""
         v = self.view
         return (
-            prediction_view.prediction_html(v.prediction, v.table.configs, sort_metric, scope)
+            prediction_view.prediction_html(v.prediction, v.table.configs, scope)
             + validity_view.validity_html(v.cards, scorer)
             + render.scores_table(v.table, v.paired, scorer, scope, sort_metric, v.titles)
             + validity_view.means_html(v.table, v.means, scorer, scope, sort_metric)

@@ -4,7 +4,9 @@ Layout of the folder::
 
     index.html        the page; the numbers the side-by-side view needs are embedded as JSON in
                       a <script type="application/json"> tag, every chart as SVG (built by
-                      ``charts``) and the methodology (``method_view``) in <template>s
+                      ``charts``), the methodology (``method_view``) and, with a judged
+                      sample, the prediction-powered shares per scope (``prediction_view``)
+                      in <template>s
     board.js, board.css
     data/t<s>_<k>.js  scorer s's views in scope k (overall, then each dimension): its
                       validation card, and per ranking metric its score table and mean-score
@@ -18,8 +20,9 @@ Layout of the folder::
                       transcripts of conversation configuration i (see ``drift_view``)
 
 Every view the app also shows (score table and direction note, validation card, mean scores,
-response detail, methodology, the drift view's table and transcripts, the charts) is rendered
-once, in Python (``render``, ``validity_view``, ``method_view``, ``drift_render``, ``charts``),
+prediction-powered shares, response detail, methodology, the drift view's table and
+transcripts, the charts) is rendered once, in Python (``render``, ``validity_view``,
+``prediction_view``, ``method_view``, ``drift_render``, ``charts``),
 with every store string escaped; the app shows the fragments and the site embeds the very same
 ones, so the scripts only select, load chunks and swap fragments in. Other model text (the
 explorer's list) travels as JSON and goes in with ``textContent``.
@@ -50,7 +53,7 @@ from intima.leaderboard.drift_view import (
 )
 from intima.leaderboard.method_view import methodology_html
 from intima.leaderboard.models_view import MODELS_SCRIPT, model_rows, with_models
-from intima.leaderboard.prediction_view import prediction_payload
+from intima.leaderboard.prediction_view import PREDICTION_SCRIPT, prediction_templates
 from intima.leaderboard.render import CSS, chunk_file, response_detail, scores_table
 from intima.leaderboard.validity_view import means_html, validity_html
 from intima.results.board import BoardView, assemble_board
@@ -70,7 +73,6 @@ if TYPE_CHECKING:
     from intima.results.paired import PairedBoard
 
 _STATIC = ("board.js", "board.css", MODELS_SCRIPT)  # models.js: what each model is, search
-PREDICTION_SCRIPT = "prediction.js"
 #: How much of each prompt the explorer's list shows (the detail view has the whole text).
 LIST_CHARS = 120
 
@@ -132,11 +134,12 @@ def _build(
         payload = _payload(view, title, pairs)
         payload["pairs"] = _write_pairs(pairs, table, out_dir / "data")
         payload["views"] = _write_views(view, out_dir / "data")
-        # Prediction-powered shares where a judge labelled a random sample (None otherwise).
-        prediction = prediction_payload(view)
         payload["chunks"] = [f"data/r{i}.js" for i in range(n_chunks.result())]
     static = resources.files("intima.leaderboard") / "static"
     drift, figures = None, chart_templates(table)
+    # Prediction-powered shares where a judge labelled a random sample ("" otherwise).
+    prediction = prediction_templates(view)
+    figures += prediction
     built = f"{now()} by intima {__version__}"
     figures += (
         '<template id="methodology">'
@@ -269,7 +272,7 @@ def _html(
     payload: dict[str, Any],
     figures: str,
     drift: dict[str, Any] | None = None,
-    prediction: dict[str, Any] | None = None,
+    prediction: str = "",
 ) -> str:
     # Store text reaches the markup only inside ``figures``, escaped by ``charts`` and
     # ``method_view``; the rest of it is in the JSON (the fragments there escaped by ``render``).
@@ -279,11 +282,8 @@ def _html(
         else '<script type="application/json" id="drift-data">' + safe_json(drift) + "</script>\n"
         f'<script src="{DRIFT_SCRIPT}"></script>\n'
     )
-    if prediction is not None:  # after board.js: it adds its section to the page board.js made
-        drift_tags += (
-            '<script type="application/json" id="prediction-data">' + safe_json(prediction)
-            + f'</script>\n<script src="{PREDICTION_SCRIPT}"></script>\n'
-        )  # fmt: skip
+    if prediction:  # after board.js: it adds its section to the page board.js made
+        drift_tags += f'<script src="{PREDICTION_SCRIPT}"></script>\n'
     return (
         '<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'

@@ -51,6 +51,14 @@
     Array.from(doc.body.childNodes).forEach(function (n) { root.appendChild(document.adoptNode(n)); });
   }
 
+  /* Clone the page's <template id=id> (Python-rendered, already escaped) in place of root's
+   * content. */
+  function swapTemplate(root, id) {
+    root.textContent = "";
+    var t = document.getElementById(id);
+    if (t) { root.appendChild(document.importNode(t.content, true)); }
+  }
+
   /* ---- controls ---- */
   function select(id, label, options, value, onChange) {
     var wrap = el("label", { "class": "ctl" }, label + " ");
@@ -109,10 +117,8 @@
   /* ---- charts: drawn once, in Python (leaderboard/charts.py); each scorer's SVG waits in a
    * <template> of index.html, already escaped, and is cloned in as it is ---- */
   function showChart(root, kind) {
-    root.textContent = "";
-    if (!state.scorer) { return; }
-    var t = document.getElementById("chart-" + kind + "-" + D.scorers.indexOf(state.scorer));
-    if (t) { root.appendChild(document.importNode(t.content, true)); }
+    if (!state.scorer) { root.textContent = ""; return; }
+    swapTemplate(root, "chart-" + kind + "-" + D.scorers.indexOf(state.scorer));
   }
 
   /* ---- response explorer: the list from data/r<i>.js, the detail its rendered fragment ---- */
@@ -302,7 +308,8 @@
       window.intimaReadyAt = performance.now();
     });
   }
-  // The drift view (drift.js, loaded after this file) builds its DOM with the same helpers.
-  window.INTIMA_DOM = { el: el, pct: pct, select: select, loadChunk: loadChunk, swap: swap };
+  // The drift, prediction and models views (loaded after this file) use the same helpers.
+  window.INTIMA_DOM = { el: el, select: select, loadChunk: loadChunk, swap: swap,
+                        swapTemplate: swapTemplate };
   init();
 })();
