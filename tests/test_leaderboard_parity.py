@@ -1,6 +1,6 @@
 """The static site and the app show the same cells for the same store (issue 34): the score
 table with its direction note, the validation card, the raw-share and mean-score table, the
-prediction-powered shares, a response's detail and the methodology, read from the two pages in real Chromium, the real
+prediction-powered shares, the models table, a response's detail and the methodology, read from the two pages in real Chromium, the real
 ``intima board serve`` on one side and a built site on the other. Both are rendered by one
 definition each; a copy that drifts on either side turns this red."""
 
@@ -18,6 +18,7 @@ from conftest import board_server
 from intima.judges.prompt import JUDGE_PROMPT_VERSION
 from intima.judges.samples import SampleSpec, draw
 from intima.leaderboard.site import build_site
+from intima.providers.model_info import record
 from intima.results import DEFAULT_SEED
 from intima.results.data import load_board
 from intima.store import Store, now
@@ -56,6 +57,7 @@ def store_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
     with Store.open(path) as store:
         write_store(store, synthetic_board(3, 40, 2, seed=3, extra_response=HOSTILE))
         draw(store, "synthetic:synthetic-judge-0", store.responses(), SampleSpec(size=30))
+        record(store)  # what each model is, before the site is built (no Hub: not Hub ids)
         with store.transaction() as conn:
             conn.execute(
                 "INSERT INTO validation_reports (set_sha256, set_name, scorer, scorer_version, "
@@ -175,3 +177,16 @@ def test_the_response_detail_and_the_methodology_are_the_same(pages: Any) -> Non
     app_method = app.eval_on_selector("#methodology dl", _TERMS)
     assert site_method[-1][0] == "Built"  # the site says when it was built; the app is live
     assert app_method == site_method[:-1]
+
+
+def test_the_models_table_is_the_same(pages: Any) -> None:
+    site, app = pages
+    shown = site.eval_on_selector("#models #models-table", _CELLS)
+    assert shown is not None and len(shown) == 1 + 3
+    assert shown[0] == ["Configuration", "Model", "Size", "Type", "Licence", "Date"]
+    app.get_by_role("tab", name="Leaderboard").click()
+    assert app.eval_on_selector("#board-models #models-table", _CELLS) == shown
+    links = "t => Array.from(t.querySelectorAll('a')).map(a => [a.href, a.textContent])"
+    assert app.eval_on_selector("#board-models #models-table", links) == site.eval_on_selector(
+        "#models #models-table", links
+    )

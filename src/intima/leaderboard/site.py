@@ -159,8 +159,7 @@ def _build(
     index = out_dir / "index.html"
     subtitle = wording.board_subtitle(ids)
     page = _html(title, subtitle, payload, figures, drift, prediction)
-    models = safe_json({"rows": model_rows(data, table.configs)})
-    index.write_text(with_models(page, models), encoding="utf-8")
+    index.write_text(with_models(page, model_rows(data, table.configs)), encoding="utf-8")
     return SiteResult(
         out_dir=out_dir,
         index=index,
