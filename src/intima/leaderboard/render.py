@@ -231,6 +231,9 @@ CSS = """
 .intima-prediction-view h3 { font-size: 14px; margin: 12px 0 2px; }
 .intima-prediction td.ppi .raw { display: block; color: #555; font-size: 12px; }
 .intima-prediction .what { white-space: normal; min-width: 16em; color: #444; font-size: 13px; }
+/* The side-by-side: a pair that differs stands out; a long name wraps anywhere. */
+.intima-compare .different { font-weight: 600; }
+.intima-compare th { overflow-wrap: anywhere; }
 /* Wide tables scroll inside their box instead of spilling over their neighbours. */
 .intima-scroll { overflow-x: auto; max-width: 100%; }
 #board-table, #board-bars, #board-heatmap, #board-radar, #ex-detail, #cmp-a-detail,
