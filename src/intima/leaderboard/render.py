@@ -230,6 +230,8 @@ CSS = """
    what a row estimates wraps instead of running off the page. */
 .intima-prediction-view h3 { font-size: 14px; margin: 12px 0 2px; }
 .intima-prediction td.ppi .raw { display: block; color: #555; font-size: 12px; }
+.intima-prediction td.ppi .why { display: block; white-space: normal; min-width: 10em;
+  color: #6a4500; font-size: 12px; }
 .intima-prediction .what { white-space: normal; min-width: 16em; color: #444; font-size: 13px; }
 /* The side-by-side: a pair that differs stands out; a long name wraps anywhere. */
 .intima-compare .different { font-weight: 600; }
