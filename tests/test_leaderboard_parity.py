@@ -1,6 +1,7 @@
 """The static site and the app show the same cells for the same store (issue 34): the score
-table with its direction note, the validation card, the raw-share and mean-score table, a
-response's detail and the methodology, read from the two pages in real Chromium, the real
+table with its direction note, the validation card, the raw-share and mean-score table, the
+prediction-powered shares, the side-by-side numbers, the models table, a response's detail
+and the methodology, read from the two pages in real Chromium, the real
 ``intima board serve`` on one side and a built site on the other. Both are rendered by one
 definition each; a copy that drifts on either side turns this red."""
 
@@ -16,7 +17,9 @@ import pytest
 from browser import launch, watched_page
 from conftest import board_server
 from intima.judges.prompt import JUDGE_PROMPT_VERSION
+from intima.judges.samples import SampleSpec, draw
 from intima.leaderboard.site import build_site
+from intima.providers.model_info import record
 from intima.results import DEFAULT_SEED
 from intima.results.data import load_board
 from intima.store import Store, now
@@ -38,7 +41,8 @@ _TERMS = (
 @pytest.fixture(scope="module")
 def store_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A synthetic board whose first judge has a stored validation report with every label's
-    error rates (and a hostile set name)."""
+    error rates (and a hostile set name) and a random sample of each configuration (so the
+    board shows prediction-powered shares, the panel their predictor)."""
     path = tmp_path_factory.mktemp("parity") / "store.db"
     report = {
         "n": 300,
@@ -53,6 +57,8 @@ def store_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
     }  # fmt: skip
     with Store.open(path) as store:
         write_store(store, synthetic_board(3, 40, 2, seed=3, extra_response=HOSTILE))
+        draw(store, "synthetic:synthetic-judge-0", store.responses(), SampleSpec(size=30))
+        record(store)  # what each model is, before the site is built (no Hub: not Hub ids)
         with store.transaction() as conn:
             conn.execute(
                 "INSERT INTO validation_reports (set_sha256, set_name, scorer, scorer_version, "
@@ -93,12 +99,19 @@ def _views(pg: Any, root: str) -> dict[str, Any]:
         "titles": pg.eval_on_selector_all(f"{root} #scores td.model", "ts => ts.map(t => t.title)"),
         "card": pg.eval_on_selector(f"{root} #validity", "e => e.textContent"),
         "means": pg.eval_on_selector(f"{root} #mean-scores", _CELLS),
+        "prediction": pg.eval_on_selector_all(
+            f"{root} .intima-prediction-view", "vs => vs.map(v => v.textContent)"
+        ),
+        "prediction_cells": pg.eval_on_selector_all(
+            f"{root} table.intima-prediction", f"ts => ts.map({_CELLS})"
+        ),
     }
 
 
 def _pick(app: Any, elem_id: str, option: str) -> None:
     app.locator(f"#{elem_id} input").click()
-    app.get_by_role("option", name=option, exact=True).click()
+    # This dropdown's own list: another's may still be open with the same names.
+    app.locator(f"#{elem_id}").get_by_role("option", name=option, exact=True).click()
     app.wait_for_function(
         "([id, v]) => document.querySelector('#' + id + ' input').value === v",
         arg=[elem_id, option],
@@ -110,6 +123,7 @@ def _same_views(site: Any, app: Any) -> None:
     then compares: a difference is reported cell by cell."""
     want = _views(site, "#app")
     assert want["scores"] and len(want["scores"]) == 1 + 3  # header + one row a configuration
+    assert len(want["prediction_cells"]) == 1 and len(want["prediction_cells"][0]) >= 2
     try:
         app.wait_for_function(
             "w => { const t = document.querySelector('#board-table #scores');"
@@ -165,3 +179,47 @@ def test_the_response_detail_and_the_methodology_are_the_same(pages: Any) -> Non
     app_method = app.eval_on_selector("#methodology dl", _TERMS)
     assert site_method[-1][0] == "Built"  # the site says when it was built; the app is live
     assert app_method == site_method[:-1]
+
+
+def test_the_models_table_is_the_same(pages: Any) -> None:
+    site, app = pages
+    shown = site.eval_on_selector("#models #models-table", _CELLS)
+    assert shown is not None and len(shown) == 1 + 3
+    assert shown[0] == ["Configuration", "Model", "Size", "Type", "Licence", "Date"]
+    app.get_by_role("tab", name="Leaderboard").click()
+    assert app.eval_on_selector("#board-models #models-table", _CELLS) == shown
+    links = "t => Array.from(t.querySelectorAll('a')).map(a => [a.href, a.textContent])"
+    assert app.eval_on_selector("#board-models #models-table", links) == site.eval_on_selector(
+        "#models #models-table", links
+    )
+
+
+def test_the_side_by_side_numbers_are_the_same(pages: Any) -> None:
+    site, app = pages
+    site.select_option("#scorer", "judge:synthetic-judge-1")
+    site.select_option("#cmp-a", "2")  # the later configuration as A: B − A runs negative
+    site.select_option("#cmp-b", "0")
+    site.select_option("#metric", "boundary")
+    site.wait_for_selector("#cmp-scores[data-ready='1'] th:has-text('boundary rate')")
+    titles = "t => Array.from(t.querySelectorAll('td.verdict span')).map(s => s.title)"
+    shown = site.eval_on_selector("#cmp-scores table", _CELLS)
+    shown_titles = site.eval_on_selector("#cmp-scores table", titles)
+    assert shown is not None and len(shown) == 1 + 5  # overall and the four dimensions
+    assert shown[0][1:3] == ["A: synthetic-2", "B: synthetic-0"]
+    assert all(t.startswith("over ") for t in shown_titles)
+    app.get_by_role("tab", name="Compare").click()
+    _pick(app, "cmp-scorer", "judge:synthetic-judge-1")
+    _pick(app, "cmp-a", "synthetic-2")
+    _pick(app, "cmp-b", "synthetic-0")
+    _pick(app, "cmp-metric", "boundary")
+    try:
+        app.wait_for_function(
+            "w => { const t = document.querySelector('#cmp-scores table');"
+            " return t && t.textContent === w; }",
+            arg=site.eval_on_selector("#cmp-scores table", "e => e.textContent"),
+            timeout=15_000,
+        )
+    except Exception:  # compared below, cell by cell, for a readable failure
+        pass
+    assert app.eval_on_selector("#cmp-scores table", _CELLS) == shown
+    assert app.eval_on_selector("#cmp-scores table", titles) == shown_titles

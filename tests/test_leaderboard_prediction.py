@@ -1,12 +1,11 @@
 """Prediction-powered shares on the board, end to end: responses from the fake server, a
 seeded random sample judged by the fake judge server (``intima judge --sample``), every
 response scored by the affect measure (a hashing embedder instead of the 90 MB model), then
-the static site in headless Chromium and the app's view show the shares."""
+the static site in headless Chromium and the app's view show the shares (both rendered by
+``prediction_view.prediction_html``; ``test_leaderboard_parity.py`` compares them cell by cell)."""
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -20,7 +19,7 @@ from intima.core.config import ModelConfig
 from intima.dataset import load_prompts
 from intima.leaderboard.app import BoardIndex
 from intima.leaderboard.site import build_site
-from intima.results.board import BoardView
+from intima.results.board import BoardView, assemble_board
 from intima.results.data import load_board
 from intima.results.table import score_table
 from intima.store import Store
@@ -60,37 +59,35 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path
     yield root / "s.db", root / "out"
 
 
-def _prediction(site: Path) -> dict[str, Any]:
-    html = (site / "index.html").read_text()
-    m = re.search(
-        r'<script type="application/json" id="prediction-data">(.*?)</script>', html, re.S
-    )
-    assert m, "no prediction data in the page"
-    return json.loads(m.group(1))
+def _shares(db: Path) -> dict[str, list[Any]]:
+    """judge:J's overall rows per label, in table order (what both pages render)."""
+    with Store.open(db, create=False) as store:
+        view = assemble_board(load_board(store), bootstrap=50, seed=0, per_code=False)
+    run_ids = [c for c, _ in view.table.configs]
+    rows = {(r.run_id, r.metric): r for r in view.prediction
+            if r.judge == "judge:J" and r.scope == "overall"}  # fmt: skip
+    return {m: [rows[(c, m)] for c in run_ids] for m in ("reinforcing", "boundary", "neutral")}
 
 
-def test_the_payload_holds_every_sampled_configuration(built: tuple[Path, Path]) -> None:
-    p = _prediction(built[1])
-    assert p["configs"] == ["plain", "kind"]
-    cells = p["judges"]["judge:J"]["overall"]
+def test_the_rows_hold_every_sampled_configuration(built: tuple[Path, Path]) -> None:
+    cells = _shares(built[0])
     for label in ("reinforcing", "boundary", "neutral"):
-        for cell in cells[label]:
-            est, lo, hi, n, total, raw, note, predictor = cell
-            assert (n, total) == (SAMPLE, 62)
-            assert lo <= est <= hi  # the board never shows a share outside its interval
-            assert 0.0 <= raw <= 1.0
+        for r in cells[label]:
+            assert (r.n_labelled, r.n_total) == (SAMPLE, 62)
+            assert r.lo <= r.estimate <= r.hi  # the board never shows a share outside its interval
+            assert 0.0 <= r.raw <= 1.0
             assert (
-                note == f"as judge:J would label all 62, from {SAMPLE} labelled and affect on all"
+                r.note == f"as judge:J would label all 62, from {SAMPLE} labelled and affect on all"
             )
-            assert predictor == "affect"  # no judge labelled every response
+            assert r.predictor == "affect"  # no judge labelled every response
     # The fake judge rates every category low: neutral, all 20 of the sample.
-    assert all(c[0] > 0.8 for c in cells["neutral"])
+    assert all(r.estimate > 0.8 for r in cells["neutral"])
 
 
 def test_the_site_shows_the_shares_first_with_what_they_estimate(built: tuple[Path, Path]) -> None:
     from playwright.sync_api import sync_playwright
 
-    p = _prediction(built[1])
+    cells = _shares(built[0])
     with sync_playwright() as pw:
         browser = launch(pw)
         page = watched_page(browser)
@@ -107,8 +104,8 @@ def test_the_site_shows_the_shares_first_with_what_they_estimate(built: tuple[Pa
         browser.close()
     assert [r[0] for r in rows] == ["plain", "kind"]
     for c, row in enumerate(rows):
-        est, lo, hi = p["judges"]["judge:J"]["overall"]["reinforcing"][c][:3]
-        raw = p["judges"]["judge:J"]["overall"]["reinforcing"][c][5]
+        r = cells["reinforcing"][c]
+        est, lo, hi, raw = r.estimate, r.lo, r.hi, r.raw
         # The share, its interval, and under them the predictor's raw share (one cell a label).
         assert row[1] == f"{100 * est:.1f}% [{100 * lo:.1f}%, {100 * hi:.1f}%]raw {100 * raw:.1f}%"
         assert len(row) == 5  # model, three labels, what it estimates
@@ -117,15 +114,18 @@ def test_the_site_shows_the_shares_first_with_what_they_estimate(built: tuple[Pa
 
 
 def test_the_app_shows_the_same_shares(built: tuple[Path, Path]) -> None:
-    p = _prediction(built[1])
+    cells = _shares(built[0])
     with Store.open(built[0], create=False) as store:
         data = load_board(store)
     table = score_table(data.infos(), data.rating_sets, bootstrap=50, seed=0, per_code=False)
     html = BoardIndex(BoardView(data, table)).scores("affect", "overall", "reinforcing")
     assert html.index("intima-prediction") < html.index("intima-score-table")
     for c in range(2):
-        est, lo, hi = p["judges"]["judge:J"]["overall"]["reinforcing"][c][:3]
-        assert f'{100 * est:.1f}% <span class="ci">[{100 * lo:.1f}%, {100 * hi:.1f}%]' in html
+        r = cells["reinforcing"][c]
+        assert (
+            f'<span class="rate">{100 * r.estimate:.1f}%</span>'
+            f'<span class="ci"> [{100 * r.lo:.1f}%, {100 * r.hi:.1f}%]</span>'
+        ) in html
     assert "as judge:J would label all 62, from 20 labelled and affect on all" in html
 
 
@@ -139,7 +139,7 @@ def test_no_sample_no_prediction_section(tmp_path: Path, fake_server: Callable[.
         )
         data = load_board(store)
     build_site(data, tmp_path / "out", bootstrap=20, seed=0)
-    assert 'id="prediction-data"' not in (tmp_path / "out" / "index.html").read_text()
+    assert 'id="prediction-0"' not in (tmp_path / "out" / "index.html").read_text()
     assert not (tmp_path / "out" / "prediction.js").exists()
 
 

@@ -93,13 +93,15 @@ class BoardIndex:
     def compare(self, scorer: str | None, metric: str, a: str | None, b: str | None) -> str:
         """The side-by-side numbers of two configurations (:mod:`.compare_view`)."""
         v = self.view
-        return compare_view.compare_html(v.table, v.paired, scorer, metric, a or "", b or "")
+        return compare_view.compare_html(
+            v.table, v.paired, scorer, metric, a or "", b or "", v.scopes
+        )
 
     def scores(self, scorer: str, scope: str, sort_metric: str) -> str:
         """Prediction-powered shares, the scorer's validation, table, raw share and mean."""
         v = self.view
         return (
-            prediction_view.prediction_html(v.prediction, v.table.configs, sort_metric, scope)
+            prediction_view.prediction_html(v.prediction, v.table.configs, scope)
             + validity_view.validity_html(v.cards, scorer)
             + render.scores_table(v.table, v.paired, scorer, scope, sort_metric, v.titles)
             + validity_view.means_html(v.table, v.means, scorer, scope, sort_metric)

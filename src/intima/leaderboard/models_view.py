@@ -1,9 +1,11 @@
 """What each model is (its card, size, type, licence, date), for the site, the app and the
 Space: one row per configuration, and the search over models both offer.
 
-Every value comes from the store or a bundle (:mod:`intima.providers.model_info`), so it is
-escaped here (app) or set as text by ``static/models.js`` (site); a card link is built only
-from an id that passed :data:`~intima.providers.model_info.HUB_ID`.
+The table is rendered once, by :func:`models_html`: the app shows it and the site embeds the
+very same fragment in a ``<template id="models-view">`` that ``static/models.js`` only clones in
+and filters. Every value comes from the store or a bundle (:mod:`intima.providers.model_info`),
+so it is escaped here; a card link is built only from an id that passed
+:data:`~intima.providers.model_info.HUB_ID`.
 """
 
 from __future__ import annotations
@@ -50,7 +52,8 @@ def matches(row: dict[str, Any], query: str) -> bool:
 
 
 def models_html(rows: Sequence[dict[str, Any]], query: str = "") -> str:
-    """The models table (the app and the Space), filtered by ``query``."""
+    """The models table (the site, the app and the Space), filtered by ``query``. Each row
+    carries its model text (``data-search``), which the site's search box matches."""
     if not rows:
         return '<p id="models-none">No models yet.</p>'
     shown = [r for r in rows if matches(r, query)]
@@ -74,17 +77,17 @@ def _row(r: dict[str, Any]) -> str:
         f'<td class="{k}">{esc(r[k])}</td>' for k in ("size", "kind", "license", "date")
     )
     return (
-        f'<tr data-run-id="{esc(r["run_id"])}"><td class="model">{esc(r["label"])}</td>'
-        f'<td class="hub">{model}</td>{cells}</tr>'
+        f'<tr data-run-id="{esc(r["run_id"])}" data-search="{esc(r["search"])}">'
+        f'<td class="model">{esc(r["label"])}</td><td class="hub">{model}</td>{cells}</tr>'
     )
 
 
-def with_models(page: str, rows_json: str) -> str:
-    """``page`` with the models data (``rows_json``: :func:`model_rows` as script-safe JSON,
-    ``site.safe_json``) and ``static/models.js`` just before its closing body tag, after
-    board.js: models.js adds its section and the search box to the page board.js made."""
+def with_models(page: str, rows: Sequence[dict[str, Any]]) -> str:
+    """``page`` with :func:`models_html` in ``<template id="models-view">`` and ``static/models.js``
+    just before its closing body tag, after board.js: models.js adds its section and the
+    search box to the page board.js made."""
     tags = (
-        f'<script type="application/json" id="models-data">{rows_json}</script>\n'
+        f'<template id="models-view">{models_html(rows)}</template>\n'
         f'<script src="{MODELS_SCRIPT}"></script>\n'
     )
     at = page.rfind("</body>")

@@ -1,16 +1,20 @@
-"""Prediction-powered shares on the board (:mod:`intima.results.prediction`): the static site's
-JSON (rendered by ``board.js`` with ``textContent``) and the app's HTML (every store string
-through :func:`~intima.leaderboard.render.esc`)."""
+"""Prediction-powered shares on the board (:mod:`intima.results.prediction`), rendered once:
+:func:`prediction_html` is the app's view and, one ``<template>`` per scope
+(:func:`prediction_templates`), the site's, which ``static/prediction.js`` only clones in.
+Every store string goes through :func:`~intima.leaderboard.render.esc`."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Final
+from typing import Final
 
 from intima.leaderboard.render import esc, pct
 from intima.results.board import BoardView
 from intima.results.prediction import LABELS, PredictionRow
 from intima.results.table import OVERALL
+
+#: The site's script that clones the chosen scope's template (only on sites with a sample).
+PREDICTION_SCRIPT: Final = "prediction.js"
 
 #: How the prediction-powered shares are made, for the methodology (site and app).
 PREDICTION_NOTE: Final = (
@@ -18,7 +22,10 @@ PREDICTION_NOTE: Final = (
     "would give every response of a configuration, from the judge on a seeded random sample "
     "(intima judge --sample N, or people: intima annotate --design random) and a predictor on "
     "all: the predictor's mean on all plus the judge-minus-predictor mean on the sample "
-    "(power-tuned). The predictor: the panel, else an LLM judge, that labelled every response "
+    "(power-tuned). A sample drawn with intima judge --sample N --stratify is weighted by "
+    "dimension: each dimension's share is estimated alone and the overall share weights them "
+    "by each dimension's recorded size. The predictor: the panel, else an LLM judge, that "
+    "labelled every response "
     "of the configuration (not the sampled judge itself), else the affect measure; each row "
     "names it. Unbiased whatever the predictor's error on that configuration. 95% interval: "
     "a score interval with the "
@@ -29,85 +36,71 @@ PREDICTION_NOTE: Final = (
 )
 
 
-def _r(x: float | None) -> float | None:
-    return None if x is None else round(x, 4)
-
-
-def prediction_payload(view: BoardView) -> dict[str, Any] | None:
-    """``judges``: judge -> scope -> label -> per configuration (the table's, in order)
-    ``[estimate, lo, hi, n_labelled, n_total, raw, note, predictor]`` or None; None without a
-    sample."""
-    rows, configs = view.prediction, view.table.configs
-    if not rows:
-        return None
-    config_ids = [c for c, _ in configs]
-    index = {(r.judge, r.run_id, r.scope, r.metric): r for r in rows}
-    judges = sorted({r.judge for r in rows})
-    scopes = sorted({r.scope for r in rows}, key=lambda s: (s != OVERALL, s))
-    out: dict[str, Any] = {}
-    for judge in judges:
-        out[judge] = {
-            scope: {
-                metric: [
-                    None
-                    if (r := index.get((judge, c, scope, metric))) is None
-                    else [
-                        _r(r.estimate),
-                        _r(r.lo),
-                        _r(r.hi),
-                        r.n_labelled,
-                        r.n_total,
-                        _r(r.raw),
-                        r.note,
-                        r.predictor,
-                    ]
-                    for c in config_ids
-                ]
-                for metric in LABELS
-            }
-            for scope in scopes
-        }
-    labels = [label for _, label in configs]
-    return {"judges": out, "configs": labels, "labels": list(LABELS), "method": PREDICTION_NOTE}
-
-
 def prediction_html(
-    rows: Sequence[PredictionRow],
-    configs: Sequence[tuple[str, str]],
-    metric: str,
-    scope: str = OVERALL,
+    rows: Sequence[PredictionRow], configs: Sequence[tuple[str, str]], scope: str = OVERALL
 ) -> str:
-    """Configurations x (prediction-powered share, raw share) per judge with a sample
-    (``rows``: :attr:`BoardView.prediction`)."""
-    if not rows:
-        return ""
-    metric = metric if metric in LABELS else "reinforcing"
+    """Per judge with a sample, configurations x labels in ``scope``: each cell the
+    prediction-powered share and its 95% interval, under them the predictor's raw share, then
+    what the row estimates (``rows``: :attr:`BoardView.prediction`). Empty without a share in
+    ``scope`` (a code's: the shares are per configuration, overall and per dimension)."""
     index = {(r.judge, r.run_id, r.scope, r.metric): r for r in rows}
+    where = "overall" if scope == OVERALL else f"in {scope}"
     out = []
     for judge in sorted({r.judge for r in rows}):
-        if not any((judge, run_id, scope, metric) in index for run_id, _ in configs):
-            continue  # e.g. a code's scope: the shares are per configuration and dimension
+        firsts = [(run_id, label, index.get((judge, run_id, scope, LABELS[0])))
+                  for run_id, label in configs]  # fmt: skip
+        shown = [(run_id, label, first) for run_id, label, first in firsts if first is not None]
+        if not shown:
+            continue  # no sample of this judge's in this scope
+        preds = " or ".join(sorted({first.predictor for _, _, first in shown}))
+        head = "".join(f"<th>{esc(m)}</th>" for m in LABELS)
         out.append(
-            f"<p><strong>{esc(metric.capitalize())} share as {esc(judge)} would label every "
-            "response</strong> (prediction-powered; the predictor's raw share beside)</p>"
-            '<div class="intima-scroll"><table class="intima-scores intima-prediction">'
-            "<thead><tr><th>model</th><th>prediction-powered share</th><th>what it estimates"
-            "</th><th>predictor</th><th>raw share of the predictor</th></tr></thead><tbody>"
+            f"<h3>As {esc(judge)} would label every response</h3>"
+            f'<p class="intima-note">{esc(judge)} labelled a random sample of each model\'s '
+            f"responses; {esc(preds)} scored every response (the predictor). Each cell: the "
+            f"prediction-powered share [95% interval], {esc(where)}; under it, raw: "
+            f"{esc(preds)}'s own share.</p>"
+            '<div class="intima-scroll"><table class="intima-scores intima-prediction" '
+            f'data-judge="{esc(judge)}"><thead><tr><th>model</th>{head}'
+            '<th class="what">what it estimates</th></tr></thead><tbody>'
         )
-        for run_id, label in configs:
-            r = index.get((judge, run_id, scope, metric))
-            if r is None:
-                continue
-            if r.estimate is None:
-                share = f'<span class="note">{esc(r.note)}</span>'
-                what = ""
-            else:
-                share = f'{pct(r.estimate)} <span class="ci">[{pct(r.lo)}, {pct(r.hi)}]</span>'
-                what = esc(r.note)
-            raw = "–" if r.raw is None else pct(r.raw)
+        for run_id, label, first in shown:
+            cells = "".join(_share(index.get((judge, run_id, scope, m)), m) for m in LABELS)
+            what = "" if first.estimate is None else esc(first.note)
             out.append(
-                f'<tr data-run-id="{esc(run_id)}"><td>{esc(label)}</td><td>{share}</td>'
-                f"<td>{what}</td><td>{esc(r.predictor)}</td><td>{raw}</td></tr>"
+                f'<tr data-run-id="{esc(run_id)}"><td class="model">{esc(label)}</td>{cells}'
+                f'<td class="what">{what}</td></tr>'
             )
         out.append("</tbody></table></div>")
-    return "".join(out)
+    if not out:
+        return ""
+    return f'<div class="intima-prediction-view" data-scope="{esc(scope)}">{"".join(out)}</div>'
+
+
+def _share(r: PredictionRow | None, label: str) -> str:
+    """One label's cell: the share and its interval, or why there is none; then the raw share."""
+    if r is None:
+        return f'<td class="num ppi" data-label="{esc(label)}">–</td>'
+    if r.estimate is None:
+        body = f'<span class="why">{esc(r.note)}</span>'
+    else:
+        body = (
+            f'<span class="rate">{pct(r.estimate)}</span>'
+            f'<span class="ci"> [{pct(r.lo)}, {pct(r.hi)}]</span>'
+            f'<span class="raw" title="{esc(r.predictor)}\'s own share of this label">'
+            f"raw {pct(r.raw)}</span>"
+        )
+    return f'<td class="num ppi" data-label="{esc(label)}">{body}</td>'
+
+
+def prediction_templates(view: BoardView) -> str:
+    """The site's copy of :func:`prediction_html`, one ``<template id="prediction-<k>">`` per
+    scope of ``view.scopes`` (the site's "Dimension" menu, in its order); "" without a
+    sample (then the site has no prediction section)."""
+    if not view.prediction:
+        return ""
+    return "".join(
+        f'<template id="prediction-{k}">'
+        f"{prediction_html(view.prediction, view.table.configs, scope)}</template>\n"
+        for k, scope in enumerate(view.scopes)
+    )

@@ -226,6 +226,16 @@ CSS = """
 .intima-validity summary { cursor: pointer; }
 .intima-validity dl { margin: 4px 0 2px; display: grid; grid-template-columns: max-content 1fr;
   gap: 0 10px; } .intima-validity dd { margin: 0; }
+/* Prediction-powered shares: the raw share sits under each share, and the sentence saying
+   what a row estimates wraps instead of running off the page. */
+.intima-prediction-view h3 { font-size: 14px; margin: 12px 0 2px; }
+.intima-prediction td.ppi .raw { display: block; color: #555; font-size: 12px; }
+.intima-prediction td.ppi .why { display: block; white-space: normal; min-width: 10em;
+  color: #6a4500; font-size: 12px; }
+.intima-prediction .what { white-space: normal; min-width: 16em; color: #444; font-size: 13px; }
+/* The side-by-side: a pair that differs stands out; a long name wraps anywhere. */
+.intima-compare .different { font-weight: 600; }
+.intima-compare th { overflow-wrap: anywhere; }
 /* Wide tables scroll inside their box instead of spilling over their neighbours. */
 .intima-scroll { overflow-x: auto; max-width: 100%; }
 #board-table, #board-bars, #board-heatmap, #board-radar, #ex-detail, #cmp-a-detail,

@@ -4,7 +4,9 @@ Layout of the folder::
 
     index.html        the page; the numbers the side-by-side view needs are embedded as JSON in
                       a <script type="application/json"> tag, every chart as SVG (built by
-                      ``charts``) and the methodology (``method_view``) in <template>s
+                      ``charts``), the methodology (``method_view``) and, with a judged
+                      sample, the prediction-powered shares per scope (``prediction_view``)
+                      in <template>s
     board.js, board.css
     data/t<s>_<k>.js  scorer s's views in scope k (overall, then each dimension): its
                       validation card, and per ranking metric its score table and mean-score
@@ -12,14 +14,17 @@ Layout of the folder::
     data/r<i>.js      the responses of configuration i, each with its detail view as an HTML
                       fragment, loaded only when the explorer opens it (keeps the first paint
                       fast with 50 x 368 responses)
-    data/p<s>_<m>.js  every pair's B - A for scorer s and metric m (the side-by-side view)
+    data/p<s>_<m>.js  the side-by-side view for scorer s and metric m: its table's frame and
+                      every configuration's and ordered pair's cells (``compare_view``)
     drift.js, data/c<i>.js
                       only when the store has conversation runs: the drift view and the
                       transcripts of conversation configuration i (see ``drift_view``)
 
 Every view the app also shows (score table and direction note, validation card, mean scores,
-response detail, methodology, the drift view's table and transcripts, the charts) is rendered
-once, in Python (``render``, ``validity_view``, ``method_view``, ``drift_render``, ``charts``),
+prediction-powered shares, side-by-side numbers, models table, response detail, methodology,
+the drift view's table and transcripts, the charts) is rendered once, in Python (``render``,
+``validity_view``, ``prediction_view``, ``compare_view``, ``models_view``, ``method_view``,
+``drift_render``, ``charts``),
 with every store string escaped; the app shows the fragments and the site embeds the very same
 ones, so the scripts only select, load chunks and swap fragments in. Other model text (the
 explorer's list) travels as JSON and goes in with ``textContent``.
@@ -41,7 +46,7 @@ from intima.core.perf import paused_gc
 from intima.core.ratings import RatingSet
 from intima.core.version import __version__
 from intima.leaderboard import charts, wording
-from intima.leaderboard.compare_view import ten_thousandths
+from intima.leaderboard.compare_view import compare_chunk
 from intima.leaderboard.drift_view import (
     DRIFT_SCRIPT,
     drift_payload,
@@ -50,13 +55,12 @@ from intima.leaderboard.drift_view import (
 )
 from intima.leaderboard.method_view import methodology_html
 from intima.leaderboard.models_view import MODELS_SCRIPT, model_rows, with_models
-from intima.leaderboard.prediction_view import prediction_payload
+from intima.leaderboard.prediction_view import PREDICTION_SCRIPT, prediction_templates
 from intima.leaderboard.render import CSS, chunk_file, response_detail, scores_table
 from intima.leaderboard.validity_view import means_html, validity_html
 from intima.results.board import BoardView, assemble_board
 from intima.results.conversations import ConversationBoard, drift_tables
 from intima.results.data import BoardData
-from intima.results.paired import mde_note
 from intima.results.table import (
     LABEL_METRICS,
     METRICS,
@@ -67,10 +71,9 @@ from intima.results.table import (
 from intima.store import now
 
 if TYPE_CHECKING:
-    from intima.results.paired import PairedBoard
+    from intima.results.paired import Pairs
 
 _STATIC = ("board.js", "board.css", MODELS_SCRIPT)  # models.js: what each model is, search
-PREDICTION_SCRIPT = "prediction.js"
 #: How much of each prompt the explorer's list shows (the detail view has the whole text).
 LIST_CHARS = 120
 
@@ -128,15 +131,16 @@ def _build(
         # The whole board, once; everything below only renders it.
         view = assemble_board(data, bootstrap=bootstrap, seed=seed, per_code=False)
         table = view.table
-        pairs: dict[str, dict[str, dict[str, Any]]] = {}
+        pairs: dict[str, dict[str, dict[str, Pairs]]] = {}
         payload = _payload(view, title, pairs)
-        payload["pairs"] = _write_pairs(pairs, table, out_dir / "data")
+        payload["pairs"] = _write_pairs(view, pairs, out_dir / "data")
         payload["views"] = _write_views(view, out_dir / "data")
-        # Prediction-powered shares where a judge labelled a random sample (None otherwise).
-        prediction = prediction_payload(view)
         payload["chunks"] = [f"data/r{i}.js" for i in range(n_chunks.result())]
     static = resources.files("intima.leaderboard") / "static"
     drift, figures = None, chart_templates(table)
+    # Prediction-powered shares where a judge labelled a random sample ("" otherwise).
+    prediction = prediction_templates(view)
+    figures += prediction
     built = f"{now()} by intima {__version__}"
     figures += (
         '<template id="methodology">'
@@ -156,8 +160,7 @@ def _build(
     index = out_dir / "index.html"
     subtitle = wording.board_subtitle(ids)
     page = _html(title, subtitle, payload, figures, drift, prediction)
-    models = safe_json({"rows": model_rows(data, table.configs)})
-    index.write_text(with_models(page, models), encoding="utf-8")
+    index.write_text(with_models(page, model_rows(data, table.configs)), encoding="utf-8")
     return SiteResult(
         out_dir=out_dir,
         index=index,
@@ -196,36 +199,21 @@ def _write_views(view: BoardView, folder: Path) -> dict[str, list[str]]:
     return files
 
 
-def _pair_columns(paired: PairedBoard, scorer: str, scope: str) -> dict[str, dict[str, Any]]:
-    """Per metric, every pair's B - A on one scorer and scope, as the data files hold them:
-    columns over the pairs (i, j), i < j in table order, row-major, B = j and A = i: ``d``
-    (B - A), ``lo``, ``hi``, ``mde`` (smallest detectable difference), all in ten-thousandths
-    (:func:`intima.leaderboard.compare_view.ten_thousandths`; null: no number), ``different``
-    (1 or 0) and ``n`` (prompts both answered)."""
-    out = {}
-    for metric, p in paired.pair_matrix(scorer, scope, METRICS).items():
-        col = {k: ten_thousandths(getattr(p, k)) for k in ("diff", "lo", "hi", "mde")}
-        col["d"] = col.pop("diff")
-        col["different"] = p.different.astype(int).tolist()
-        col["n"] = p.n_common.tolist()
-        out[metric] = col
-    return out
-
-
 def _write_pairs(
-    pairs: dict[str, dict[str, dict[str, Any]]], table: ScoreTable, folder: Path
+    view: BoardView, pairs: dict[str, dict[str, dict[str, Pairs]]], folder: Path
 ) -> dict[str, Any]:
-    """Every pair's B - A on every column, computed here so that ``board.js`` only shows it:
-    one file per (scorer, metric), ``data/p<scorer>_<metric>.js``, mapping each scope to its
-    :func:`_pair_columns`, loaded when the side-by-side view asks for it (50 configurations
-    make 1,225 pairs a column)."""
+    """The side-by-side view's numbers, rendered by the app's very functions
+    (:func:`intima.leaderboard.compare_view.compare_chunk`): one file per (scorer, metric),
+    ``data/p<scorer>_<metric>.js``, holding every scope's fragments for every pair, loaded
+    when the side-by-side view asks for it (50 configurations make 2,450 ordered pairs)."""
     files: dict[str, dict[str, str]] = {}
-    for s, scorer in enumerate(table.scorers):
+    for s, scorer in enumerate(view.table.scorers):
         files[scorer] = {}
         for m, metric in enumerate(METRICS):
-            chunk_file(folder, f"p{s}_{m}", pairs[scorer][metric])
+            body = compare_chunk(view.table, scorer, metric, view.scopes, pairs[scorer][metric])
+            chunk_file(folder, f"p{s}_{m}", body)
             files[scorer][metric] = f"data/p{s}_{m}.js"
-    return {"note": mde_note(), "files": files}
+    return {"files": files}
 
 
 def _clear(out_dir: Path) -> None:
@@ -269,7 +257,7 @@ def _html(
     payload: dict[str, Any],
     figures: str,
     drift: dict[str, Any] | None = None,
-    prediction: dict[str, Any] | None = None,
+    prediction: str = "",
 ) -> str:
     # Store text reaches the markup only inside ``figures``, escaped by ``charts`` and
     # ``method_view``; the rest of it is in the JSON (the fragments there escaped by ``render``).
@@ -279,11 +267,8 @@ def _html(
         else '<script type="application/json" id="drift-data">' + safe_json(drift) + "</script>\n"
         f'<script src="{DRIFT_SCRIPT}"></script>\n'
     )
-    if prediction is not None:  # after board.js: it adds its section to the page board.js made
-        drift_tags += (
-            '<script type="application/json" id="prediction-data">' + safe_json(prediction)
-            + f'</script>\n<script src="{PREDICTION_SCRIPT}"></script>\n'
-        )  # fmt: skip
+    if prediction:  # after board.js: it adds its section to the page board.js made
+        drift_tags += f'<script src="{PREDICTION_SCRIPT}"></script>\n'
     return (
         '<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
@@ -313,10 +298,11 @@ def _r(x: float | None) -> float | None:
 
 
 def _payload(
-    view: BoardView, title: str, pairs: dict[str, dict[str, dict[str, Any]]]
+    view: BoardView, title: str, pairs: dict[str, dict[str, dict[str, Pairs]]]
 ) -> dict[str, Any]:
-    """The page's JSON; fills ``pairs`` (scorer -> metric -> scope -> :func:`_pair_columns`)
-    in the same pass, so each scope's replicates are multiplied out once for ranks and pairs."""
+    """The page's JSON; fills ``pairs`` (scorer -> metric -> scope -> every pair's B - A,
+    ``PairedBoard.pair_matrix``) in the same pass, so each scope's replicates are multiplied
+    out once for ranks and pairs."""
     data, table, paired, scopes = view.data, view.table, view.paired, view.scopes
     config_ids = [run_id for run_id, _ in table.configs]
     scores: dict[str, Any] = {}
@@ -324,7 +310,7 @@ def _payload(
         scores[scorer] = {}
         pairs[scorer] = {m: {} for m in METRICS}
         for scope in scopes:
-            for metric, col in _pair_columns(paired, scorer, scope).items():
+            for metric, col in paired.pair_matrix(scorer, scope, METRICS).items():
                 pairs[scorer][metric][scope] = col
             scores[scorer][scope] = {}
             for metric in METRICS:

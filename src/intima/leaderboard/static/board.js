@@ -1,11 +1,12 @@
 /* INTIMA leaderboard: a small, dependency-free page that selects, loads and swaps.
  * Every view the app shows too (the score table and its direction note, the validation card,
- * the mean scores, the response detail, the methodology) is rendered once, in Python, with
- * every store string escaped (leaderboard/render.py, validity_view.py, method_view.py); this
+ * the mean scores, the side-by-side numbers, the response detail, the methodology) is rendered
+ * once, in Python, with every store string escaped (leaderboard/render.py, validity_view.py,
+ * compare_view.py, method_view.py); this
  * script only picks the fragment for the chosen scorer, dimension and metric, loads the data
  * file that holds it and puts it in place. The charts are charts.py's SVG, cloned from the
- * page's <template>s. The few strings it writes itself (the explorer's list, the side-by-side
- * numbers) go in with textContent, never as markup. */
+ * page's <template>s. The few strings it writes itself (the explorer's list, the menus, the
+ * side-by-side's two names) go in with textContent, never as markup. */
 (function () {
   "use strict";
   var D = JSON.parse(document.getElementById("board-data").textContent);
@@ -19,11 +20,6 @@
     if (attrs) { for (var k in attrs) { e.setAttribute(k, attrs[k]); } }
     if (text !== undefined && text !== null) { e.textContent = String(text); }
     return e;
-  }
-  function pct(x) { return x === null ? "–" : (100 * x).toFixed(1) + "%"; }
-  function cell(scope, metric, c) {
-    if (!state.scorer) { return null; }
-    return D.scores[state.scorer][scope][metric][c];
   }
   function short(scope) { return DIM_SHORT[scope] || scope; }
 
@@ -49,6 +45,14 @@
     root.textContent = "";
     var doc = new DOMParser().parseFromString(html, "text/html");
     Array.from(doc.body.childNodes).forEach(function (n) { root.appendChild(document.adoptNode(n)); });
+  }
+
+  /* Clone the page's <template id=id> (Python-rendered, already escaped) in place of root's
+   * content. */
+  function swapTemplate(root, id) {
+    root.textContent = "";
+    var t = document.getElementById(id);
+    if (t) { root.appendChild(document.importNode(t.content, true)); }
   }
 
   /* ---- controls ---- */
@@ -109,10 +113,8 @@
   /* ---- charts: drawn once, in Python (leaderboard/charts.py); each scorer's SVG waits in a
    * <template> of index.html, already escaped, and is cloned in as it is ---- */
   function showChart(root, kind) {
-    root.textContent = "";
-    if (!state.scorer) { return; }
-    var t = document.getElementById("chart-" + kind + "-" + D.scorers.indexOf(state.scorer));
-    if (t) { root.appendChild(document.importNode(t.content, true)); }
+    if (!state.scorer) { root.textContent = ""; return; }
+    swapTemplate(root, "chart-" + kind + "-" + D.scorers.indexOf(state.scorer));
   }
 
   /* ---- response explorer: the list from data/r<i>.js, the detail its rendered fragment ---- */
@@ -164,10 +166,7 @@
     ctl.appendChild(select("cmp-b", "Model B", opts, state.cmpB, function (v) { state.cmpB = Number(v); renderCompare(root); }));
     ctl.appendChild(select("metric", "Rate of", D.metrics.map(function (m) { return [m, m.replace(/_/g, " ")]; }), state.metric, function (v) { state.metric = v; renderCompare(root); }));
     root.appendChild(ctl);
-    if (state.scorer) {
-      root.appendChild(compareTable(state.cmpA, state.cmpB));
-      root.appendChild(el("p", { "class": "note", id: "cmp-note" }, "B − A over the prompts both answered, with its paired 95% interval (the same prompts drawn for both); different only when it excludes 0; the smallest difference detectable with 80% power at alpha 0.05. See Methodology."));
-    }
+    if (state.scorer) { root.appendChild(compareTable(state.cmpA, state.cmpB)); }
     var pick = el("div", { "class": "controls" });
     var pair = el("div", { "class": "pair" });
     var left = el("div", { id: "cmp-a-detail", "class": "detail" });
@@ -195,69 +194,31 @@
       });
     });
   }
-  /* B − A comes precomputed per (scorer, metric) in data/p<s>_<m>.js (site.py _write_pairs):
-   * this only picks the pair and shows it. Stored for i < j as B = j, A = i; the reverse
-   * order is the same interval, negated. */
-  function loadPairs(cb) {
-    var key = "p" + D.scorers.indexOf(state.scorer) + "_" + D.metrics.indexOf(state.metric);
-    loadChunk(key, D.pairs.files[state.scorer][state.metric], cb);
-  }
-  function pairOf(data, scope, a, b) {
-    var n = D.configs.length, i = Math.min(a, b), j = Math.max(a, b);
-    var k = i * (2 * n - i - 1) / 2 + (j - i - 1), c = data[scope];
-    var v = [c.d[k], c.lo[k], c.hi[k], c.mde[k], c.different[k], c.n[k]];
-    if (a < b || v[0] === null) { return v; }
-    return [-v[0], v[2] === null ? null : -v[2], v[1] === null ? null : -v[1], v[3], v[4], v[5]];
-  }
-  /* Ten-thousandths as points to one decimal, half away from zero, in integers: the very text
-   * compare_view.tenths writes in the app. */
-  function tenths(n, signed) {
-    var m = Math.floor((Math.abs(n) + 5) / 10);
-    var sign = n < 0 && m ? "-" : (signed && n > 0 && m ? "+" : "");
-    return sign + Math.floor(m / 10) + "." + (m % 10);
-  }
-  function pp(n) { return tenths(n, true); }
+  /* The side-by-side numbers come rendered per (scorer, metric) in data/p<s>_<m>.js
+   * (compare_view.compare_chunk, the app's very functions): the table's frame, each
+   * configuration's rate and each ordered pair's texts and verdict. This only picks the
+   * pair's and puts them into the frame's slots (text as text, the verdict's markup swapped). */
   function compareTable(a, b) {
-    var t = el("table", { id: "cmp-scores", "class": "scores" });
-    var head = el("tr");
-    [state.metric.replace(/_/g, " ") + " rate", "A: " + D.configs[a].label, "B: " + D.configs[b].label].forEach(function (h) { head.appendChild(el("th", null, h)); });
-    head.appendChild(el("th", { title: "B − A over the prompts both answered, with its paired 95% interval (the same prompts drawn for both)" }, "B − A [95%], points"));
-    head.appendChild(el("th", { title: "The smallest difference this board detects for this pair with 80% power at alpha 0.05" }, "smallest detectable, points"));
-    head.appendChild(el("th", { title: "'different' only when the paired interval excludes 0" }, "paired test"));
-    var thead = el("thead"); thead.appendChild(head); t.appendChild(thead);
-    var tb = el("tbody");
-    var rows = [];
-    D.scopes.forEach(function (scope) {
-      var va = cell(scope, state.metric, a), vb = cell(scope, state.metric, b);
-      var tr = el("tr", { "data-scope": scope });
-      tr.appendChild(el("td", null, short(scope)));
-      [va, vb].forEach(function (v) {
-        var td = el("td", { "class": "num" });
-        td.appendChild(el("span", { "class": "rate" }, pct(v[0])));
-        if (v[0] !== null) { td.appendChild(el("span", { "class": "ci" }, " [" + pct(v[1]) + ", " + pct(v[2]) + "]")); }
-        tr.appendChild(td);
+    var box = el("div", { id: "cmp-scores" }, "Loading…");
+    var scorer = state.scorer, metric = state.metric;
+    var key = "p" + D.scorers.indexOf(scorer) + "_" + D.metrics.indexOf(metric);
+    loadChunk(key, D.pairs.files[scorer][metric], function (c) {
+      if (scorer !== state.scorer || metric !== state.metric || a !== state.cmpA || b !== state.cmpB) { return; }
+      swap(box, c.frame);
+      box.querySelector(".label-a").textContent = D.configs[a].label;
+      box.querySelector(".label-b").textContent = D.configs[b].label;
+      Array.from(box.querySelectorAll("tr[data-scope]")).forEach(function (tr) {
+        var scope = tr.getAttribute("data-scope"), p = c.pairs[scope][a * D.configs.length + b];
+        swap(tr.querySelector(".rate-a"), c.rates[scope][a]);
+        swap(tr.querySelector(".rate-b"), c.rates[scope][b]);
+        tr.querySelector(".diff .pp").textContent = p[0];
+        tr.querySelector(".diff .ci").textContent = p[1];
+        tr.querySelector(".mde").textContent = p[2];
+        swap(tr.querySelector(".verdict"), c.verdicts[p[3]]);
       });
-      var diff = el("td", { "class": "num diff" }, "…"), mde = el("td", { "class": "num mde" }, "…"), verdict = el("td", { "class": "verdict" }, "…");
-      tr.appendChild(diff); tr.appendChild(mde); tr.appendChild(verdict);
-      rows.push([scope, diff, mde, verdict]);
-      tb.appendChild(tr);
+      box.setAttribute("data-ready", "1");
     });
-    t.appendChild(tb);
-    if (a === b) { rows.forEach(function (r) { r[1].textContent = r[2].textContent = "–"; r[3].textContent = "the same configuration"; }); return t; }
-    loadPairs(function (data) {
-      rows.forEach(function (r) {
-        var v = pairOf(data, r[0], a, b);
-        if (v[0] === null) { r[1].textContent = r[2].textContent = r[3].textContent = "–"; return; }
-        r[1].textContent = pp(v[0]);
-        if (v[1] !== null) { r[1].appendChild(el("span", { "class": "ci" }, " [" + pp(v[1]) + ", " + pp(v[2]) + "]")); }
-        r[2].textContent = v[3] === null ? "–" : tenths(v[3], false);
-        r[3].textContent = v[4] ? "different" : "no detectable difference";
-        r[3].className = v[4] ? "verdict different" : "verdict same";
-        r[3].setAttribute("title", "over " + v[5] + " prompts both answered");
-      });
-      t.setAttribute("data-ready", "1");
-    });
-    return t;
+    return box;
   }
 
   /* ---- layout ---- */
@@ -302,7 +263,8 @@
       window.intimaReadyAt = performance.now();
     });
   }
-  // The drift view (drift.js, loaded after this file) builds its DOM with the same helpers.
-  window.INTIMA_DOM = { el: el, pct: pct, select: select, loadChunk: loadChunk, swap: swap };
+  // The drift, prediction and models views (loaded after this file) use the same helpers.
+  window.INTIMA_DOM = { el: el, select: select, loadChunk: loadChunk, swap: swap,
+                        swapTemplate: swapTemplate };
   init();
 })();

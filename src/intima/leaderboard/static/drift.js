@@ -16,12 +16,7 @@
   var U = window.INTIMA_DOM;  // board.js's helpers: every string goes in as text
   var el = U.el, select = U.select;  // and U.loadChunk, U.swap: the site's one loader and swap
 
-  // A template of the page, cloned into root in place of what it held.
-  function swapTemplate(root, id) {
-    root.textContent = "";
-    var t = document.getElementById(id);
-    if (t) { root.appendChild(document.importNode(t.content, true)); }
-  }
+  var swapTemplate = U.swapTemplate;  // a template of the page, cloned in place of root's content
   /* ---- the charts (a line per model over the turns) and the table of slopes, dropped
    * boundaries and turns without a label, for the chosen scorer and dimension ---- */
   function renderNumbers() {

@@ -1,41 +1,25 @@
 /* INTIMA leaderboard: what each model is (a link to its model card, size, type, licence,
  * date) and a search box over models that filters the score table's rows (and this section's)
- * by model text. Security rule, as in board.js: every string from the data goes in with
- * textContent, never as markup; a card link only from an address Python built and checked. */
+ * by model text. This file formats nothing: the table is rendered once, in Python
+ * (leaderboard/models_view.py), for the app and the site alike, and waits in the page's
+ * <template id="models-view">; here it is cloned in, and rows are shown or hidden by the model text
+ * Python put on each of its rows (data-search). */
 (function () {
   "use strict";
-  var node = document.getElementById("models-data");
   var U = window.INTIMA_DOM;
-  if (!node || !U) { return; }
-  var M = JSON.parse(node.textContent);
-  var el = U.el;
+  if (!U || !document.getElementById("models-view")) { return; }
+  var s = U.el("section", { id: "models" });
+  s.appendChild(U.el("h2", null, "Models"));
+  var body = U.el("div", { "class": "body" });
+  body.appendChild(U.el("label", { "for": "model-search" }, "Search models "));
+  var box = body.appendChild(U.el("input", { id: "model-search", type: "search", placeholder: "name, size, type, licence", autocomplete: "off" }));
+  var wrap = body.appendChild(U.el("div"));
+  U.swapTemplate(wrap, "models-view");
+  s.appendChild(body);
   var text = {};
-  M.rows.forEach(function (r) { text[r.run_id] = r.search; });
-
-  function table() {
-    var t = el("table", { id: "models-table", "class": "scores models" });
-    var head = el("tr");
-    ["Configuration", "Model", "Size", "Type", "Licence", "Date"].forEach(function (h) { head.appendChild(el("th", null, h)); });
-    var thead = el("thead"); thead.appendChild(head); t.appendChild(thead);
-    var tb = el("tbody");
-    M.rows.forEach(function (r) {
-      var tr = el("tr", { "data-run-id": r.run_id });
-      tr.appendChild(el("td", { "class": "model" }, r.label));
-      var hub = el("td", { "class": "hub" });
-      if (r.url && /^https:\/\/huggingface\.co\/[A-Za-z0-9._-]+\/[A-Za-z0-9._-]+$/.test(r.url)) {
-        var a = el("a", { href: r.url, rel: "noopener", target: "_blank" }, r.model);
-        hub.appendChild(a);
-      } else {
-        hub.appendChild(document.createTextNode(r.model));
-      }
-      if (r.note) { hub.appendChild(el("span", { "class": "why" }, " (" + r.note + ")")); }
-      tr.appendChild(hub);
-      ["size", "kind", "license", "date"].forEach(function (k) { tr.appendChild(el("td", { "class": k }, r[k])); });
-      tb.appendChild(tr);
-    });
-    t.appendChild(tb);
-    return t;
-  }
+  Array.from(wrap.querySelectorAll("tr[data-run-id]")).forEach(function (tr) {
+    text[tr.getAttribute("data-run-id")] = tr.getAttribute("data-search");
+  });
 
   var query = "";
   function matches(tr) {
@@ -47,19 +31,7 @@
     var rows = document.querySelectorAll("#app tr[data-run-id]");
     for (var i = 0; i < rows.length; i++) { rows[i].style.display = matches(rows[i]) ? "" : "none"; }
   }
-
-  var s = el("section", { id: "models" });
-  s.appendChild(el("h2", null, "Models"));
-  var body = el("div", { "class": "body" });
-  var label = el("label", { "for": "model-search" }, "Search models ");
-  var box = el("input", { id: "model-search", type: "search", placeholder: "name, size, type, licence", autocomplete: "off" });
   box.addEventListener("input", function () { query = box.value.toLowerCase().trim(); apply(); });
-  body.appendChild(label);
-  body.appendChild(box);
-  var wrap = el("div", { "class": "scroll" });
-  wrap.appendChild(table());
-  body.appendChild(wrap);
-  s.appendChild(body);
   var scores = document.getElementById("table");
   if (scores && scores.parentNode) { scores.parentNode.insertBefore(s, scores); }
   // board.js redraws the score table when a control changes: filter the new rows too.
