@@ -378,3 +378,15 @@ def test_a_store_sampled_before_strata_existed_keeps_its_sample(
         assert samples(db) == before and before[0].strata == ()
         judge_run.judge(db, [judge_cfg("a")], sample=SampleSpec(size=12))
         assert samples(db)[0].members[:9] == before[0].members
+
+
+def test_a_configuration_no_scorer_covered_says_what_to_run(
+    store: Store, scripted: type[Scripted]
+) -> None:
+    """A sample with no predictor on every response (no affect scores, no other judge on all)
+    names the command that gives it one, not '0 labelled'."""
+    scripted.plans["a"] = lambda m, k: reply()
+    judge_run.judge(store, [judge_cfg("a")], sample=SampleSpec(size=12))
+    board = load_board(store)
+    rows = prediction_rows(board.responses, board.rating_sets, board.samples, {})
+    assert rows and all(r.estimate is None and "run `intima score`" in r.note for r in rows)

@@ -180,6 +180,12 @@ def _row(
     n, total = len(labelled), len(rows)
     raw = sum(pred_label.get(r.response_id) == metric for r in rows) / total if total else None
     base = (sample.judge, predictor, sample.run_id, scope, metric)
+    if total == 0:  # the affect measure, the fallback, has not scored this configuration
+        note = (
+            "no scorer labelled every response of this configuration: run `intima score` "
+            "(the affect measure on all) or judge them all with another judge"
+        )
+        return PredictionRow(*base, None, None, None, n, total, raw, None, note)
     if n < MIN_LABELLED:
         note = f"{n} labelled in this scope; a prediction-powered share needs {MIN_LABELLED}"
         return PredictionRow(*base, None, None, None, n, total, raw, None, note)
