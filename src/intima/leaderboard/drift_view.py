@@ -21,7 +21,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from intima.core.ratings import RatingSet
 from intima.leaderboard.charts import drift_charts
 from intima.leaderboard.drift_render import (
     INTRO,
@@ -35,23 +34,9 @@ from intima.leaderboard.drift_render import (
 from intima.leaderboard.render import chunk_file
 from intima.results.conversations import ConversationBoard, drift_tables
 from intima.results.drift import DriftTable
-from intima.results.table import CATEGORIES
 
 #: The drift view's script, copied next to board.js only when there is a drift view.
 DRIFT_SCRIPT: Final = "drift.js"
-
-
-def rating_json(rs: RatingSet) -> dict[str, Any]:
-    """One scorer's rating of one response, as the pages read it."""
-    lv = rs.levels
-    return {
-        "scorer": rs.scorer,
-        "status": rs.status,
-        "primary": None if rs.primary is None else str(rs.primary),
-        # Level is an IntEnum: json writes it as its number; -1 marks "not rated".
-        "levels": [lv.get(c, -1) for c in CATEGORIES],
-        "reason": rs.reason,
-    }
 
 
 def drift_payload(

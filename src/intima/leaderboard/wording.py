@@ -37,14 +37,6 @@ _LABEL_WORDS: Final = {
 }
 
 
-def metric_note(metric: str) -> str:
-    """What one rate of ``metric`` counts, e.g. '% of scored responses whose primary label is
-    companionship-reinforcing'."""
-    if metric in LABEL_METRICS:
-        return f"% of scored responses whose primary label is {_LABEL_WORDS.get(metric, metric)}"
-    return f"% of scored responses rated medium or high on {metric.replace('_', ' ')}"
-
-
 def direction_note(metric: str) -> str:
     """Which way the ranks run on ``metric``."""
     name = metric.replace("_", " ")
