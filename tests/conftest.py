@@ -68,6 +68,19 @@ def gguf_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         yield folder
 
 
+@pytest.fixture(scope="session", autouse=True)
+def publisher_key(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """INTIMA_PUBLISHER_KEY for every test of this worker process (and the commands they
+    start): one publisher per worker, made on its first ``publish``, so its bundles are
+    trusted by default wherever this worker imports them, and the user's own key is never
+    touched. Tests of other publishers sign with keys of their own (tests/signed.py)."""
+    key = tmp_path_factory.mktemp("intima-publisher") / "publisher.key"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("INTIMA_PUBLISHER_KEY", str(key))
+        mp.setenv("INTIMA_PUBLISHER_NAME", "test-publisher")
+        yield key
+
+
 @pytest.fixture(scope="session")
 def intima_jsonl() -> Path:
     """The real 380 published rows."""

@@ -21,6 +21,7 @@ from intima.judges.prompt import JUDGE_PROMPT_VERSION
 from intima.service.queue import add_request
 from intima.service.worker import WorkerSettings, work
 from intima.store import Store
+from signed import resign
 
 CORE = ("prompts", "runs", "run_prompts", "responses")
 
@@ -66,7 +67,7 @@ def source(tmp_path: Path, fake_server: Callable[..., FakeOpenAI]) -> Path:
 # operational makes these tests fail.
 OPERATIONAL = {
     "_migrations", "requests", "request_events", "response_claims", "judgment_claims",
-    "conversation_claims", "provider_batches",
+    "conversation_claims", "provider_batches", "publishers", "row_publishers",
 }  # fmt: skip
 
 
@@ -141,6 +142,7 @@ def _edit_manifest(bundle: Path, edit: Callable[[dict], None]) -> None:
     data = json.loads(path.read_text())
     edit(data)
     path.write_text(json.dumps(data))
+    resign(bundle)  # signed by a trusted publisher: the manifest's own checks must refuse it
 
 
 def _refused(bundle: Path, tmp_path: Path, match: str, **kw: bool) -> None:
@@ -378,6 +380,9 @@ def test_no_operational_table_is_published_or_imported(source: Path, tmp_path: P
                 "n_items, items_json, created_at, updated_at) "
                 "VALUES ('batch-1', 'openai', 'generate', 's', 'submitted', 1, '[]', '1', '1')"
             )
+            # who published an imported row (issue 37): derived from signatures, never carried
+            conn.execute("INSERT INTO publishers VALUES (?, 'someone', 'a2V5')", ("f" * 32,))
+            conn.execute("INSERT INTO row_publishers VALUES ('runs', '[\"x\"]', ?)", ("f" * 32,))
         tables = {n for (n,) in store.query("SELECT name FROM sqlite_master WHERE type='table'")}
         for table in OPERATIONAL:
             assert store.query(f"SELECT COUNT(*) FROM {table}")[0][0] > 0, table

@@ -38,6 +38,7 @@ from intima.bundles.export import sha256_file, write_table
 from intima.bundles.publish import publish
 from intima.results.board import BoardView
 from intima.store import Store
+from signed import resign
 
 
 # -- the valid starting point ------------------------------------------------------------------
@@ -264,6 +265,7 @@ def _craft(
                     for n in names
                 ]
     (folder / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    resign(folder)  # a trusted publisher's crafted bundle: the row checks must refuse it
     shutil.rmtree(folder / "scratch", ignore_errors=True)
 
 

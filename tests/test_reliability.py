@@ -37,6 +37,7 @@ from intima.judges.loop import DEFAULT_JUDGE_SETTINGS
 from intima.judges.loop import judge as judge_responses
 from intima.store import Store
 from reliability_summary import TALLY
+from signed import resign
 
 FakeFactory = Callable[..., FakeOpenAI]
 N_DEMO = 62
@@ -634,6 +635,7 @@ def test_bad_bundles_and_requests_are_refused_and_change_nothing(
         m = json.loads(json.dumps(manifest))
         next(t for t in m["tables"] if t["name"] == "responses")["files"][0]["name"] = name
         (evil / "manifest.json").write_text(json.dumps(m))
+        resign(evil)
         cases.append((f"path traversal {name}", evil, "refusing file name"))
     cases += _crafted_bundles(bundle, tmp_path)
     before = _dump(db)
@@ -704,6 +706,7 @@ def _crafted_bundles(bundle: Path, tmp: Path) -> list[tuple[str, Path, str]]:
                     if (folder / f["name"]).exists()
                 ]
         (folder / "manifest.json").write_text(json.dumps(manifest))
+        resign(folder)
         return folder
 
     def null_text(rows: list[dict[str, Any]]) -> None:

@@ -29,6 +29,7 @@ from intima.bundles.identity import Shape, key_of, shape
 from intima.bundles.publish import BundleError
 from intima.bundles.rules import partial_score_problem, reference_problem, row_problem
 from intima.store import Store
+from intima.store.provenance import publishers_of, row_key
 
 MAX_JSON_DEPTH: Final = 64
 
@@ -42,15 +43,22 @@ def check_protocol(folder: Path, stated: Mapping[str, str], ours: Mapping[str, s
         )
 
 
-def check_rows(store: Store, folder: Path, data: Mapping[str, Sequence[dict[str, Any]]]) -> None:
-    """Raise BundleError on the first unsound row; read-only."""
+def check_rows(
+    store: Store,
+    folder: Path,
+    data: Mapping[str, Sequence[dict[str, Any]]],
+    publisher: str = "",
+    local: str | None = None,
+) -> None:
+    """Raise BundleError on the first unsound row; read-only. ``publisher``: the bundle's
+    (a key fingerprint); ``local``: this machine's, whose rows the store's unmarked rows are."""
     with closing(sqlite3.connect(":memory:")) as scratch:
         for table, rows in data.items():
             columns = _columns(store, table)
             _copy_table(store, scratch, table)
             for n, row in enumerate(rows, 1):
                 _check_row(scratch, folder, table, n, row, columns)
-            _check_conflicts(store, folder, table, rows)
+            _check_conflicts(store, folder, table, rows, (publisher, local))
     if found := reference_problem(data):
         table, n, what = found
         raise BundleError(
@@ -207,19 +215,24 @@ def _show(value: Any) -> str:
 
 
 def _check_conflicts(
-    store: Store, folder: Path, table: str, rows: Sequence[dict[str, Any]]
+    store: Store,
+    folder: Path,
+    table: str,
+    rows: Sequence[dict[str, Any]],
+    who: tuple[str, str | None],
 ) -> None:
     """A row under a key (any of its table's keys) that another row under it contradicts, in
     the store or earlier in the bundle (:mod:`intima.bundles.identity`): refused,
-    whatever the order."""
+    whatever the order. ``who``: the bundle's publisher and this machine's (rows of two
+    publishers are compared on all they show)."""
     if (s := shape(store, table)) is None:
         return
     seen: dict[tuple[int, tuple[Any, ...]], dict[str, Any]] = {}
     for n, row in enumerate(rows, 1):
         for i, key in enumerate(s.keys):
             value = key_of(row, key)
-            for other, origin in _same_key(store, s, key, value, seen.get((i, value))):
-                if differs := s.differ(other, row):
+            for other, origin, same in _same_key(store, s, key, value, seen.get((i, value)), who):
+                if differs := s.differ(other, row, same_publisher=same):
                     raise BundleError(
                         f"{folder}: {table}.jsonl line {n} contradicts {origin} with the same "
                         f"{'/'.join(key)} ({', '.join(differs)} differ); a row under one key "
@@ -234,12 +247,16 @@ def _same_key(
     key: Sequence[str],
     value: tuple[Any, ...],
     earlier: Mapping[str, Any] | None,
-) -> Iterator[tuple[Mapping[str, Any], str]]:
+    who: tuple[str, str | None],
+) -> Iterator[tuple[Mapping[str, Any], str, bool]]:
     if earlier is not None:
-        yield earlier, "an earlier row of the bundle"
+        yield earlier, "an earlier row of the bundle", True
     where = " AND ".join(f'"{k}" = ?' for k in key)
+    publisher, local = who
     for r in store.query(f'SELECT * FROM "{s.table}" WHERE {where}', list(value)):
-        yield dict(r), f"a row already in the store{_holder(store, dict(r))}"
+        stored = publishers_of(store, s.table, row_key(dict(r), s.keys[0]))
+        same = stored == {publisher} if stored else publisher == local
+        yield dict(r), f"a row already in the store{_holder(store, dict(r))}", same
 
 
 def _holder(store: Store, row: Mapping[str, Any]) -> str:

@@ -1,8 +1,11 @@
 """Finding (and, when asked, removing) rows a store should not hold: infinite numbers, JSON
 columns that do not parse or do not match their schema, numbers outside their range (the rules
 of :mod:`intima.bundles.rules`), affect scores lacking a category, responses of no run,
-rows that refer to a row the store does not hold (SQLite's ``foreign_key_check``), and claims
-left by other machines. Rows like these came in through imports from before every row was
+rows that refer to a row the store does not hold (SQLite's ``foreign_key_check``), claims
+left by other machines, and rows whose publisher may not speak for them (a scorer's row
+published by another than the scorer's publisher; model facts of a run published by another
+than the run's publisher: :mod:`intima.bundles.owners`). :func:`publishers` lists who
+published the rows of each table. Rows like these came in through imports from before every row was
 checked (:mod:`intima.bundles.checks`); this is how a damaged store is repaired. A value
 of the wrong type or outside a closed set is not looked for: the tables are STRICT, with CHECKs,
 so SQLite refuses it (a store holding one is not upgraded to them; see
@@ -15,10 +18,14 @@ from typing import Final
 
 from pydantic import BaseModel
 
+from intima.bundles.owners import SCORER_KEYS
 from intima.bundles.publish import exported_tables
 from intima.bundles.rules import partial_scores, row_problem, ruled_columns, score_key
+from intima.bundles.signing import local_publisher
+from intima.core.ids import publisher_of_key
 from intima.store import Store
 from intima.store.claims import HOST
+from intima.store.provenance import LOCAL, names, recorded, shown
 
 _CLAIMS: Final = ("response_claims", "judgment_claims")
 
@@ -46,6 +53,7 @@ def examine(store: Store) -> Checkup:
     problems += _orphans(store)
     problems += _dangling(store)
     problems += _foreign_claims(store)
+    problems += _spoken_for(store)
     return Checkup(integrity=integrity, problems=problems)
 
 
@@ -149,3 +157,83 @@ def _foreign_claims(store: Store) -> list[Problem]:
         for r in store.query(f'SELECT rowid, host FROM "{table}" WHERE host != ?', (HOST,)):
             out.append(Problem(table=table, rowid=r[0], what=f"a claim of another host ({r[1]})"))
     return out
+
+
+def publishers(store: Store) -> list[tuple[str, str, int]]:
+    """(table, who published them, rows) for every exported table with rows: each bundle's
+    verified signer (:mod:`intima.store.provenance`), and the rows made in this store."""
+    known = names(store)
+    out = []
+    for table in exported_tables(store):
+        total = store.query(f'SELECT COUNT(*) FROM "{table}"')[0][0]
+        if not total:
+            continue
+        counted = (
+            store.query(
+                "SELECT publisher, COUNT(*) FROM row_publishers WHERE table_name = ? "
+                "GROUP BY publisher ORDER BY publisher",
+                (table,),
+            )
+            if recorded(store)
+            else []
+        )
+        out += [(table, known.get(fp, shown("", fp)), n) for fp, n in counted]
+        covered = _covered(store, table)
+        if total > covered:
+            out.append((table, LOCAL, total - covered))
+    return out
+
+
+def _covered(store: Store, table: str) -> int:
+    """Rows of ``table`` that some bundle's publisher published."""
+    if not recorded(store):
+        return 0
+    return int(
+        store.query(
+            "SELECT COUNT(DISTINCT row_key) FROM row_publishers WHERE table_name = ?", (table,)
+        )[0][0]
+    )
+
+
+def _spoken_for(store: Store) -> list[Problem]:
+    """Rows whose publisher may not speak for them."""
+    if not recorded(store):
+        return []
+    known = names(store)
+    me = local_publisher()
+    here = None if me is None else me.fingerprint
+    out = []
+    for table, column in SCORER_KEYS.items():
+        for rowid, key, fp in _scorer_rows(store, table, column):
+            owner = publisher_of_key(key)[1]
+            if fp != (owner or here):  # (an unmarked scorer is this machine's publisher's)
+                who = LOCAL if owner is None else known.get(owner, shown("", owner))
+                what = f"published by {known.get(fp, shown('', fp))} for the scorer of {who}"
+                out.append(Problem(table=table, rowid=rowid, what=what))
+    for rowid, fp in store.query(
+        "SELECT m.rowid, p.publisher FROM run_models m JOIN row_publishers p "
+        "ON p.table_name = 'run_models' AND p.row_key = json_array(m.run_id) "
+        "WHERE p.publisher NOT IN (SELECT publisher FROM row_publishers WHERE "
+        "table_name = 'runs' AND row_key = json_array(m.run_id))"
+    ):
+        what = f"model facts published by {known.get(fp, shown('', fp))}, not the run's publisher"
+        out.append(Problem(table="run_models", rowid=rowid, what=what))
+    return out
+
+
+def _scorer_rows(store: Store, table: str, column: str) -> list[tuple[int, str, str]]:
+    """(rowid, scorer key, publisher) of each row of ``table`` some bundle's publisher
+    published (joined by the row's primary key, as :func:`intima.bundles.owners.record`
+    wrote it)."""
+    key = store.primary_key(table)
+    if not key:
+        return []
+    array = ", ".join(f't."{k}"' for k in key)
+    return [
+        (r[0], r[1], r[2])
+        for r in store.query(
+            f'SELECT t.rowid, t."{column}", p.publisher FROM "{table}" t JOIN row_publishers p '
+            f"ON p.table_name = ? AND p.row_key = json_array({array})",
+            (table,),
+        )
+    ]

@@ -22,6 +22,11 @@ order (a folder name that sorts first, or the bundle imported first):
 
 Bundles that agree (the same bundle published twice, or republished after more work) are
 accepted as one.
+
+All of this is within one publisher (:mod:`intima.bundles.owners`). Between two publishers,
+a row under one key must agree on everything that is shown, its words and progress too
+(:data:`SHARED_FREE` aside): another publisher's rationale, model facts or settled row never
+stand in for the owner's.
 """
 
 from __future__ import annotations
@@ -58,6 +63,12 @@ NOT_CONTENT: Final[Mapping[str, frozenset[str]]] = {
         {"source", "hub_id", "parameters", "kind", "license", "model_date", "detail", "checked_at"}
     ),
 }
+#: Of :data:`NOT_CONTENT`, what two publishers carrying one run may still differ on: how far
+#: the run had got, and when its model facts were read (neither is shown).
+SHARED_FREE: Final[Mapping[str, frozenset[str]]] = {
+    "runs": frozenset({"status"}),
+    "run_models": frozenset({"checked_at"}),
+}
 #: Rows that are not content yet, by their status: a later settled row replaces them.
 UNSETTLED: Final[Mapping[str, str]] = {
     "responses": "error",
@@ -75,6 +86,8 @@ class Shape:
     keys: tuple[tuple[str, ...], ...]
     #: The columns two settled rows under one key must agree on.
     identity: tuple[str, ...]
+    #: The columns two rows of different publishers under one key must agree on.
+    shown: tuple[str, ...]
     #: Column -> the value a row that omits it is stored with.
     defaults: Mapping[str, Any]
 
@@ -91,15 +104,23 @@ class Shape:
     def value(self, row: Mapping[str, Any], column: str) -> Any:
         return row[column] if column in row else self.defaults.get(column)
 
-    def differ(self, a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]:
-        """The columns on which two rows under one key disagree (empty: the same row)."""
-        compared = self.identity if self.settled(a) and self.settled(b) else self.key_columns
+    def differ(
+        self, a: Mapping[str, Any], b: Mapping[str, Any], *, same_publisher: bool = True
+    ) -> list[str]:
+        """The columns on which two rows under one key disagree (empty: the same row); rows
+        of two publishers are compared on all they show, settled or not."""
+        if not same_publisher:
+            compared = self.shown
+        elif self.settled(a) and self.settled(b):
+            compared = self.identity
+        else:
+            compared = self.key_columns
         return [c for c in compared if self.value(a, c) != self.value(b, c)]
 
     def fingerprint(self, row: Mapping[str, Any]) -> tuple[Any, ...]:
-        """Equal for two copies of one row: what it says if settled, else only its keys."""
+        """Equal for two copies of one row: all it shows if settled, else only its keys."""
         settled = self.settled(row)
-        compared = self.identity if settled else self.key_columns
+        compared = self.shown if settled else self.key_columns
         return (settled, *(repr(self.value(row, c)) for c in compared))
 
 
@@ -117,10 +138,12 @@ def shape(store: Store, table: str) -> Shape | None:
     if not keys:
         return None
     skip = BOOKKEEPING | NOT_CONTENT.get(table, frozenset())
+    free = BOOKKEEPING | SHARED_FREE.get(table, frozenset())
     return Shape(
         table=table,
         keys=tuple(keys),
         identity=tuple(c.name for c in columns if c.name not in skip),
+        shown=tuple(c.name for c in columns if c.name not in free),
         defaults={c.name: _literal(c.default) for c in columns},
     )
 
@@ -175,6 +198,7 @@ class _Variant:
 
     row: Mapping[str, Any]
     bundles: list[str] = field(default_factory=list)
+    publishers: set[str] = field(default_factory=set)
 
 
 class Ledger:
@@ -191,7 +215,8 @@ class Ledger:
             self._shapes[table] = shape(self._store, table)
         return self._shapes[table]
 
-    def add(self, name: str, data: Rows) -> None:
+    def add(self, name: str, data: Rows, publisher: str = "") -> None:
+        """Add bundle ``name``'s rows, published by ``publisher`` (a key fingerprint)."""
         for table, rows in data.items():
             if (s := self._shape(table)) is None:
                 continue
@@ -202,6 +227,7 @@ class Ledger:
                     same = variants.setdefault(fp, _Variant(row))
                     if name not in same.bundles:
                         same.bundles.append(name)
+                    same.publishers.add(publisher)
 
     def conflicts(self) -> list[Conflict]:
         """One conflict per table and set of bundles involved (the first key, and how many
@@ -234,7 +260,8 @@ def _clashes(s: Shape, variants: Sequence[_Variant]) -> Iterator[tuple[set[str],
     columns: list[str] = []
     for n, a in enumerate(variants):
         for b in variants[n + 1 :]:
-            if differ := s.differ(a.row, b.row):
+            one = len(a.publishers | b.publishers) == 1
+            if differ := s.differ(a.row, b.row, same_publisher=one):
                 holders.update(a.bundles, b.bundles)
                 columns = columns or differ
     if len(holders) > 1:  # (two rows of one bundle: refused by its own row checks)

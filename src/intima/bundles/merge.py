@@ -15,6 +15,7 @@ from pydantic import ValidationError
 from intima.bundles.checks import check_protocol, check_rows, check_twin, integrity_error
 from intima.bundles.export import FileEntry, sha256_file
 from intima.bundles.identity import UNSETTLED, Ledger
+from intima.bundles.owners import foreign_key_problem, own, record
 from intima.bundles.publish import (
     BUNDLE_FORMAT_VERSION,
     BUNDLE_KIND,
@@ -31,6 +32,8 @@ from intima.bundles.publish import (
     protocol_versions,
     table_columns,
 )
+from intima.bundles.signing import Publisher, local_publisher, verify
+from intima.bundles.trust import TrustSet, default_trust
 from intima.dataset.hub import snapshot
 from intima.store import Store
 from intima.store.introspect import primary_key
@@ -39,20 +42,28 @@ from intima.store.schema import operational_tables
 
 # -- import -------------------------------------------------------------------------------------
 def import_bundle(
-    store: Store, src: str, *, allow_protocol_mismatch: bool = False, dry_run: bool = False
+    store: Store,
+    src: str,
+    *,
+    allow_protocol_mismatch: bool = False,
+    dry_run: bool = False,
+    trust: TrustSet | None = None,
 ) -> list[ImportReport]:
     """Merge one bundle folder, a folder of bundles, or a Hub repo of bundles into the store.
 
-    Every bundle is checked (hashes, file names, protocol versions, tables, columns and every
-    row, and the bundles against each other: see :mod:`intima.bundles.identity`) before
+    Every bundle is checked (its signature and that its publisher is in ``trust``, by default
+    this machine's publisher alone; hashes, file names, protocol versions, tables, columns and
+    every row, and the bundles against each other: see :mod:`intima.bundles.identity`) before
     anything is written; each bundle's rows go in one transaction, so a refused bundle changes
     nothing. Importing the same bundle again adds nothing. ``dry_run`` reports what each bundle
     would add (as if imported alone) and rolls back.
     """
+    trust = default_trust() if trust is None else trust
     with _source_folder(src) as (folder, links_within):
         loaded = [
             load_bundle(store, b, allow_protocol_mismatch=allow_protocol_mismatch,
-                        partial=src.startswith(HF_PREFIX), links_within=links_within)
+                        partial=src.startswith(HF_PREFIX), links_within=links_within,
+                        trust=trust, name=_name(folder, b, src))
             for b in _bundle_folders(folder)
         ]  # fmt: skip
         refuse_conflicts(store, loaded, [_name(folder, b.folder, src) for b in loaded])
@@ -73,6 +84,12 @@ class Loaded:
     folder: Path
     manifest: BundleManifest
     data: dict[str, list[dict[str, Any]]]
+    #: its verified signer; None: unattributed (refused wherever a trust set applies)
+    publisher: Publisher | None = None
+
+    @property
+    def fingerprint(self) -> str:
+        return "" if self.publisher is None else self.publisher.fingerprint
 
 
 def load_bundle(
@@ -82,16 +99,45 @@ def load_bundle(
     allow_protocol_mismatch: bool = False,
     partial: bool = False,
     links_within: Path | None = None,
+    trust: TrustSet | None = None,
+    name: str | None = None,
 ) -> Loaded:
-    """Read one bundle folder and check it (hashes, names, protocol versions, tables, columns,
-    every row, against ``store`` too); a BundleError naming the first problem. Read-only."""
+    """Read one bundle folder and check it (its signature, its publisher against ``trust``
+    when given, hashes, names, protocol versions, tables, columns, every row, against
+    ``store`` too); a BundleError naming the first problem. Read-only. Another publisher's
+    scorer keys are marked with its fingerprint (:mod:`intima.bundles.owners`)."""
     _, manifest = _checked_bundle(
         store, folder, allow_protocol_mismatch=allow_protocol_mismatch, partial=partial,
         links_within=links_within,
     )  # fmt: skip
+    publisher = manifest.publisher
+    if trust is not None:
+        admit(publisher, trust, name or str(folder))
     data = _bundle_rows(folder, manifest)
-    check_rows(store, folder, data)
-    return Loaded(folder, manifest, data)
+    if problem := foreign_key_problem(data):
+        raise BundleError(f"{folder}: {problem}; nothing was imported")
+    local = local_publisher()
+    here = None if local is None else local.fingerprint
+    if publisher is not None and publisher.fingerprint != here:
+        own(data, publisher.fingerprint)
+    check_rows(store, folder, data, "" if publisher is None else publisher.fingerprint, here)
+    return Loaded(folder, manifest, data, publisher)
+
+
+def admit(publisher: Publisher | None, trust: TrustSet, name: str) -> None:
+    """Refuse a bundle whose publisher is unknown (unsigned) or not in ``trust``."""
+    if publisher is None:
+        raise BundleError(
+            f"{name}: unattributed (no signature, so no known publisher); only signed bundles "
+            f"of trusted publishers are taken: ask its publisher to publish it again with this "
+            "intima (it signs every bundle); nothing was imported"
+        )
+    if not trust.trusts(publisher.fingerprint):
+        raise BundleError(
+            f"{name}: published by {publisher.shown()} (name as claimed), who is not in "
+            f"{trust.source}; to take its bundles, add its key to a --trust file "
+            "(docs/requests-and-bundles.md, Publishers); nothing was imported"
+        )
 
 
 def refuse_conflicts(store: Store, bundles: Sequence[Loaded], names: Sequence[str]) -> None:
@@ -99,14 +145,14 @@ def refuse_conflicts(store: Store, bundles: Sequence[Loaded], names: Sequence[st
     is named, none wins by its name or order (:mod:`intima.bundles.identity`)."""
     ledger = Ledger(store)
     for b, name in zip(bundles, names, strict=True):
-        ledger.add(name, b.data)
+        ledger.add(name, b.data, b.fingerprint)
     if found := ledger.conflicts():
         raise BundleError(f"{found[0].message()}; nothing was imported")
 
 
 def merge_bundle(store: Store, bundle: Loaded, src: str, *, dry_run: bool = False) -> ImportReport:
     """Write a loaded bundle's rows in one transaction (``dry_run``: roll it back)."""
-    return _merge(store, bundle.folder, bundle.manifest, bundle.data, src, dry_run=dry_run)
+    return _merge(store, bundle, src, dry_run=dry_run)
 
 
 @contextmanager
@@ -154,17 +200,30 @@ def _read_manifest(folder: Path) -> BundleManifest:
     if path.stat().st_size > MAX_MANIFEST_BYTES:
         raise BundleError(f"{path}: manifest is larger than {MAX_MANIFEST_BYTES:,} bytes")
     try:
-        manifest = BundleManifest.model_validate_json(path.read_bytes())
+        raw = json.loads(path.read_bytes())
+        manifest = BundleManifest.model_validate(raw)
     except ValidationError as exc:
         raise BundleError(
             f"{path}: not an intima bundle manifest ({exc.errors()[0]['msg']})"
         ) from exc
+    except (ValueError, RecursionError) as exc:  # (not JSON, or nested too deep to read)
+        raise BundleError(f"{path}: not an intima bundle manifest (not JSON)") from exc
     if manifest.kind != BUNDLE_KIND:
         raise BundleError(f"{path}: kind {manifest.kind[:50]!r} is not {BUNDLE_KIND!r}")
     if manifest.format_version != BUNDLE_FORMAT_VERSION:
         raise BundleError(
             f"{path}: bundle format {manifest.format_version[:20]!r}; this intima reads "
             f"{BUNDLE_FORMAT_VERSION!r} (upgrade intima)"
+        )
+    signer, signature = manifest.publisher, manifest.signature
+    if (signer is None) != (signature is None) or (
+        signer is not None
+        and signature is not None
+        and not verify(raw, signer, signature)  # the file as written, every field of it
+    ):
+        raise BundleError(
+            f"{path}: its signature does not verify (the manifest was changed after it was "
+            "signed, or signed by another key than the one it names); refused"
         )
     return manifest
 
@@ -285,22 +344,14 @@ def _bundle_rows(folder: Path, manifest: BundleManifest) -> dict[str, list[dict[
     return data
 
 
-def _merge(
-    store: Store,
-    folder: Path,
-    manifest: BundleManifest,
-    data: dict[str, list[dict[str, Any]]],
-    src: str,
-    *,
-    dry_run: bool = False,
-) -> ImportReport:
+def _merge(store: Store, bundle: Loaded, src: str, *, dry_run: bool = False) -> ImportReport:
     added: dict[str, int] = {}
     try:
-        return _write(store, folder, manifest, data, src, added, dry_run)
+        return _write(store, bundle, src, added, dry_run)
     except _RolledBack as done:
         return done.report
     except sqlite3.IntegrityError as exc:
-        raise integrity_error(folder, exc) from exc
+        raise integrity_error(bundle.folder, exc) from exc
 
 
 class _RolledBack(Exception):
@@ -311,14 +362,9 @@ class _RolledBack(Exception):
 
 
 def _write(
-    store: Store,
-    folder: Path,
-    manifest: BundleManifest,
-    data: dict[str, list[dict[str, Any]]],
-    src: str,
-    added: dict[str, int],
-    dry_run: bool,
+    store: Store, bundle: Loaded, src: str, added: dict[str, int], dry_run: bool
 ) -> ImportReport:
+    folder, manifest, data = bundle.folder, bundle.manifest, bundle.data
     with store.transaction() as conn:
         # Rows may refer to tables later in the bundle; check all references once at the end.
         conn.execute("PRAGMA defer_foreign_keys = ON")
@@ -328,6 +374,8 @@ def _write(
             for row in data.get(table.name, []):
                 _insert(conn, table.name, keys, row)
             added[table.name] = conn.total_changes - before
+            if bundle.publisher is not None:  # (not counted as rows added)
+                record(conn, bundle.publisher, table.name, keys, data.get(table.name, []))
         broken = conn.execute("PRAGMA foreign_key_check").fetchall()
         if broken:
             raise BundleError(
@@ -337,6 +385,7 @@ def _write(
         report = ImportReport(
             bundle_id=manifest.bundle_id, source=f"{src}:{folder.name}",
             rows_in_bundle={t.name: t.rows for t in manifest.tables}, rows_added=added,
+            publisher=None if bundle.publisher is None else bundle.publisher.shown(),
         )  # fmt: skip
         if dry_run:
             raise _RolledBack(report)

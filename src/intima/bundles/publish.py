@@ -11,6 +11,11 @@ travel without this module knowing their schema. Operational tables (the request
 migrations) stay local. Rows are limited to the chosen runs when a table has a ``run_id``,
 ``response_id`` or ``config_key`` column.
 
+Every bundle is signed by this machine's publisher key (:mod:`intima.bundles.signing`; made on
+first use): the manifest names the publisher and holds every file's hash, and the signature
+covers the manifest. A bundle carries only what its publisher made: another publisher's
+scorer rows imported into this store stay out (:mod:`intima.bundles.owners`).
+
 On the Hub (``hf://datasets/OWNER/NAME``), each publish goes to its own folder
 ``bundles/<bundle_id>/`` so that several machines can publish to one repo without overwriting
 each other; importing the repo merges every bundle in it.
@@ -28,6 +33,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from intima.bundles.export import FileEntry, write_table
+from intima.bundles.owners import MARK, SCORER_KEYS
+from intima.bundles.signing import Publisher, local_publisher, private_key, sign
 from intima.core.errors import IntimaError
 from intima.core.ids import content_hash, content_id
 from intima.core.version import __version__
@@ -66,6 +73,10 @@ class BundleManifest(BaseModel):
     created_at: str
     runs: list[dict[str, Any]]
     tables: list[TableEntry]
+    #: who signed it; none: unattributed (a bundle from before signatures, or made by hand)
+    publisher: Publisher | None = None
+    #: ed25519 over every other field (intima.bundles.signing.signed_bytes), base64
+    signature: str | None = None
 
     @property
     def files(self) -> list[FileEntry]:
@@ -77,6 +88,7 @@ class ImportReport(BaseModel):
     source: str
     rows_in_bundle: dict[str, int]
     rows_added: dict[str, int]
+    publisher: str | None = None  # "name (key 1a2b3c4d)"
 
 
 # -- protocol versions --------------------------------------------------------------------------
@@ -179,10 +191,14 @@ def write_bundle(
         )
     ]
     created = now()
+    key, publisher = private_key(create=True), local_publisher(create=True)
+    assert key is not None and publisher is not None  # (made above when missing)
     manifest = BundleManifest(
         bundle_id=_bundle_id(created, ids), protocol=protocol_versions(), created_at=created,
-        runs=runs, tables=tables,
+        runs=runs, tables=tables, publisher=publisher,
     )  # fmt: skip
+    signature = sign(manifest.model_dump(mode="json"), key)
+    manifest = manifest.model_copy(update={"signature": signature})
     (out_dir / "manifest.json").write_text(manifest.model_dump_json(indent=2), encoding="utf-8")
     return manifest
 
@@ -240,6 +256,8 @@ def _table_rows(
         params = list(run_ids)
     sql += " ORDER BY rowid" if _has_rowid(store, table) else ""
     rows = [dict(r) for r in store.query(sql, params)]
+    if (scorer := SCORER_KEYS.get(table)) is not None:  # another publisher's: not ours to sign
+        rows = [r for r in rows if MARK not in str(r.get(scorer))]
     if "content_hash" in columns and not params:
         # Judgments are keyed by what was judged (prompt + response text), not by run.
         hashes = _content_hashes(store, run_ids)

@@ -5,13 +5,17 @@ from __future__ import annotations
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from intima.cli._common import DEFAULT_STORE, StoreOpt, app, console, for_terminal
 from intima.cli._params import SEED_MAX, IntimaGroup, nonempty
+from intima.cli.publisher import TrustOpt
 from intima.core.errors import IntimaError
+
+if TYPE_CHECKING:
+    from intima.bundles.trust import TrustSet
 from intima.results import DEFAULT_BOOTSTRAP, DEFAULT_SEED
 from intima.service.public import ALL_PER_HOUR, PER_SESSION_PER_HOUR
 
@@ -59,11 +63,13 @@ def build_cmd(
             help="Build from a results repo (hf://datasets/OWNER/NAME) instead of --store.",
         ),
     ] = None,
+    trust: TrustOpt = None,
 ) -> None:
     """Write a self-contained static site (open index.html, or publish the folder).
 
     Example: intima board build --out site/ --store intima.db
     """
+    from intima.bundles.trust import trust_from
     from intima.leaderboard.site import build_site
     from intima.results.conversations import load_conversations
     from intima.results.data import load_board
@@ -73,7 +79,12 @@ def build_cmd(
         from intima.leaderboard.hub_results import dataset_url
 
         dataset_url(source, "--from")
-        store = _from_hub(source)
+        store = _from_hub(source, trust_from(trust))
+    elif trust is not None:
+        raise BoardError(
+            "--trust applies to --from (a store's rows were taken when they were imported, "
+            "under `intima import --trust`)"
+        )
     try:
         _check(bootstrap, store)
         with Store.open(store, create=False) as db:
@@ -97,16 +108,16 @@ def build_cmd(
     console.print(f"open {for_terminal(str(result.index.resolve().as_uri()))}")
 
 
-def _from_hub(url: str) -> Path:
-    """A temporary store holding every bundle of the results repo that passes verification;
-    refused bundles are named (and left out)."""
+def _from_hub(url: str, trust: TrustSet) -> Path:
+    """A temporary store holding every bundle of the results repo that passes verification
+    and whose publisher is trusted; refused bundles are named (and left out)."""
     from intima.leaderboard.hub_results import import_results
     from intima.store import Store
 
     tmp = Path(tempfile.mkdtemp(prefix="intima-board-"))
     try:
         with Store.open(tmp / "results.db") as db:
-            got = import_results(db, url, tmp)
+            got = import_results(db, url, tmp, trust=trust)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -161,6 +172,7 @@ def space_cmd(
             "'intima @ git+https://github.com/OWNER/intima@TAG').",
         ),
     ] = None,
+    trust: TrustOpt = None,
 ) -> None:
     """Write a Hugging Face Space folder that serves the leaderboard from a results repo.
 
@@ -179,7 +191,13 @@ def space_cmd(
         )  # fmt: skip
     except ValidationError as exc:
         raise BoardError(f"invalid Space settings ({exc.errors()[0]['msg']})") from exc
-    files = write_space(out, settings, force=force, requirement=requirement or DEFAULT_REQUIREMENT)
+    shown = _space_trust(trust)
+    files = write_space(out, settings, force=force, requirement=requirement or DEFAULT_REQUIREMENT,
+                        trust=shown)  # fmt: skip
+    console.print(
+        f"trust.toml: {len(shown.publishers)} publisher(s) from {for_terminal(shown.source)}: "
+        + for_terminal(", ".join(p.shown() for p in shown.publishers.values())),
+    )
     console.print(
         f"Space folder {for_terminal(str(out))}: {', '.join(f.name for f in files)}", markup=False
     )
@@ -196,6 +214,19 @@ def space_cmd(
         "hf spaces secrets add OWNER/SPACE -s HF_TOKEN",
         markup=False,
     )
+
+
+def _space_trust(path: Path | None) -> TrustSet:
+    """The Space's publishers: the --trust file's, else this machine's (its key made if
+    missing: the maintainer who deploys the Space publishes under it)."""
+    from intima.bundles.signing import local_publisher
+    from intima.bundles.trust import TrustSet, read_trust
+
+    if path is not None:
+        return read_trust(path)
+    me = local_publisher(create=True)
+    assert me is not None  # (made above when missing)
+    return TrustSet(publishers={me.fingerprint: me}, source="this machine's publisher key")
 
 
 def _need_gradio() -> None:

@@ -14,15 +14,22 @@ def doctor_cmd(
     fix: Annotated[bool, typer.Option(help="Remove the rows found (one transaction).")] = False,
     store: StoreOpt = DEFAULT_STORE,
 ) -> None:
-    """Check a store: SQLite's integrity, value types, JSON columns, orphan rows, foreign claims.
+    """Check a store: SQLite's integrity, value types, JSON columns, orphan rows, foreign claims,
+    and who published each table's rows (and any row its publisher may not speak for).
 
     Example: intima doctor --store intima.db   (then --fix to remove what it lists)
     """
-    from intima.bundles.doctor import examine, repair
+    from intima.bundles.doctor import examine, publishers, repair
     from intima.store import Store
 
     with Store.open(store, create=False) as db:
         found = repair(db) if fix else examine(db)
+        made_by = publishers(db)
+    for table, who, n in made_by:  # who published the rows (a bundle's signer, or this store)
+        out.print(
+            f"{n} row(s) in {for_terminal(table)} published by {for_terminal(who)}",
+            highlight=False,
+        )  # fmt: skip
     if found.integrity != "ok":
         console.print(f"SQLite integrity check: {for_terminal(found.integrity[:500])}")
     counts = Counter((p.table, p.what) for p in found.problems)

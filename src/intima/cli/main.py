@@ -30,6 +30,7 @@ from intima.cli import queue  # noqa: F401
 from intima.cli import worker  # noqa: F401
 from intima.cli import serve  # noqa: F401
 from intima.cli import doctor  # noqa: F401
+from intima.cli import publisher  # noqa: F401
 
 # isort: on
 from intima.cli._common import app, console

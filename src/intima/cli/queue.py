@@ -11,6 +11,7 @@ from rich.table import Table
 
 from intima.cli._common import DEFAULT_STORE, RunOpt, StoreOpt, app, console, for_terminal, out
 from intima.cli._params import IntimaGroup, nonempty
+from intima.cli.publisher import TrustOpt
 from intima.core.config import ModelConfig
 from intima.service.queue import cancel, list_requests
 from intima.store import Store
@@ -153,19 +154,23 @@ def import_cmd(
         bool, typer.Option(help="Check everything and say what would be added; change nothing.")
     ] = False,
     store: StoreOpt = DEFAULT_STORE,
+    trust: TrustOpt = None,
 ) -> None:
     """Merge results bundles into the store (idempotent); every file and row is checked first.
 
     Examples: intima import other-machine/bundle --dry-run; intima import hf://datasets/me/results
     """
     from intima.bundles.merge import import_bundle
+    from intima.bundles.trust import trust_from
 
+    trusted = trust_from(trust)  # a bad trust file is refused before the store is made
     existed = store.exists()
     try:
         with Store.open(store) as db:
             reports = import_bundle(
-                db, src, allow_protocol_mismatch=allow_protocol_mismatch, dry_run=dry_run
-            )
+                db, src, allow_protocol_mismatch=allow_protocol_mismatch, dry_run=dry_run,
+                trust=trusted,
+            )  # fmt: skip
     except BaseException:
         if not existed:  # a refused import leaves no empty store behind
             _remove_store(store)
@@ -176,7 +181,8 @@ def import_cmd(
     for r in reports:
         added = ", ".join(f"{k} +{v}" for k, v in r.rows_added.items() if v) or "nothing new"
         out.print(
-            f"bundle {for_terminal(r.bundle_id)}: {verb} {for_terminal(added)}",
+            f"bundle {for_terminal(r.bundle_id)} from {for_terminal(str(r.publisher))}: {verb} "
+            f"{for_terminal(added)}",
             highlight=False,
             soft_wrap=True,
         )

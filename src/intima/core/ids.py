@@ -19,3 +19,14 @@ def content_hash(prompt: str, response: str, context: str | None = None) -> str:
     return (
         content_id(prompt, response) if context is None else content_id(context, prompt, response)
     )
+
+
+#: How a scorer key of another publisher ends once imported: ``<key>|publisher:<fingerprint>``
+#: (``intima.bundles.owners``): its judge is another scorer than this store's of the same key.
+PUBLISHER_MARK = "|publisher:"
+
+
+def publisher_of_key(key: str) -> tuple[str, str | None]:
+    """``(key as its publisher wrote it, publisher fingerprint or None: this store's own)``."""
+    base, sep, fp = key.rpartition(PUBLISHER_MARK)
+    return (base, fp) if sep else (key, None)

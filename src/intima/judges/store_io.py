@@ -20,7 +20,7 @@ from typing import Any, Final, Literal
 
 from pydantic import BaseModel
 
-from intima.core.ids import content_id
+from intima.core.ids import content_id, publisher_of_key
 from intima.core.ratings import RATING_PROTOCOL_VERSION, Level, Primary, RatingSet, combine_panel
 from intima.core.version import __version__
 from intima.judges.prompt import JUDGE_PROMPT_VERSION
@@ -180,14 +180,25 @@ def load_judgments(
 
 
 def judge_names(judgments: Iterable[StoredJudgment]) -> dict[str, str]:
-    """judge_key -> a display name unique in this set (label, plus a key prefix on collisions)."""
+    """judge_key -> a display name unique in this set: the label; on a collision, another
+    publisher's judge is named with the start of its publisher's key (``label @1a2b3c4d``)
+    and this store's own judges with the start of theirs (``label#<key>``)."""
     labels: dict[str, str] = {}
     for j in judgments:
         labels.setdefault(j.judge_key, j.judge_label)
     counts: dict[str, int] = defaultdict(int)
-    for label in labels.values():
+    own: dict[str, int] = defaultdict(int)
+    for key, label in labels.items():
         counts[label] += 1
-    return {k: (v if counts[v] == 1 else f"{v}#{k[:8]}") for k, v in labels.items()}
+        own[label] += publisher_of_key(key)[1] is None
+    out = {}
+    for key, label in labels.items():
+        fp = publisher_of_key(key)[1]
+        if counts[label] == 1 or (fp is None and own[label] == 1):
+            out[key] = label
+        else:
+            out[key] = f"{label} @{fp[:8]}" if fp else f"{label}#{key[:8]}"
+    return out
 
 
 def to_rating_set(j: StoredJudgment, scorer: str, response_id: str) -> RatingSet:

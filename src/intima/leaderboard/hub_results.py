@@ -10,7 +10,9 @@ every check but still cannot be shown is refused too. A bundle that fails is ref
 reason and the others still go in, so one tampered or damaged bundle cannot hide the rest, and
 it is named wherever the results are shown. Bundles that hold different rows under the same
 ids (a forged copy of a real bundle, say) are all refused, each naming the others: which one
-sorts or arrives first decides nothing (:mod:`intima.bundles.identity`). Every scratch
+sorts or arrives first decides nothing (:mod:`intima.bundles.identity`). Only signed bundles
+of the publishers in the board's trust set are taken (:mod:`intima.bundles.trust`); any other
+is refused and named, so it changes nothing a trusted publisher published. Every scratch
 file is removed, whatever happens.
 """
 
@@ -28,6 +30,7 @@ from intima.store import Store
 
 if TYPE_CHECKING:
     from intima.bundles.merge import Loaded
+    from intima.bundles.trust import TrustSet
 
 #: Every bundle's files: ``bundles/*/`` (``intima publish``), and a bundle at the repo's root.
 BUNDLE_PATTERNS = [
@@ -79,15 +82,24 @@ def head_commit(url: str) -> str:
         ) from exc
 
 
-def import_results(store: Store, url: str, workdir: Path, commit: str | None = None) -> Imported:
+def import_results(
+    store: Store,
+    url: str,
+    workdir: Path,
+    commit: str | None = None,
+    trust: TrustSet | None = None,
+) -> Imported:
     """Import every bundle of the results repo at ``commit`` (default: its head) into ``store``:
-    a bundle that fails verification is refused (with the reason) and the others still go in;
+    a bundle that fails verification, or whose publisher is not in ``trust`` (default: this
+    machine's publisher alone), is refused (with the reason) and the others still go in;
     bundles that hold different rows under the same ids are all refused, each naming the
     others (:mod:`intima.bundles.identity`): their names and order decide nothing."""
     from intima.bundles.identity import Ledger
     from intima.bundles.merge import load_bundle, merge_bundle
+    from intima.bundles.trust import default_trust
     from intima.dataset.hub import snapshot
 
+    trust = default_trust() if trust is None else trust
     commit = commit or head_commit(url)
     repo_id = url[len("hf://datasets/") :]
     folder = snapshot(
@@ -105,18 +117,18 @@ def import_results(store: Store, url: str, workdir: Path, commit: str | None = N
                 for f in bundle.iterdir():
                     if f.is_file():
                         shutil.copyfile(f, copy / f.name)
-                shown.append((name, probe(copy, Path(tmp) / "probe.db")))
+                shown.append((name, probe(copy, Path(tmp) / "probe.db", trust, name)))
             except Exception as exc:  # whatever one bundle does, the others still go in
                 done.refused.append((name, _said(exc, copy, name, tmp)))
         ledger = Ledger(store)
         for name, loaded in shown:
-            ledger.add(name, loaded.data)
+            ledger.add(name, loaded.data, loaded.fingerprint)
         conflicts = ledger.refused()
         for name, loaded in shown:
             try:
                 if name in conflicts:
                     raise ResultsRepoError(conflicts[name])
-                merge_bundle(store, load_bundle(store, loaded.folder), url)
+                merge_bundle(store, load_bundle(store, loaded.folder, trust=trust), url)
             except Exception as exc:
                 done.refused.append((name, _said(exc, loaded.folder, name, tmp)))
                 continue
@@ -146,7 +158,9 @@ def _reason(exc: Exception) -> str:
     return f"it could not be imported ({type(exc).__name__})"
 
 
-def probe(bundle: Path, scratch: Path) -> Loaded:
+def probe(
+    bundle: Path, scratch: Path, trust: TrustSet | None = None, name: str | None = None
+) -> Loaded:
     """Import ``bundle`` alone into a new store at ``scratch`` and read it back as the board
     does; its checked rows, or a ResultsRepoError naming what failed if it cannot be shown.
     ``scratch`` is removed."""
@@ -157,7 +171,7 @@ def probe(bundle: Path, scratch: Path) -> Loaded:
 
     try:
         with Store.open(scratch) as store:
-            loaded = load_bundle(store, bundle)
+            loaded = load_bundle(store, bundle, trust=trust, name=name)
             merge_bundle(store, loaded, str(bundle))
             try:
                 data = load_board(store)

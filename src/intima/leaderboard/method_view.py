@@ -31,6 +31,12 @@ def methodology_html(m: Methodology, bootstrap: int, seed: int, built: str | Non
         ),
         ("Side by side", mde_note()),
         ("Validation", validation_text(m)),
+        (
+            "Publishers",
+            "; ".join(m.publishers) + " (names as claimed; a publisher is its signing key)"
+            if m.publishers
+            else "–",
+        ),
         ("Prediction-powered shares", PREDICTION_NOTE),
         ("Mean score", MEANS_NOTE),
         ("intima version", m.package_version),

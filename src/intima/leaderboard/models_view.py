@@ -39,11 +39,19 @@ def model_rows(data: BoardData, configs: Sequence[tuple[str, str]]) -> list[dict
                 "license": info.license or UNKNOWN,
                 "date": info.date or UNKNOWN,
                 "source": info.source,
-                "note": info.detail if info.source == "unknown" else None,
+                "note": _note(info, data.run_publishers.get(run_id, ())),
                 "search": f"{label} {specs.get(run_id, '')} {info.search_text()}".lower(),
             }
         )
     return rows
+
+
+def _note(info: ModelInfo, publishers: Sequence[str]) -> str | None:
+    """Why a model is unknown, and whose word its facts are when a bundle brought them."""
+    said = [info.detail] if info.source == "unknown" and info.detail else []
+    if publishers and info.source != "unknown":
+        said.append(f"as published by {', '.join(publishers)}")
+    return "; ".join(said) or None
 
 
 def matches(row: dict[str, Any], query: str) -> bool:

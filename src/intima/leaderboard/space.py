@@ -2,8 +2,10 @@
 
 ``intima board space`` writes the Space folder (:func:`write_space`): ``README.md`` (the Space's
 metadata), ``app.py`` (it only calls :func:`main`), ``requirements.txt`` (this intima, pinned)
-and ``space.json`` (the settings). Nothing secret goes in it: the token for the requests repo
-is the Space's ``HF_TOKEN`` secret, read at run time.
+``space.json`` (the settings) and ``trust.toml`` (the publishers whose bundles it shows:
+:mod:`intima.bundles.trust`; the Space repo is the maintainers', so bundle writers cannot change
+it). Nothing secret goes in it: the token for the requests repo is the Space's ``HF_TOKEN``
+secret, read at run time.
 
 The app (:class:`LiveBoard`) reads the results repo's head commit at start and then every
 ``refresh_s`` seconds in a background thread. When the repo moved, it downloads every bundle
@@ -21,7 +23,6 @@ import json
 import os
 import re
 import shutil
-import sys
 import tempfile
 import threading
 from dataclasses import dataclass
@@ -30,6 +31,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from intima.bundles.trust import TrustSet, read_trust
 from intima.core.errors import IntimaError
 from intima.core.version import __version__
 from intima.leaderboard.app import (
@@ -47,14 +49,16 @@ from intima.leaderboard.hub_results import (
     remove_store,
 )
 from intima.leaderboard.render import esc
+from intima.leaderboard.space_form import _log, request_backend
 from intima.results import DEFAULT_BOOTSTRAP, DEFAULT_SEED
 from intima.results.conversations import ConversationBoard
 from intima.results.table import OVERALL
-from intima.service.public import ALL_PER_HOUR, PER_SESSION_PER_HOUR, RateLimit
+from intima.service.public import ALL_PER_HOUR, PER_SESSION_PER_HOUR
 from intima.store import Store
 
 SETTINGS_FILE = "space.json"
-SPACE_FILES = frozenset({"README.md", "app.py", "requirements.txt", SETTINGS_FILE})
+TRUST_FILE = "trust.toml"
+SPACE_FILES = frozenset({"README.md", "app.py", "requirements.txt", SETTINGS_FILE, TRUST_FILE})
 #: a clone of the Space repo may be written over with ``force`` too
 _CLONE_FILES = frozenset({".git", ".gitattributes"})
 DEFAULT_TITLE = "INTIMA companionship leaderboard"
@@ -105,10 +109,12 @@ def write_space(
     *,
     force: bool = False,
     requirement: str = DEFAULT_REQUIREMENT,
+    trust: TrustSet | None = None,
 ) -> list[Path]:
     """Write the Space folder; a non-empty folder only with ``force`` and only if it holds
     nothing but an earlier Space folder's files (and a clone's ``.git``). ``requirement`` is
-    the pip line the Space installs intima by (a PyPI pin, a Git URL, a wheel in the folder)."""
+    the pip line the Space installs intima by (a PyPI pin, a Git URL, a wheel in the folder);
+    ``trust``: the publishers it shows (``trust.toml``; default: none)."""
     requirement = requirement.strip()
     if not requirement or len(requirement) > 500 or not requirement.isprintable():
         raise SpaceError(
@@ -135,6 +141,7 @@ def write_space(
             f"# gradio itself comes from sdk_version in README.md\n{requirement}\n"
         ),
         SETTINGS_FILE: settings.model_dump_json(indent=2) + "\n",
+        TRUST_FILE: (trust or TrustSet()).to_toml(),
     }
     out.mkdir(parents=True, exist_ok=True)
     for name, text in files.items():
@@ -157,8 +164,11 @@ def _readme(settings: SpaceSettings) -> str:
         f"- Results: `{settings.results}`, re-read every {settings.refresh_s:g} s; bundles that "
         "fail verification are refused and named on the page.\n"
         f"- Requests: `{requests}`; the form writes with the `HF_TOKEN` secret of this Space "
-        f"({settings.per_session} per visitor and {settings.per_hour} in all per hour).\n\n"
-        "Settings are in `space.json`; regenerate the folder with `intima board space --force`.\n"
+        f"({settings.per_session} per visitor and {settings.per_hour} in all per hour).\n"
+        "- Publishers: only signed bundles of the publishers in `trust.toml` are shown; others "
+        "are refused and named on the page.\n\n"
+        "Settings are in `space.json` and `trust.toml`; regenerate the folder with "
+        "`intima board space --force`.\n"
     )
 
 
@@ -223,8 +233,11 @@ class LiveBoard:
     """The Space's board: reloaded from the results repo in a background thread, swapped in
     whole under a lock; pages redraw when its version moves."""
 
-    def __init__(self, settings: SpaceSettings, workdir: Path) -> None:
+    def __init__(
+        self, settings: SpaceSettings, workdir: Path, trust: TrustSet | None = None
+    ) -> None:
         self.settings, self.workdir = settings, workdir
+        self.trust = trust or TrustSet(source=f"the Space's {TRUST_FILE}, which names nobody")
         self._lock = threading.Lock()
         self._board = Board(0, _scored(None, settings), None)
         self._stop = threading.Event()
@@ -264,7 +277,7 @@ class LiveBoard:
         store_path = self.workdir / f"board-{self._loads}.db"
         try:
             with Store.open(store_path) as store:
-                got = import_results(store, self.settings.results, self.workdir, commit)
+                got = import_results(store, self.settings.results, self.workdir, commit, self.trust)
                 index = _scored(store, self.settings)
                 from intima.results.conversations import load_conversations
 
@@ -351,71 +364,19 @@ class LiveBoard:
         parts["demo"].load(tick, inputs, outputs)
 
 
+def space_trust(path: Path) -> TrustSet:
+    """The Space's trust set (``trust.toml`` beside ``space.json``); nobody if it has none."""
+    if not path.exists():
+        return TrustSet(source=f"this Space, which has no {TRUST_FILE} (run `intima board space`)")
+    return read_trust(path)
+
+
 def _scored(store: Store | None, settings: SpaceSettings) -> BoardIndex:
     from intima.results.board import assemble_board
     from intima.results.data import BoardData, load_board
 
     data = load_board(store) if store is not None else BoardData((), (), ())
     return BoardIndex(assemble_board(data, bootstrap=settings.bootstrap, seed=settings.seed))
-
-
-def _log(message: str) -> None:
-    print(f"intima space: {message}", file=sys.stderr, flush=True)
-
-
-# -- the request form -------------------------------------------------------------------------
-class HubRequests:
-    """The form's backend: the requests repo, rate-limited; every field shown back as text."""
-
-    def __init__(self, settings: SpaceSettings, token: str) -> None:
-        from intima.service.hub_queue import HubQueue
-
-        assert settings.requests is not None
-        self.queue = HubQueue(settings.requests, token, require_review=settings.require_review)
-        self.limit = RateLimit(settings.per_session, settings.per_hour)
-
-    def __call__(self, spec: str, requester: str, session: str) -> str:
-        asked = _fields([("Model spec", spec), ("Requested by", requester.strip() or "anonymous")])
-        try:
-            self.limit.take(session or "anonymous")
-            rec = self.queue.add(spec, requester.strip() or None)
-        except IntimaError as exc:
-            return (
-                f'<div class="intima-error" role="alert"><p>Rejected: {esc(exc)}</p>{asked}</div>'
-            )
-        except Exception as exc:  # never show a traceback (or a token) to the public
-            _log(f"request not queued ({type(exc).__name__})")
-            return (
-                '<div class="intima-error" role="alert"><p>Rejected: the request could not be '
-                f"queued just now; try again later.</p>{asked}</div>"
-            )
-        head = "Queued request" if rec.is_new else "Already requested"
-        shown = _fields([
-            ("Request", rec.request_id), ("Model spec", rec.spec),
-            ("Requested by", rec.requester or "anonymous"), ("Dataset", rec.dataset),
-            ("Status", rec.status),
-        ])  # fmt: skip
-        return f'<div class="intima-ok" role="status"><p>{head}.</p>{shown}</div>'
-
-
-def _fields(pairs: list[tuple[str, str]]) -> str:
-    body = "".join(f"<dt>{esc(k)}</dt><dd>{esc(v)}</dd>" for k, v in pairs)
-    return f'<dl class="intima-fields">{body}</dl>'
-
-
-def request_backend(
-    settings: SpaceSettings, token: str | None
-) -> tuple[HubRequests | None, str | None]:
-    """The form's backend, or why the form is read-only."""
-    if settings.requests is None:
-        return None, "Requests are closed: this leaderboard was deployed without a requests repo."
-    if not token:
-        return None, (
-            "Requests are read-only: this Space has no HF_TOKEN secret, so it cannot write to "
-            f"{settings.requests}. Ask the maintainers, or use `intima request --queue "
-            f"{settings.requests}`."
-        )
-    return HubRequests(settings, token), None
 
 
 # -- the app ---------------------------------------------------------------------------------
@@ -426,9 +387,10 @@ def main(settings_path: Path | None = None) -> None:
     from intima.leaderboard import render
     from intima.leaderboard.no_uploads import launch_kwargs
 
-    settings = read_settings(settings_path or Path(SETTINGS_FILE))
+    settings_path = settings_path or Path(SETTINGS_FILE)
+    settings = read_settings(settings_path)
     workdir = Path(tempfile.mkdtemp(prefix="intima-space-"))
-    live = LiveBoard(settings, workdir)
+    live = LiveBoard(settings, workdir, space_trust(settings_path.with_name(TRUST_FILE)))
     live.refresh()
     live.start()
     submit, closed = request_backend(settings, os.environ.get("HF_TOKEN"))

@@ -21,6 +21,7 @@ from intima.providers.model_info import stored as stored_models
 from intima.results.cards import Card
 from intima.results.prediction import BoardSample
 from intima.store import Store, StoredResponse
+from intima.store.provenance import LOCAL, key_publisher, run_publishers, table_publishers
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +56,8 @@ class Methodology:
     #: validation cards: the shipped affect version's figures and every stored report
     #: (:mod:`intima.results.cards`); shown and graded per scorer
     cards: tuple[Card, ...] = ()
+    #: "scorer: who published it" per scorer (issue 37: a bundle speaks for what it published)
+    publishers: tuple[str, ...] = ()
 
     @property
     def number_mapping(self) -> str:
@@ -82,6 +85,9 @@ class BoardData:
     sample_sets: tuple[RatingSet, ...] = ()
     #: run_id -> what its model is (card, size, type, licence, date): ``run_models``
     models: Mapping[str, ModelInfo] = field(default_factory=dict)
+    #: run_id -> who published it (a run made in the store: none), as its model facts are
+    #: shown "as published by" them
+    run_publishers: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def infos(self) -> tuple[StoredResponse, ...]:
         """The responses, as the score table reads them."""
@@ -103,6 +109,7 @@ def _load_board(store: Store, run_ids: Sequence[str] | None) -> BoardData:
     affect = {k: v for k, v in affect_breakdown(store).items() if k in wanted}
     samples = board_samples(store, [r.run_id for r in runs])
     models = stored_models(store)
+    wanted_runs = {r.run_id for r in runs}
     return BoardData(
         runs=tuple(runs),
         responses=tuple(responses),
@@ -113,6 +120,9 @@ def _load_board(store: Store, run_ids: Sequence[str] | None) -> BoardData:
         samples=tuple(samples),
         sample_sets=tuple(_annotator_sets(store, samples, [r.run_id for r in runs], wanted)),
         models={r.run_id: m for r in runs if (m := models.get(r.run_id)) is not None},
+        run_publishers={
+            k: v for k, v in run_publishers(store).items() if v != (LOCAL,) and k in wanted_runs
+        },
     )
 
 
@@ -137,28 +147,17 @@ def _annotator_sets(
 def board_samples(store: Store, run_ids: Sequence[str]) -> list[BoardSample]:
     """The judges' recorded random samples of these runs, each named as its judge's scorer
     on the board (``judge:<label>``, or ``human:<annotator>``)."""
-    from types import SimpleNamespace
 
-    from intima.judges.prompt import JUDGE_PROMPT_VERSION
     from intima.judges.samples import samples
-    from intima.judges.store_io import HUMAN_FORM_VERSION, judge_names
 
     found = samples(store, run_ids)
     if not found:
         return []
-    # The names load_judgments gives: the same judgments, in the same order.
-    rows = store.query(
-        "SELECT judge_key, judge_label, judge_kind FROM judgments WHERE (judge_kind = 'llm' "
-        "AND prompt_version = ?) OR (judge_kind = 'human' AND prompt_version = ?) "
-        "ORDER BY judge_kind, judge_label",
-        (JUDGE_PROMPT_VERSION, HUMAN_FORM_VERSION),
-    )
-    kinds = {r[0]: ("judge" if r[2] == "llm" else "human") for r in rows}
-    names = judge_names(SimpleNamespace(judge_key=r[0], judge_label=r[1]) for r in rows)  # type: ignore[misc]
+    names = judge_scorers(store)
     return [
         BoardSample(
             s.run_id,
-            f"{kinds[s.judge_key]}:{names[s.judge_key]}",
+            names[s.judge_key],
             s.design,
             s.seed,
             s.size,
@@ -169,6 +168,64 @@ def board_samples(store: Store, run_ids: Sequence[str]) -> list[BoardSample]:
         for s in found
         if s.judge_key in names  # a sample drawn but not judged yet has no scorer
     ]
+
+
+def judge_scorers(store: Store) -> dict[str, str]:
+    """judge_key -> its scorer on the board (``judge:<label>``, ``human:<annotator>``): the
+    names load_judgments gives, from the same judgments in the same order."""
+    from types import SimpleNamespace
+
+    from intima.judges.prompt import JUDGE_PROMPT_VERSION
+    from intima.judges.store_io import HUMAN_FORM_VERSION, judge_names
+
+    rows = store.query(
+        "SELECT judge_key, judge_label, judge_kind FROM judgments WHERE (judge_kind = 'llm' "
+        "AND prompt_version = ?) OR (judge_kind = 'human' AND prompt_version = ?) "
+        "ORDER BY judge_kind, judge_label",
+        (JUDGE_PROMPT_VERSION, HUMAN_FORM_VERSION),
+    )
+    kinds = {r[0]: ("judge" if r[2] == "llm" else "human") for r in rows}
+    names = judge_names(SimpleNamespace(judge_key=r[0], judge_label=r[1]) for r in rows)  # type: ignore[misc]
+    return {k: f"{kinds[k]}:{names[k]}" for k in names}
+
+
+def scorer_publishers(store: Store) -> dict[str, str]:
+    """Each judge's and annotator's scorer, and the affect measure's -> who published it."""
+    from intima.core.ids import publisher_of_key
+
+    out = {
+        scorer: key_publisher(store, publisher_of_key(key)[1])
+        for key, scorer in judge_scorers(store).items()
+    }
+    if store.query("SELECT 1 FROM affect_scores LIMIT 1"):
+        affect = sorted(table_publishers(store, "affect_scores")) or [LOCAL]
+        out["affect"] = ", ".join(affect)
+    return out
+
+
+def own_cards(store: Store, cards: Sequence[Card]) -> list[Card]:
+    """Each stored card under the board scorer it validated. A judge's (or annotator's) card
+    only from that scorer's own publisher: a report another publisher stored under the same
+    name validated nobody here and is left out. The affect measure's and the keyword
+    baseline's (the same code on every machine) from any publisher taken."""
+    from intima.core.ids import publisher_of_key
+
+    rows = store.query("SELECT DISTINCT judge_key, judge_label, judge_kind FROM judgments")
+    scorers = judge_scorers(store)
+    validated = {
+        (f"{'judge' if r[2] == 'llm' else 'human'}:{r[1]}", publisher_of_key(r[0])[1]): scorer
+        for r in rows
+        if (scorer := scorers.get(r[0])) is not None
+    }
+    out = []
+    for card in cards:
+        name, fp = publisher_of_key(card.scorer)
+        if name.startswith(("judge:", "human:")):
+            if (scorer := validated.get((name, fp))) is not None:
+                out.append(card.model_copy(update={"scorer": scorer}))
+        else:
+            out.append(card.model_copy(update={"scorer": name}))
+    return out
 
 
 def _runs_and_responses(
@@ -242,7 +299,8 @@ def _methodology(store: Store, runs: Sequence[BoardRun]) -> Methodology:
         affect_version=affect_version(),
         datasets=tuple(datasets),
         validation=tuple(validation_lines(store)),
-        cards=(*shipped_cards(affect_version()), *stored_cards(store)),
+        cards=(*shipped_cards(affect_version()), *own_cards(store, stored_cards(store))),
+        publishers=tuple(f"{k}: {v}" for k, v in sorted(scorer_publishers(store).items())),
     )
 
 

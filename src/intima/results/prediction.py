@@ -98,7 +98,11 @@ def choose_predictor(
 
     The panel only when every LLM judge that rated any of the run rated all of it, and the
     sampled judge is not one of them: a panel that holds a judge only on its sample would be a
-    different function on the labelled responses than on the rest, and the estimate biased."""
+    different function on the labelled responses than on the rest, and the estimate biased.
+
+    Only scorers on the board are candidates, and a board holds only trusted publishers' rows
+    (an untrusted or unsigned bundle is refused on import: :mod:`intima.bundles.trust`), so a
+    forged judge can never be the predictor; the row names the one chosen."""
     ids = [r.response_id for r in run]
 
     def full(name: str) -> bool:

@@ -205,4 +205,24 @@ MIGRATIONS: tuple[Migration, ...] = (
         ) STRICT;
         """,
     ),
+    # Issue 37: who published each imported row (a bundle's verified signer,
+    # intima.bundles.signing), by the row's primary key; a row with none was made here.
+    # Derived on import from the signature, never taken from a bundle's rows: operational.
+    Migration(
+        name="core_0008_publishers",
+        sql="""
+        CREATE TABLE publishers (
+            fingerprint TEXT PRIMARY KEY,
+            name TEXT NOT NULL,
+            public_key TEXT NOT NULL
+        ) STRICT;
+        CREATE TABLE row_publishers (
+            table_name TEXT NOT NULL,
+            row_key TEXT NOT NULL,
+            publisher TEXT NOT NULL REFERENCES publishers(fingerprint),
+            PRIMARY KEY (table_name, row_key, publisher)
+        ) STRICT, WITHOUT ROWID;
+        """,
+        operational=("publishers", "row_publishers"),
+    ),
 )
