@@ -19,6 +19,7 @@ from fake_hub import FakeHub, hf_env, running_hub
 from fake_openai import FakeOpenAI, FaultPlan
 from intima.core.version import __version__
 from intima.leaderboard.space import SpaceSettings, request_backend, write_space
+from signed import new_key, public, trust_file
 
 REQUESTS, RESULTS = "org/requests", "org/results"
 TOKEN = "hf_fake_write_token_space_4567"
@@ -35,8 +36,11 @@ def test_the_space_folder_has_its_metadata_pins_and_no_secret(tmp_path: Path) ->
                    "--refresh", "60", env={"HF_TOKEN": TOKEN})  # fmt: skip
     assert made.returncode == 0, made.stderr
     assert sorted(p.name for p in out.iterdir()) == [
-        "README.md", "app.py", "requirements.txt", "space.json",
+        "README.md", "app.py", "requirements.txt", "space.json", "trust.toml",
     ]  # fmt: skip
+    # Whose bundles it shows: by default the deployer's own publisher key, the public half.
+    trust = (out / "trust.toml").read_text()
+    assert f'key = "{public()}"' in trust and "PRIVATE" not in trust
     readme = (out / "README.md").read_text()
     meta = readme.split("---\n")[1]
     fields = dict(line.split(": ", 1) for line in meta.splitlines())
@@ -56,6 +60,13 @@ def test_the_space_folder_has_its_metadata_pins_and_no_secret(tmp_path: Path) ->
                     f"hf://datasets/{RESULTS}", "--requirement", git)  # fmt: skip
     assert other.returncode == 0 and "note:" not in other.stderr, other.stderr
     assert git in (tmp_path / "s2" / "requirements.txt").read_text().splitlines()
+    other_key = new_key(tmp_path / "other.key")  # --trust FILE: those publishers instead
+    listed = trust_file(tmp_path / "t.toml", other_key)
+    chosen = run_cli("board", "space", "--out", str(tmp_path / "s4"), "--results",
+                     f"hf://datasets/{RESULTS}", "--trust", str(listed))  # fmt: skip
+    assert chosen.returncode == 0, chosen.stderr
+    written = (tmp_path / "s4" / "trust.toml").read_text()
+    assert public(other_key) in written and public() not in written
     bad = run_cli("board", "space", "--out", str(tmp_path / "s3"), "--results",
                   f"hf://datasets/{RESULTS}", "--requirement", "intima\nevil-package")  # fmt: skip
     assert bad.returncode == 2 and "one pip requirement line" in bad.stderr

@@ -31,7 +31,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from intima.bundles.trust import TrustSet, read_trust
+from intima.bundles.trust import TrustSet, default_trust, read_trust
 from intima.core.errors import IntimaError
 from intima.core.version import __version__
 from intima.leaderboard.app import (
@@ -237,7 +237,7 @@ class LiveBoard:
         self, settings: SpaceSettings, workdir: Path, trust: TrustSet | None = None
     ) -> None:
         self.settings, self.workdir = settings, workdir
-        self.trust = trust or TrustSet(source=f"the Space's {TRUST_FILE}, which names nobody")
+        self.trust = default_trust() if trust is None else trust
         self._lock = threading.Lock()
         self._board = Board(0, _scored(None, settings), None)
         self._stop = threading.Event()
