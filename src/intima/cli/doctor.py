@@ -14,7 +14,8 @@ def doctor_cmd(
     fix: Annotated[bool, typer.Option(help="Remove the rows found (one transaction).")] = False,
     store: StoreOpt = DEFAULT_STORE,
 ) -> None:
-    """Check a store: SQLite's integrity, value types, JSON columns, orphan rows, foreign claims.
+    """Check a store: SQLite's integrity, value types, JSON columns, orphan rows, foreign claims,
+    random samples that are not what their seed and design give.
 
     Example: intima doctor --store intima.db   (then --fix to remove what it lists)
     """

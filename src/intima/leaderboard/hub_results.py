@@ -10,8 +10,9 @@ every check but still cannot be shown is refused too. A bundle that fails is ref
 reason and the others still go in, so one tampered or damaged bundle cannot hide the rest, and
 it is named wherever the results are shown. Bundles that hold different rows under the same
 ids (a forged copy of a real bundle, say) are all refused, each naming the others: which one
-sorts or arrives first decides nothing (:mod:`intima.bundles.identity`). Every scratch
-file is removed, whatever happens.
+sorts or arrives first decides nothing (:mod:`intima.bundles.identity`). A bundle holding a
+random sample that is not what its seed and design give, over every bundle's rows, is refused
+too (:mod:`intima.bundles.membership`). Every scratch file is removed, whatever happens.
 """
 
 from __future__ import annotations
@@ -85,6 +86,7 @@ def import_results(store: Store, url: str, workdir: Path, commit: str | None = N
     bundles that hold different rows under the same ids are all refused, each naming the
     others (:mod:`intima.bundles.identity`): their names and order decide nothing."""
     from intima.bundles.identity import Ledger
+    from intima.bundles.membership import unseeded
     from intima.bundles.merge import load_bundle, merge_bundle
     from intima.dataset.hub import snapshot
 
@@ -112,6 +114,9 @@ def import_results(store: Store, url: str, workdir: Path, commit: str | None = N
         for name, loaded in shown:
             ledger.add(name, loaded.data)
         conflicts = ledger.refused()
+        # A hand-picked sample (members not its seed's first N) is refused too.
+        for name, why in unseeded(store, [(n, b.data) for n, b in shown]).items():
+            conflicts.setdefault(name, why)
         for name, loaded in shown:
             try:
                 if name in conflicts:
