@@ -14,7 +14,7 @@ import pytest
 from browser import launch, watched_page
 from conftest import board_server, invoke_cli
 from fake_hub import point_hf_at, running_hub
-from intima.leaderboard.models_view import hide_css, model_rows, models_html
+from intima.leaderboard.models_view import hide_css, matches, model_rows, models_html
 from intima.results.data import load_board
 from intima.results.table import score_table
 from intima.store import Store
@@ -148,6 +148,35 @@ def test_the_apps_models_table_escapes_and_the_search_hides_only_plain_ids(
     assert style.count('tr[data-run-id="') == 4  # two rows hidden, in both tables
     hostile = [{**rows[0], "run_id": '"] {} body { display: none } [x="'}]
     assert hide_css(hostile, "nothing matches") == ""
+
+
+def test_the_search_matches_the_model_facts_not_only_the_model_id(store_path: Path) -> None:
+    """Issue 41: every search word of the tests above is in a model id, so a search text
+    without the facts (size, type, licence, date) passed them. Here each word is a fact that is
+    in no configuration's label, model spec or id: the app's search (``matches``) and the
+    site's (each row's ``data-search``) find the model by it."""
+    import html as html_lib
+    import re
+
+    with Store.open(store_path) as store:
+        data = load_board(store)
+    table = score_table(data.infos(), data.rating_sets, bootstrap=20, seed=0)
+    rows = model_rows(data, table.configs)
+    by_model = {r["model"]: r for r in rows}
+    specs = " ".join(f"{r.label} {r.model_spec} {r.run_id}" for r in data.runs).lower()
+    page = models_html(rows)
+    site = {
+        html_lib.unescape(run_id): html_lib.unescape(text)
+        for run_id, text in re.findall(r'data-run-id="([^"]*)" data-search="([^"]*)"', page)
+    }
+    for word, model in (("7.2b", EVIL), ("base", EVIL), ("2023-09-20", EVIL),
+                        ("apache-2.0", SMOL), ("2024-10-31", SMOL)):  # fmt: skip
+        assert word not in specs and word not in model.lower()  # only the facts hold it
+        found = [r["model"] for r in rows if matches(r, word)]
+        assert found == [model], (word, found)
+        assert [i for i, text in site.items() if word in text] == [by_model[model]["run_id"]]
+    # size and type together, the licence alone: words of different facts of one model
+    assert [r["model"] for r in rows if matches(r, "7.2B BASE")] == [EVIL]
 
 
 def test_the_space_shows_the_model_info_its_results_repo_carries(

@@ -106,9 +106,10 @@ def test_the_site_shows_the_shares_first_with_what_they_estimate(built: tuple[Pa
     for c, row in enumerate(rows):
         r = cells["reinforcing"][c]
         est, lo, hi, raw = r.estimate, r.lo, r.hi, r.raw
+        assert row[1] == "affect"  # the predictor, named beside the model on every row
         # The share, its interval, and under them the predictor's raw share (one cell a label).
-        assert row[1] == f"{100 * est:.1f}% [{100 * lo:.1f}%, {100 * hi:.1f}%]raw {100 * raw:.1f}%"
-        assert len(row) == 5  # model, three labels, what it estimates
+        assert row[2] == f"{100 * est:.1f}% [{100 * lo:.1f}%, {100 * hi:.1f}%]raw {100 * raw:.1f}%"
+        assert len(row) == 6  # model, predictor, three labels, what it estimates
         assert row[-1] == f"as judge:J would label all 62, from {SAMPLE} labelled and affect on all"
     assert method is not None and "Prediction-powered share (PPI++" in method
 
@@ -152,3 +153,52 @@ def test_the_app_shows_nothing_for_a_scope_without_shares(built: tuple[Path, Pat
     scope = code_scope(data.responses[0].code)
     html = BoardIndex(BoardView(data, table)).scores("affect", scope, "reinforcing")
     assert "intima-scores" in html and "intima-prediction" not in html
+
+
+def test_every_string_of_the_prediction_view_is_escaped() -> None:
+    """Issue 41: the configuration's name (a run's label, from a store or a bundle) came out
+    unescaped and no test saw it. A hostile string in every string the view shows: parsed as a
+    browser would, the fragment holds no element the string makes, and each string is text
+    (whatever escaping writes it); the predictor is named on its row."""
+    from html.parser import HTMLParser
+
+    from intima.leaderboard.prediction_view import prediction_html
+    from intima.results.prediction import PredictionRow
+
+    evil = '<img src=x onerror="alert(1)">&\'{}'
+
+    def row(metric: str, estimate: float | None) -> PredictionRow:
+        return PredictionRow(f"judge:{evil}", f"predictor {evil}", f"run{evil}", "overall", metric,
+                             estimate, 0.1, 0.5, 12, 40, 0.2, 0.25, f"note {evil}")  # fmt: skip
+
+    class Parsed(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__(convert_charrefs=True)
+            self.tags: set[str] = set()
+            self.cells: dict[str, str] = {}
+            self.attrs: list[str] = []
+            self._in: str | None = None
+
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            self.tags.add(tag)
+            self.attrs += [v or "" for _, v in attrs]
+            self._in = dict(attrs).get("class") if tag == "td" else self._in
+
+        def handle_data(self, data: str) -> None:
+            if self._in:
+                self.cells[self._in] = self.cells.get(self._in, "") + data
+
+        def handle_endtag(self, tag: str) -> None:
+            self._in = None if tag == "td" else self._in
+
+    html = prediction_html(
+        [row("reinforcing", 0.3), row("boundary", None), row("neutral", 0.4)],
+        [(f"run{evil}", f"label {evil}")],
+    )
+    page = Parsed()
+    page.feed(html)
+    assert "img" not in page.tags and "alert(1)" not in "".join(page.tags)
+    assert page.cells["model"] == f"label {evil}"
+    assert page.cells["predictor"] == f"predictor {evil}"
+    assert page.cells["what"] == f"note {evil}"
+    assert f"judge:{evil}" in page.attrs and f"run{evil}" in page.attrs

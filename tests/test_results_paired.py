@@ -204,3 +204,27 @@ def test_small_simulation_false_positives_power_and_rank_coverage() -> None:
     assert power.paired > power.marginal + 0.2
     ranks = rank_coverage(20, b=300, seed=12)
     assert ranks.per_config >= 0.93
+
+
+def test_the_standard_error_is_never_under_that_of_independent_prompts() -> None:
+    """Issue 41: B - A whose per-prompt differences are constant within each code (1 on the 6
+    prompts of one code, 0 on the 6 of the other): the board's bootstrap, which resamples
+    prompts within codes, sees no variation at all, but the SE may never be under that of the
+    mean of 12 independent paired differences, s / sqrt(n) = sqrt((3/11) / 12) (s^2: the
+    sample variance of six 1s and six 0s, 12/11 x 1/4)."""
+    from statistics import NormalDist, stdev
+
+    codes = [0] * 6 + [1] * 6
+    a = [False] * 12
+    b = [True] * 6 + [False] * 6
+    resp, sets = _board({"A": a, "B": b}, codes=codes)
+    d = PairedBoard(resp, sets, bootstrap=200, seed=0).difference(
+        S, "A", "B", OVERALL, "reinforcing"
+    )
+    floor = stdev([float(y) - float(x) for x, y in zip(a, b, strict=True)]) / np.sqrt(12)
+    assert floor == pytest.approx(np.sqrt(1 / 44))
+    assert d.diff == pytest.approx(0.5) and d.se == pytest.approx(floor)
+    # The interval is built on it: 0.5 -/+ (z_0.975 SE + half a response of the 12).
+    z = NormalDist().inv_cdf(0.975)
+    assert d.lo == pytest.approx(0.5 - z * floor - 1 / 24)
+    assert d.hi == pytest.approx(0.5 + z * floor + 1 / 24)

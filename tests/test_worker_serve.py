@@ -218,3 +218,27 @@ def test_a_server_program_that_cannot_start_releases_the_request_instead_of_fail
         after = get_request(store, rec.request_id)
     assert (after.status, after.attempts) == ("pending", 0)
     assert "cannot start the vllm server" in next(iter(summary.released_reasons))
+
+
+def test_a_request_with_no_price_fails_before_its_server_is_started(tmp_path: Path) -> None:
+    """Issue 41: the worker checks the request's price before it starts a server for it; with
+    the check gone, the later checks (at the first generation call) still failed the request,
+    so no test saw the server started, loading a model for a request that was never to run.
+    Here the server program only leaves a mark that it ran."""
+    mark = tmp_path / "started"
+    program = tmp_path / "server"
+    program.write_text(f"#!/bin/sh\ntouch {mark}\nexit 1\n")
+    program.chmod(0o755)
+    prices = tmp_path / "prices.json"
+    prices.write_text(json.dumps({"fake": {"input_per_mtok": 1.0, "output_per_mtok": 1.0}}))
+    db = tmp_path / "w.db"
+    with Store.open(db) as store:
+        rec = add_request(store, "openai-compat:org/unpriced-model", dataset="demo")
+    res = run_cli("worker", "--once", "--serve", "vllm", "--serve-command", str(program),
+                  "--prices", str(prices), "--max-cost", "5", "--store", str(db))  # fmt: skip
+    assert res.returncode == 1, res.stderr
+    with Store.open(db) as store:
+        after = get_request(store, rec.request_id)
+    assert after.status == "failed", (after.status, after.reason)
+    assert "no price for the model openai-compat:org/unpriced-model" in (after.reason or "")
+    assert not mark.exists()  # no server was started for it

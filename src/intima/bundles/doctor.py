@@ -2,11 +2,12 @@
 columns that do not parse or do not match their schema, numbers outside their range (the rules
 of :mod:`intima.bundles.rules`), affect scores lacking a category, responses of no run,
 rows that refer to a row the store does not hold (SQLite's ``foreign_key_check``), claims
-left by other machines, and rows whose publisher may not speak for them (a scorer's row
-published by another than the scorer's publisher; model facts of a run published by another
-than the run's publisher: :mod:`intima.bundles.owners`). :func:`publishers` lists who
-published the rows of each table. Rows like these came in through imports from before every row was
-checked (:mod:`intima.bundles.checks`); this is how a damaged store is repaired. A value
+left by other machines, random samples whose members are not what their seed and design
+give (:mod:`intima.bundles.membership`), and rows whose publisher may not speak for them (a
+scorer's row published by another than the scorer's publisher; model facts of a run published
+by another than the run's publisher: :mod:`intima.bundles.owners`). :func:`publishers` lists
+who published the rows of each table. Rows like these came in through imports from before every
+row was checked (:mod:`intima.bundles.checks`); this is how a damaged store is repaired. A value
 of the wrong type or outside a closed set is not looked for: the tables are STRICT, with CHECKs,
 so SQLite refuses it (a store holding one is not upgraded to them; see
 :mod:`intima.store.migrate`).
@@ -18,6 +19,7 @@ from typing import Final
 
 from pydantic import BaseModel
 
+from intima.bundles.membership import store_problems
 from intima.bundles.owners import SCORER_KEYS
 from intima.bundles.publish import exported_tables
 from intima.bundles.rules import partial_scores, row_problem, ruled_columns, score_key
@@ -54,6 +56,10 @@ def examine(store: Store) -> Checkup:
     problems += _dangling(store)
     problems += _foreign_claims(store)
     problems += _spoken_for(store)
+    problems += [
+        Problem(table="judgment_samples", rowid=rowid, what=what)
+        for rowid, what in store_problems(store)
+    ]
     return Checkup(integrity=integrity, problems=problems)
 
 

@@ -15,6 +15,7 @@ from pydantic import ValidationError
 from intima.bundles.checks import check_protocol, check_rows, check_twin, integrity_error
 from intima.bundles.export import FileEntry, sha256_file
 from intima.bundles.identity import UNSETTLED, Ledger
+from intima.bundles.membership import unseeded
 from intima.bundles.owners import foreign_key_problem, own, record
 from intima.bundles.publish import (
     BUNDLE_FORMAT_VERSION,
@@ -53,7 +54,8 @@ def import_bundle(
 
     Every bundle is checked (its signature and that its publisher is in ``trust``, by default
     this machine's publisher alone; hashes, file names, protocol versions, tables, columns and
-    every row, and the bundles against each other: see :mod:`intima.bundles.identity`) before
+    every row, and the bundles against each other: see :mod:`intima.bundles.identity`; every
+    random sample recomputed over all of them: :mod:`intima.bundles.membership`) before
     anything is written; each bundle's rows go in one transaction, so a refused bundle changes
     nothing. Importing the same bundle again adds nothing. ``dry_run`` reports what each bundle
     would add (as if imported alone) and rolls back.
@@ -66,7 +68,11 @@ def import_bundle(
                         trust=trust, name=_name(folder, b, src))
             for b in _bundle_folders(folder)
         ]  # fmt: skip
-        refuse_conflicts(store, loaded, [_name(folder, b.folder, src) for b in loaded])
+        names = [_name(folder, b.folder, src) for b in loaded]
+        refuse_conflicts(store, loaded, names)
+        if forged := unseeded(store, [(n, b.data) for n, b in zip(names, loaded, strict=True)]):
+            name, why = next(iter(forged.items()))
+            raise BundleError(f"{name}: {why}; nothing was imported")
         return [merge_bundle(store, b, src, dry_run=dry_run) for b in loaded]
 
 

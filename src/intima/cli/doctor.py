@@ -15,7 +15,8 @@ def doctor_cmd(
     store: StoreOpt = DEFAULT_STORE,
 ) -> None:
     """Check a store: SQLite's integrity, value types, JSON columns, orphan rows, foreign claims,
-    and who published each table's rows (and any row its publisher may not speak for).
+    random samples that are not what their seed and design give, and who published each
+    table's rows (and any row its publisher may not speak for).
 
     Example: intima doctor --store intima.db   (then --fix to remove what it lists)
     """

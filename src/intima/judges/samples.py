@@ -132,6 +132,33 @@ def stratum_sequence(sizes: Mapping[str, int]) -> list[str]:
     return out
 
 
+def differs(sample: Sample, population: Sequence[StoredResponse]) -> str | None:
+    """What differs between a recorded sample of a weighable design and what its seed and
+    design give over ``population`` (its run's answered responses), or None: its members, in
+    their recorded places, must be the order's first ``size``, and a stratified sample's strata
+    the run's dimensions with their counts. A sample is data anyone can write (a bundle, an old
+    import), so what can be recomputed is (issue 37)."""
+    if sample.design not in WEIGHABLE:
+        return None  # annotate's pooled design: it feeds no share
+    if sample.size > len(population):
+        return f"is larger than the run's {len(population)} answered responses"
+    order = [r.response_id for r in sample_order(population, sample.seed, sample.design)]
+    for i, want in enumerate(order[: sample.size]):
+        got = sample.members[i] if i < len(sample.members) else None
+        if got != want:
+            held = "is missing" if got is None else f"is response {got[:40]!r}"
+            return (
+                f"is not its seeded order's first {sample.size}: member {i + 1} of "
+                f"{sample.size} {held}, the order's is {want[:40]!r}"
+            )
+    if sample.design == STRATIFIED_PROPORTIONAL:
+        actual = Counter(r.dimension for r in population)
+        if dict(sample.strata) != dict(actual):
+            shown = ", ".join(f"{h} {n}" for h, n in sorted(actual.items()))
+            return f"records strata weights that are not the run's dimensions ({shown})"
+    return None
+
+
 def draw(
     store: Store, judge_key: str, responses: Sequence[StoredResponse], spec: SampleSpec
 ) -> list[StoredResponse]:

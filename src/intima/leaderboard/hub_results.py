@@ -12,8 +12,9 @@ it is named wherever the results are shown. Bundles that hold different rows und
 ids (a forged copy of a real bundle, say) are all refused, each naming the others: which one
 sorts or arrives first decides nothing (:mod:`intima.bundles.identity`). Only signed bundles
 of the publishers in the board's trust set are taken (:mod:`intima.bundles.trust`); any other
-is refused and named, so it changes nothing a trusted publisher published. Every scratch
-file is removed, whatever happens.
+is refused and named, so it changes nothing a trusted publisher published. A bundle holding a
+random sample that is not what its seed and design give, over every bundle's rows, is refused
+too (:mod:`intima.bundles.membership`). Every scratch file is removed, whatever happens.
 """
 
 from __future__ import annotations
@@ -95,6 +96,7 @@ def import_results(
     bundles that hold different rows under the same ids are all refused, each naming the
     others (:mod:`intima.bundles.identity`): their names and order decide nothing."""
     from intima.bundles.identity import Ledger
+    from intima.bundles.membership import unseeded
     from intima.bundles.merge import load_bundle, merge_bundle
     from intima.bundles.trust import default_trust
     from intima.dataset.hub import snapshot
@@ -124,6 +126,9 @@ def import_results(
         for name, loaded in shown:
             ledger.add(name, loaded.data, loaded.fingerprint)
         conflicts = ledger.refused()
+        # A hand-picked sample (members not its seed's first N) is refused too.
+        for name, why in unseeded(store, [(n, b.data) for n, b in shown]).items():
+            conflicts.setdefault(name, why)
         for name, loaded in shown:
             try:
                 if name in conflicts:

@@ -39,7 +39,8 @@ PREDICTION_NOTE: Final = (
 def prediction_html(
     rows: Sequence[PredictionRow], configs: Sequence[tuple[str, str]], scope: str = OVERALL
 ) -> str:
-    """Per judge with a sample, configurations x labels in ``scope``: each cell the
+    """Per judge with a sample, configurations x labels in ``scope``: beside each model its
+    predictor (chosen per configuration, so named on every row), each cell the
     prediction-powered share and its 95% interval, under them the predictor's raw share, then
     what the row estimates (``rows``: :attr:`BoardView.prediction`). Empty without a share in
     ``scope`` (a code's: the shares are per configuration, overall and per dimension)."""
@@ -61,14 +62,15 @@ def prediction_html(
             f"prediction-powered share [95% interval], {esc(where)}; under it, raw: "
             f"{esc(preds)}'s own share.</p>"
             '<div class="intima-scroll"><table class="intima-scores intima-prediction" '
-            f'data-judge="{esc(judge)}"><thead><tr><th>model</th>{head}'
+            f'data-judge="{esc(judge)}"><thead><tr><th>model</th><th>predictor</th>{head}'
             '<th class="what">what it estimates</th></tr></thead><tbody>'
         )
         for run_id, label, first in shown:
             cells = "".join(_share(index.get((judge, run_id, scope, m)), m) for m in LABELS)
             what = "" if first.estimate is None else esc(first.note)
             out.append(
-                f'<tr data-run-id="{esc(run_id)}"><td class="model">{esc(label)}</td>{cells}'
+                f'<tr data-run-id="{esc(run_id)}"><td class="model">{esc(label)}</td>'
+                f'<td class="predictor">{esc(first.predictor)}</td>{cells}'
                 f'<td class="what">{what}</td></tr>'
             )
         out.append("</tbody></table></div>")

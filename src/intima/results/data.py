@@ -107,7 +107,7 @@ def _load_board(store: Store, run_ids: Sequence[str] | None) -> BoardData:
     sets = _rating_sets(store, [r.run_id for r in runs])
     wanted = {r.response_id for r in responses}
     affect = {k: v for k, v in affect_breakdown(store).items() if k in wanted}
-    samples = board_samples(store, [r.run_id for r in runs])
+    samples = board_samples(store, [r.run_id for r in runs], responses)
     models = stored_models(store)
     wanted_runs = {r.run_id for r in runs}
     return BoardData(
@@ -144,13 +144,19 @@ def _annotator_sets(
     ]
 
 
-def board_samples(store: Store, run_ids: Sequence[str]) -> list[BoardSample]:
+def board_samples(
+    store: Store, run_ids: Sequence[str], responses: Sequence[StoredResponse]
+) -> list[BoardSample]:
     """The judges' recorded random samples of these runs, each named as its judge's scorer
-    on the board (``judge:<label>``, or ``human:<annotator>``)."""
+    on the board (``judge:<label>``, or ``human:<annotator>``). A sample whose members are not
+    what its seed and design give over its run's ``responses`` is left out (a store written by
+    an import from before samples were recomputed: ``intima doctor`` lists it)."""
+    from intima.judges.samples import differs, samples
 
-    from intima.judges.samples import samples
-
-    found = samples(store, run_ids)
+    by_run: dict[str, list[StoredResponse]] = {}
+    for r in responses:
+        by_run.setdefault(r.run_id, []).append(r)
+    found = [s for s in samples(store, run_ids) if differs(s, by_run.get(s.run_id, [])) is None]
     if not found:
         return []
     names = judge_scorers(store)
