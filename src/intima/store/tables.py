@@ -205,4 +205,11 @@ MIGRATIONS: tuple[Migration, ...] = (
         ) STRICT;
         """,
     ),
+    # Issue 38: a reply without ``usage`` is priced from a count or its worst case, never at
+    # nothing; the row says which (see intima.generate.usage). NULL: no answer, or stored before.
+    Migration(
+        name="core_0008_response_usage_source",
+        sql="ALTER TABLE responses ADD COLUMN usage_source TEXT "
+        "CHECK (usage_source IN ('reported', 'counted', 'worst case'))",
+    ),
 )
