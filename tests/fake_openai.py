@@ -62,6 +62,12 @@ class FaultPlan:
     #: goes straight through. Two processes of concurrency 3 both get to work with ``gate=4``:
     #: the first cannot finish everything before the second has sent its own requests.
     gate: int = 0
+    #: Replies carry no ``usage`` (as some servers and proxies send them); each counts as a
+    #: ``no_usage`` fault.
+    omit_usage: bool = False
+    #: Replies to these prompts (by their text) carry this ``usage`` instead (a count of 10**19,
+    #: say); each counts as a ``bad_usage`` fault.
+    usage_for: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         unknown = set(self.rates) - set(FAULTS)
@@ -241,8 +247,17 @@ class FakeOpenAI:
 
     def _completion(self, payload: dict[str, Any]) -> dict[str, Any]:
         if "response_format" in payload:
-            return _completion(payload, _judge_json(self.plan.judge_rationale))
-        return _completion(payload, self.plan.reply_text)
+            reply = _completion(payload, _judge_json(self.plan.judge_rationale))
+        else:
+            reply = _completion(payload, self.plan.reply_text)
+        prompt = payload["messages"][-1]["content"]
+        if prompt in self.plan.usage_for:
+            self.faults["bad_usage"] += 1
+            reply["usage"] = self.plan.usage_for[prompt]
+        elif self.plan.omit_usage:
+            self.faults["no_usage"] += 1
+            del reply["usage"]
+        return reply
 
 
 class RecordingFake(FakeOpenAI):

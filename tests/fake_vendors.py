@@ -278,9 +278,10 @@ class FakeVendor:
         listing = {"data": data, "has_more": more, "first_id": first, "last_id": last}
         return {"object": "list", **listing} if self.vendor == "openai" else listing
 
-    def add_foreign_batches(self, count: int, n_items: int) -> None:
-        """``count`` ended batches of ``n_items`` requests that someone else submitted (no
-        metadata, their own custom ids), newer than every batch so far; not counted as
+    def add_foreign_batches(self, count: int, n_items: int, *, ended: bool = True) -> None:
+        """``count`` batches of ``n_items`` requests that someone else submitted (no metadata,
+        their own custom ids), newer than every batch so far, ended (or, ``ended=False``, in
+        progress until ``hold`` is cleared and they are polled); not counted as
         ``submissions``."""
         prefix = "msgbatch" if self.vendor == "anthropic" else "batch"
         for k in range(count):
@@ -300,7 +301,8 @@ class FakeVendor:
             with self._lock:
                 self.batches[batch["id"]] = batch
                 self.batch_items[batch["id"]] = items
-                self._finish(batch)
+                if ended:
+                    self._finish(batch)
 
     def _register(self, batch: dict[str, Any], items: list[dict[str, Any]]) -> dict[str, Any]:
         """Numbers the batch under the lock: two creations served at once by the threading

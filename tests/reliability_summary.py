@@ -40,6 +40,10 @@ class Tally:
     hostile_leaks: int = 0
     long_replies: int = 0
     long_replies_stored: int = 0
+    #: commands run under --max-cost, and those whose spending stayed within the cap plus one
+    #: request's worst case (replies without usage among them)
+    caps_tried: int = 0
+    caps_held: int = 0
 
     def add_faults(self, server: Any) -> None:
         """Add a fake server's fault counts (call once per server, after its work)."""
@@ -56,6 +60,7 @@ class Tally:
             or self.secret_places_searched
             or self.hostile_outputs_checked
             or self.long_replies
+            or self.caps_tried
         )
 
     def line(self) -> str:
@@ -72,7 +77,8 @@ class Tally:
             f"secret searches {self.secret_places_searched}, secrets found {self.secrets_found}; "
             f"hostile outputs checked {self.hostile_outputs_checked}, "
             f"leaked {self.hostile_leaks}; "
-            f"long replies {self.long_replies}, stored whole {self.long_replies_stored}"
+            f"long replies {self.long_replies}, stored whole {self.long_replies_stored}; "
+            f"spending caps tried {self.caps_tried}, held {self.caps_held}"
         )
 
     def to_dict(self) -> dict[str, Any]:

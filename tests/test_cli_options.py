@@ -168,14 +168,14 @@ def test_both_commands_send_the_settings_they_are_given(
 
 def test_prices_and_max_cost_are_declared_once_for_the_commands_that_spend() -> None:
     """``--max-cost`` was declared again in ``run``, ``judge`` and ``worker``, beside the shared
-    ``--prices``: now one declaration (``intima.cli._params``) with each command's own sentence
+    ``--prices`` (and ``converse`` had none, issue 38): now one declaration (``intima.cli._params``) with each command's own sentence
     on how it holds the cap, the same range and the same word on prices."""
     import intima.cli
     from intima.cli.main import _command, app
 
     commands = _command(app).commands  # type: ignore[attr-defined]
     prices_help = set()
-    for name in ("run", "judge", "worker"):
+    for name in ("run", "judge", "converse", "worker"):
         params = {p.name: p for p in commands[name].params}
         cap = params["max_cost"]
         assert (cap.opts, cap.min, cap.max) == (["--max-cost"], 0.0, 1_000_000.0), name

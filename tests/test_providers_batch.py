@@ -391,7 +391,7 @@ def test_answers_the_store_cannot_hold_fail_their_items_alone(tmp_path, vendor) 
     assert (run.generated, run.failed, batch["status"]) == (3, 2, "imported"), errors
     assert "he\ufffdllo" in texts
     assert len(errors) == 2 and any("is -3, not a count" in e for e in errors)
-    assert any("a token count out of range" in e for e in errors)
+    assert any("not a count (a whole number, at most 1,000,000,000)" in e for e in errors)
 
 
 def _errors(proc: subprocess.CompletedProcess[str]) -> list[str]:
@@ -496,3 +496,88 @@ def test_a_server_without_a_batch_api_says_so_and_keeps_nothing(
     with Store.open(store) as db:
         assert db.query("SELECT COUNT(*) FROM provider_batches")[0][0] == 0
         assert db.query("SELECT COUNT(*) FROM responses WHERE status = 'ok'")[0][0] == 2
+
+
+def _without_usage(vendor: str) -> Callable[[list[str]], list[str]]:
+    """Every answer's usage taken out, as a vendor (or a proxy in front of it) might."""
+    reply = "body" if vendor == "openai" else "message"
+
+    def mangle(lines: list[str]) -> list[str]:
+        out = []
+        for text in lines:
+            line, holder = _result_line(vendor, text)
+            if isinstance(holder, dict) and isinstance(holder.get(reply), dict):
+                holder[reply].pop("usage", None)
+            out.append(json.dumps(line))
+        return out
+
+    return mangle
+
+
+def test_batch_answers_without_usage_are_priced_at_their_worst(tmp_path, vendor) -> None:
+    """Issue 38: a result line without usage was priced at 0 tokens."""
+    from intima.core.config import GenerationSettings
+
+    config = ModelConfig(spec=f"{vendor.vendor}:m@{vendor.base_url}",
+                         generation=GenerationSettings(max_tokens=50))  # fmt: skip
+    vendor.mangle = _without_usage(vendor.vendor)
+    prices = PriceTable(prices={"m": PRICE})
+    with Store.open(tmp_path / "s.db") as store:
+        [run] = asyncio.run(agenerate_batch(store, _five(), [config], prices=prices,
+                                            sleep=_no_wait))  # fmt: skip
+        rows = store.query(
+            "SELECT p.text, r.prompt_tokens, r.completion_tokens, r.cost_usd, r.usage_source "
+            "FROM responses r JOIN prompts p USING (prompt_id)"
+        )
+    assert run.generated == 5 and len(rows) == 5
+    for text, prompt_tokens, completion_tokens, cost, source in rows:
+        # By hand: a token per UTF-8 byte of the one message, 16 for it and 16 for the request
+        worst_in = len(text.encode("utf-8")) + 32
+        assert (prompt_tokens, completion_tokens, source) == (worst_in, 50, "worst case")
+        assert cost == pytest.approx((worst_in * 2.0 + 50 * 8.0) / 1e6 / 2)  # the batch price
+
+
+def test_an_anthropic_intent_is_never_matched_by_size_to_a_batch_in_progress(
+    tmp_path, monkeypatch
+) -> None:
+    """Issue 38: a submission whose batch id was never stored took any batch of its size that
+    was still in progress, someone else's too, and waited on it for up to 24 hours. Anthropic
+    shows a batch's custom ids only once it has ended: until then the command stops and says
+    so, keeping the intent; once it has ended, the custom ids decide."""
+    from intima.core.errors import ProviderError
+    from intima.generate import batch as batch_mod
+    from intima.providers import get_model
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEYS["anthropic"])
+    vendor = FakeVendor("anthropic", KEYS["anthropic"])
+    slept: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        slept.append(seconds)
+        if len(slept) > 3:
+            raise _Killed
+
+    try:
+        vendor.polls_to_finish = 0
+        config = ModelConfig(spec=f"anthropic:m@{vendor.base_url}")
+        with Store.open(tmp_path / "s.db") as store:
+            model = get_model(config)
+            run_id = batch_mod.run_record(model.config, _five()).run_id
+            token = "pending-" + "0" * 32
+            refs = {f"{'0' * 32}-{n}": p.prompt_id for n, p in enumerate(_five().prompts)}
+            batch_mod.record_batch(store, token, "anthropic", "generate", run_id, refs)
+            vendor.hold.set()
+            vendor.add_foreign_batches(1, n_items=5, ended=False)
+            with pytest.raises(ProviderError) as refused:
+                asyncio.run(agenerate_batch(store, _five(), [config], sleep=sleep))
+            [row] = store.query("SELECT batch_id FROM provider_batches")
+            assert slept == [] and vendor.submissions == 0 and row["batch_id"] == token
+            assert "still in progress" in str(refused.value)
+            assert "nothing was submitted again" in str(refused.value)
+            vendor.hold.clear()  # it ends: its custom ids are not ours, so ours is submitted
+            [run] = asyncio.run(agenerate_batch(store, _five(), [config], sleep=_no_wait))
+            ids = {r[0] for r in store.query("SELECT batch_id FROM provider_batches")}
+        assert (run.generated, vendor.submissions) == (5, 1)
+        assert ids == {"msgbatch_1"}
+    finally:
+        vendor.stop()

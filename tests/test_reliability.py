@@ -375,10 +375,13 @@ def _stored_ok(db: Path) -> int:
         return 0
 
 
-# -- Ctrl-C ---------------------------------------------------------------------------------------
+# -- Ctrl-C, and SIGTERM as Ctrl-C -----------------------------------------------------------------
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_ctrl_c_stops_cleanly_says_how_to_resume_and_resumes(
-    tmp_path: Path, fake_server: FakeFactory, reference: Path
+    tmp_path: Path, fake_server: FakeFactory, reference: Path, sig: signal.Signals
 ) -> None:
+    """SIGTERM (systemd, docker stop, kill) is Ctrl-C: it used to end the process silently,
+    the run shown ``running`` in ``intima runs`` for ever (issue 38)."""
     server = fake_server(latency_s=0.05)
     db = tmp_path / "s.db"
     cmd = ("run", "--dataset", "demo", "--model", _spec(server), "--concurrency", "2",
@@ -388,12 +391,14 @@ def test_ctrl_c_stops_cleanly_says_how_to_resume_and_resumes(
     # when Ctrl-C lands is cancelled and asked again on resume, so counting the server's
     # answers made this test fail whenever one was in flight.
     wait_for(lambda: _stored_ok(db) >= 10, 60, "ten stored answers")
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(sig)
     _, err = proc.communicate(timeout=30)
-    TALLY.crashes["SIGINT generate"] += 1
+    TALLY.crashes[f"{sig.name} generate"] += 1
     assert proc.returncode == 130, err
-    assert "run the same command again to resume" in err
+    assert "Interrupted. Finished work is saved; run the same command again to resume." in err
     assert "Traceback" not in err
+    runs = invoke_cli("runs", "--store", str(db))
+    assert runs.returncode == 0 and "interrupted" in runs.stdout and "running" not in runs.stdout
     kept = _scalar(db, "SELECT COUNT(*) FROM responses WHERE status='ok'")
     assert 10 <= kept < N_DEMO
     assert _scalar(db, "SELECT COUNT(*) FROM response_claims") == 0  # released on the way out

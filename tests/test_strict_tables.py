@@ -24,7 +24,12 @@ Snapshot = dict[str, list[tuple[Any, ...]]]
 
 
 #: Columns migrations after the strict ones added, which today's writers fill.
-LATER_COLUMNS = (("responses", "priced_by"),)
+LATER_COLUMNS = (
+    ("responses", "priced_by"),
+    ("responses", "usage_source"),
+    ("judgments", "usage_source"),
+    ("simulated_user_messages", "usage_source"),
+)
 #: Tables migrations after the strict ones added, which today's writers fill (lent the same way).
 LATER_TABLES = ("run_models",)
 
@@ -50,7 +55,8 @@ def old_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     server = FakeOpenAI(FaultPlan()).start_in_thread()
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(migrate, "migrations", _before_strict)
-        # Today's writers name columns added after the strict tables (core_0006's priced_by);
+        # Today's writers name columns added after the strict tables (core_0006's priced_by,
+        # issue 38's usage_source);
         # the store lends them for the writing and drops them after, so it has the old schema.
         with Store.open(path) as store, store.transaction() as conn:
             for table, column in LATER_COLUMNS:

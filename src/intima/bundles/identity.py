@@ -48,6 +48,7 @@ Rows = Mapping[str, Sequence[Mapping[str, Any]]]
 BOOKKEEPING: Final = frozenset(
     {"created_at", "updated_at", "package_version", "attempts", "error"}
     | {"latency_s", "cost_usd", "priced_by", "prompt_tokens", "completion_tokens", "served_by"}
+    | {"usage_source"}
 )
 #: Per table, what else may differ: a run's progress (a run published while running and again
 #: when complete is one run); a judgment's own words and settings on the way to its verdict

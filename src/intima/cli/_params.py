@@ -69,8 +69,9 @@ PricesOpt = Annotated[
 
 
 def max_cost_option(held: str) -> Any:
-    """``--max-cost`` of the commands that may spend money (``run``, ``judge``, ``worker``), its
-    help saying how the command holds it (``held``: what follows "this many USD")."""
+    """``--max-cost`` of the commands that may spend money (``run``, ``judge``, ``converse``,
+    ``worker``), its help saying how the command holds it (``held``: what follows "this many
+    USD")."""
     return typer.Option(
         "--max-cost",
         min=0.0,

@@ -49,10 +49,11 @@ from intima.cli._options import (
     UserTopPOpt,
     concurrency_option,
 )
-from intima.cli._params import DryRunOpt, PricesOpt, nonempty
+from intima.cli._params import DryRunOpt, PricesOpt, max_cost_option, nonempty
 from intima.converse.identity import DEFAULT_TURNS, DEFAULT_USER_RETRIES, MAX_TURNS
 from intima.core.config import GenerationSettings, ModelConfig
 from intima.core.errors import ConfigError
+from intima.core.spending import SpendingSettings
 from intima.dataset import load_prompts
 from intima.store import Store
 
@@ -142,6 +143,13 @@ def converse_cmd(
     timeout: TimeoutOpt = TIMEOUT_S,
     max_retries: MaxRetriesOpt = MAX_RETRIES,
     prices: PricesOpt = None,
+    max_cost: Annotated[
+        float | None,
+        max_cost_option(
+            " over both models, plus one request's worst case: each request's worst-case cost "
+            "(prompt + --max-tokens or --user-max-tokens) is held before it is sent"
+        ),
+    ] = None,
     dry_run: DryRunOpt = False,
     store: StoreOpt = DEFAULT_STORE,
     progress: ProgressOpt = True,
@@ -177,8 +185,10 @@ def converse_cmd(
     )  # fmt: skip
     if limit is not None and limit < 1:
         raise ConfigError(f"--limit must be at least 1, not {limit}")
+    spending = SpendingSettings.from_options(prices, max_cost)  # the default table, under --prices
+    spending.require([assistant, user])  # before any store or request: both models are priced
     if dry_run:  # before any key is read or server reached: nothing is sent
-        _dry_run(store, assistant, user, turns, user_retries, prices,
+        _dry_run(store, assistant, user, turns, user_retries, spending,
                  load_prompts(dataset, revision=revision, include_memory=include_memory,
                               cleaned=cleaned).first(limit))  # fmt: skip
         return
@@ -198,7 +208,7 @@ def converse_cmd(
     with Store.open(store) as db, progress_display(progress) as on_progress:
         summary = converse(
             db, assistant, user, prompts, turns, max_user_retries=user_retries,
-            on_progress=on_progress,
+            on_progress=on_progress, prices=spending.prices, max_cost=spending.max_cost,
         )  # fmt: skip
     _report(summary, store)
 
@@ -209,30 +219,31 @@ def _dry_run(
     user: ModelConfig,
     turns: int,
     user_retries: int,
-    prices: Path | None,
+    spending: SpendingSettings,
     prompts: PromptSet,
 ) -> None:
     from intima.cli._dry_run import dry_run
     from intima.converse.estimate import estimate_conversations
-    from intima.core.config import price_table_for
 
-    table = price_table_for(prices)
     dry_run(
         store,
         lambda db: estimate_conversations(
-            db, assistant, user, prompts, turns, table, max_user_retries=user_retries
+            db, assistant, user, prompts, turns, spending.prices, max_user_retries=user_retries
         ),
     )
 
 
 def _report(summary: ConverseSummary, store: Path) -> None:
     table = Table(title="intima converse")
-    for col in ("run", "label", "conversations", "turns", "new", "complete", "stopped", "status"):
+    columns = ("run", "label", "conversations", "turns", "new", "complete", "stopped", "cost",
+               "status")  # fmt: skip
+    for col in columns:
         table.add_column(col, overflow="fold")
+    cost = "-" if summary.cost_usd is None else f"${summary.cost_usd:.4f}"
     table.add_row(
         summary.run_id[:8], for_terminal(summary.label), str(summary.conversations),
         str(summary.turns_stored), str(summary.turns_new), str(summary.complete),
-        str(summary.stopped_by_user), summary.status,
+        str(summary.stopped_by_user), cost, summary.status,
     )  # fmt: skip
     out.print(table)
     out.print(

@@ -35,6 +35,7 @@ from intima.cli import publisher  # noqa: F401
 # isort: on
 from intima.cli._common import app, console
 from intima.cli._params import usage_line
+from intima.cli._signals import stop_cleanly_on_sigterm
 from intima.core.errors import IntimaError
 from intima.core.escape import for_terminal
 
@@ -47,6 +48,7 @@ _command = cache(get_command)
 
 
 def main() -> None:
+    stop_cleanly_on_sigterm()  # every command: SIGTERM stops it as Ctrl-C does
     try:
         code = _command(app)(standalone_mode=False)
         # Typer turns Ctrl-C into a *returned* 130 when not standalone; say so and exit with it.

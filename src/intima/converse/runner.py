@@ -31,17 +31,17 @@ from intima.converse.state import (
     unfinished,
     user_messages,
 )
-from intima.core.config import GenerationSettings, ModelConfig
+from intima.core.config import GenerationSettings, ModelConfig, Price, PriceTable
 from intima.core.errors import ConfigError
 from intima.core.progress import OnProgress, Ticker
 from intima.dataset import Prompt, PromptSet
 from intima.dataset.types import Turn
 from intima.generate.claimed import ClaimedJob, Ending, claim_lease_s, run_claimed, run_status
-from intima.generate.pool import call_with_retries
-from intima.generate.runner import messages_for
+from intima.generate.pool import Budget, CallOutcome, call_with_retries, worst_cost
+from intima.generate.runner import messages_for, to_record
 from intima.providers import get_model
-from intima.providers.base import Model
-from intima.store import ClaimState, ResponseRecord, RunStatus, Store
+from intima.providers.base import Message, Model
+from intima.store import ClaimState, RunStatus, Store
 from intima.store.db import response_id_for
 
 
@@ -60,6 +60,8 @@ class ConverseSummary(BaseModel):
     user_errors: int
     elapsed_s: float
     status: RunStatus
+    #: what this call's requests cost, both models' (None: a model the price table lacks)
+    cost_usd: float | None = None
     notes: list[str] = []
 
     @property
@@ -78,13 +80,17 @@ def converse(
     max_user_retries: int = DEFAULT_USER_RETRIES,
     concurrency: int | None = None,
     on_progress: OnProgress | None = None,
+    prices: PriceTable | None = None,
+    max_cost: float | None = None,
 ) -> ConverseSummary:
     """Hold a conversation of ``turns`` assistant turns from each prompt, with ``user_config``
-    playing the person who wrote it; resumes what is stored."""
+    playing the person who wrote it; resumes what is stored. ``max_cost`` (USD, priced by
+    ``prices``) caps both models' requests together, as ``intima run``'s cap does."""
     settings = ConversationSettings(assistant=config, user=user_config, turns=turns)
     return asyncio.run(
         aconverse(store, settings, prompts, max_user_retries=max_user_retries,
-                  concurrency=concurrency, on_progress=on_progress)
+                  concurrency=concurrency, on_progress=on_progress, prices=prices,
+                  max_cost=max_cost)
     )  # fmt: skip
 
 
@@ -96,13 +102,18 @@ async def aconverse(
     max_user_retries: int = DEFAULT_USER_RETRIES,
     concurrency: int | None = None,
     on_progress: OnProgress | None = None,
+    prices: PriceTable | None = None,
+    max_cost: float | None = None,
 ) -> ConverseSummary:
     if max_user_retries < 0:
         raise ConfigError(f"max_user_retries must be at least 0, not {max_user_retries}")
     # Both models first, so that a bad spec or a missing key fails before anything is written.
     assistant, user = get_model(settings.assistant), get_model(settings.user)
+    if max_cost is not None:  # the cap counts both models: each needs a price
+        (prices or PriceTable()).require(m.config.parsed for m in (assistant, user))
     try:
-        job = _Job(store, settings, prompts, assistant, user, max_user_retries)
+        spending = _Spending(prices, Budget(limit=max_cost), assistant, user)
+        job = _Job(store, settings, prompts, spending, max_user_retries)
         return await job.run(concurrency or assistant.concurrency, on_progress)
     finally:
         await assistant.aclose()
@@ -115,6 +126,45 @@ class _Counts:
     reused: int = 0
 
 
+class _Spending:
+    """Both models, their prices, and the one ``--max-cost`` budget every request of theirs
+    is held against: each request's worst case before it is sent, as in ``intima run``."""
+
+    def __init__(
+        self, prices: PriceTable | None, budget: Budget, assistant: Model, user: Model
+    ) -> None:
+        self.budget, self.assistant, self.user = budget, assistant, user
+        self.assistant_price = prices.for_model(assistant.config.parsed) if prices else None
+        self.user_price = prices.for_model(user.config.parsed) if prices else None
+        self.priced_by = prices.priced_by(assistant.config.parsed) if prices else None
+        #: a request was not sent because the cap was reached
+        self.stopped = False
+
+    async def call(
+        self, model: Model, price: Price | None, messages: list[Message],
+        settings: GenerationSettings,
+    ) -> CallOutcome | None:  # fmt: skip
+        """One request held against the cap; None (nothing sent) once the cap is reached."""
+        held = 0.0 if price is None else worst_cost(price, messages, settings)
+        if not await self.budget.reserve(held):
+            self.stopped = True
+            return None
+        try:
+            outcome = await call_with_retries(model, messages, settings)
+            c = outcome.completion
+            if c is not None and price is not None:
+                self.budget.add(price.cost(c.prompt_tokens or 0, c.completion_tokens or 0))
+        finally:
+            self.budget.release(held)
+        return outcome
+
+    @property
+    def cost(self) -> float | None:
+        """What this call's requests cost; None when a model has no price."""
+        priced = self.assistant_price is not None and self.user_price is not None
+        return self.budget.spent if priced else None
+
+
 class _Job:
     """One conversation run: its record, its seeds, and the models that hold the turns."""
 
@@ -123,12 +173,11 @@ class _Job:
         store: Store,
         settings: ConversationSettings,
         prompts: PromptSet,
-        assistant: Model,
-        user: Model,
+        spending: _Spending,
         max_user_retries: int,
     ) -> None:
-        self.store, self.settings = store, settings
-        self.assistant, self.user = assistant, user
+        self.store, self.settings, self.spending = store, settings, spending
+        self.assistant, self.user = spending.assistant, spending.user
         self.max_user_retries = max_user_retries
         self.record = settings.run_record(prompts)
         self.run_id = self.record.run_id
@@ -150,6 +199,8 @@ class _Job:
         ended: list[tuple[RunTally, RunStatus]] = []  # where the run stands once work ended
 
         def end(ending: Ending) -> None:
+            if ending == "done" and self.spending.stopped:  # the last conversations' requests
+                ending = "stopped by budget"
             tally = run_tally(self.store, self.run_id, turns)
             done = tally.complete + tally.stopped_by_user >= len(seeds)
             status = run_status(ending, lambda: done)
@@ -161,7 +212,9 @@ class _Job:
             self._claim, lambda owner: release_conversations(self.store, owner),
             self._conversation, on_done_elsewhere=lambda: self.ticker.advance(turns), end=end,
         )  # fmt: skip
-        await run_claimed(seeds, job, concurrency=concurrency)
+        # The budget holds each request inside a conversation; held at 0 per conversation here,
+        # it only stops the pool starting conversations once the cap is reached.
+        await run_claimed(seeds, job, concurrency=concurrency, budget=self.spending.budget)
         tally, status = ended[-1]
         return ConverseSummary(
             run_id=self.run_id,
@@ -177,6 +230,7 @@ class _Job:
             user_errors=tally.user_errors,
             elapsed_s=time.perf_counter() - started,
             status=status,
+            cost_usd=self.spending.cost,
             notes=[*self.assistant.notes, *self.user.notes],
         )
 
@@ -210,6 +264,9 @@ class _Job:
             message = said.get(k)
             if message is None or message.status == "error":
                 asked = await self._ask_user(seed, conversation, k)
+                if asked is None:  # not asked: the cap was reached; the next run goes on
+                    self.ticker.advance(turns - k)
+                    return
                 message = StoredUserMessage(asked.status, asked.text)
             if message.status != "ok" or message.text is None:
                 self.ticker.advance(turns - k)
@@ -220,26 +277,21 @@ class _Job:
 
     async def _answer(self, prompt: Prompt) -> str | None:
         """The assistant's reply to one turn: the stored one if there is one, else asked for
-        and stored at once. None if it failed after retries."""
-        config = self.assistant.config
+        and stored at once (priced as ``intima run`` prices it). None if it failed after
+        retries, or was not asked because the cap was reached."""
+        config, spending = self.assistant.config, self.spending
         response_id = response_id_for(config.config_key, prompt.prompt_id)
         if (stored := stored_answer(self.store, response_id)) is not None:
             self.counts.reused += 1
             return stored
-        outcome = await call_with_retries(
-            self.assistant, messages_for(config, prompt), config.generation
-        )
-        c = outcome.completion
-        rec = ResponseRecord(
-            response_id=response_id, config_key=config.config_key, prompt_id=prompt.prompt_id,
-            status="ok" if c else "error", text=c.text if c else None,
-            finish_reason=c.finish_reason if c else None,
-            prompt_tokens=c.prompt_tokens if c else None,
-            completion_tokens=c.completion_tokens if c else None,
-            latency_s=outcome.latency_s, attempts=outcome.attempts, error=outcome.error,
-            served_by=c.served_by if c else None,
-        )  # fmt: skip
+        price = spending.assistant_price
+        messages = messages_for(config, prompt)
+        outcome = await spending.call(self.assistant, price, messages, config.generation)
+        if outcome is None:
+            return None
+        rec = to_record(config.config_key, prompt, outcome, price, spending.priced_by)
         self.store.record_responses([rec])
+        c = outcome.completion
         if c is None:
             return None
         self.counts.new += 1
@@ -247,10 +299,11 @@ class _Job:
 
     async def _ask_user(
         self, seed: Prompt, conversation: tuple[Turn, ...], after_turn: int
-    ) -> UserMessageRecord:
+    ) -> UserMessageRecord | None:
         """The simulated user's next message; a reply the character rule refuses is asked
         again (a fresh seed, and a reminder of why) up to ``max_user_retries`` times, then
-        stored with its verdict. Stored at once, whatever it is."""
+        stored with its verdict. Stored at once, whatever it is; None, and nothing stored,
+        when the cap stopped it before its last ask (its verdict is not the user's)."""
         last_assistant = conversation[-1].content
         rec = UserMessageRecord(
             run_id=self.run_id, conversation_id=seed.prompt_id, after_turn=after_turn,
@@ -259,7 +312,11 @@ class _Job:
         reminder: str | None = None
         for attempt in range(self.max_user_retries + 1):
             messages = simulator_messages(seed.code, conversation, reminder)
-            outcome = await call_with_retries(self.user, messages, _reseeded(self.user, attempt))
+            outcome = await self.spending.call(
+                self.user, self.spending.user_price, messages, _reseeded(self.user, attempt)
+            )
+            if outcome is None:
+                return None
             c = outcome.completion
             rec = rec.model_copy(
                 update={
@@ -277,6 +334,7 @@ class _Job:
                 update={
                     "status": verdict, "text": text, "prompt_tokens": c.prompt_tokens,
                     "completion_tokens": c.completion_tokens, "served_by": c.served_by,
+                    "usage_source": c.usage_source,
                 }
             )  # fmt: skip
             if verdict == "ok":

@@ -57,6 +57,8 @@ class UserMessageRecord(BaseModel):
     completion_tokens: int | None = None
     latency_s: float | None = None
     served_by: str | None = None
+    #: where the token counts came from (:mod:`intima.generate.usage`); None: no answer
+    usage_source: Literal["reported", "counted", "worst case"] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,21 +122,21 @@ def record_user_message(store: Store, rec: UserMessageRecord) -> None:
             """
             INSERT INTO simulated_user_messages (run_id, conversation_id, after_turn, text,
                 status, attempts, error, prompt_tokens, completion_tokens, latency_s, served_by,
-                package_version, created_at)
-            VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)
+                package_version, created_at, usage_source)
+            VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)
             ON CONFLICT(run_id, conversation_id, after_turn) DO UPDATE SET
                 text=excluded.text, status=excluded.status,
                 attempts=simulated_user_messages.attempts + excluded.attempts,
                 error=excluded.error, prompt_tokens=excluded.prompt_tokens,
                 completion_tokens=excluded.completion_tokens, latency_s=excluded.latency_s,
                 served_by=excluded.served_by, package_version=excluded.package_version,
-                created_at=excluded.created_at
+                created_at=excluded.created_at, usage_source=excluded.usage_source
             WHERE simulated_user_messages.status = 'error'
             """,
             (
                 rec.run_id, rec.conversation_id, rec.after_turn, rec.text, rec.status,
                 rec.attempts, rec.error, rec.prompt_tokens, rec.completion_tokens, rec.latency_s,
-                rec.served_by, __version__, now(),
+                rec.served_by, __version__, now(), rec.usage_source,
             ),
         )  # fmt: skip
 

@@ -125,4 +125,11 @@ MIGRATIONS: tuple[Migration, ...] = (
         ),
         operational=("conversation_claims",),
     ),
+    # Issue 38: where a simulated user's token counts came from (the vendor, a count, or the
+    # worst case of a reply without usage; intima.generate.usage). NULL: stored before.
+    Migration(
+        name="converse_0004_user_message_usage_source",
+        sql="ALTER TABLE simulated_user_messages ADD COLUMN usage_source TEXT "
+        "CHECK (usage_source IN ('reported', 'counted', 'worst case'))",
+    ),
 )

@@ -1,6 +1,6 @@
 """What a command may spend: the price table that prices its requests (``--prices`` over the
-dated default table) and its cap (``--max-cost``), one object that ``run``, ``judge`` and
-``worker`` build from their options and a notebook passes.
+dated default table) and its cap (``--max-cost``), one object that ``run``, ``judge``,
+``converse`` and ``worker`` build from their options and a notebook passes.
 """
 
 from __future__ import annotations

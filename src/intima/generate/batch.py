@@ -22,7 +22,7 @@ from typing import Any, Literal, TypeVar
 from intima.core.config import GenerationSettings, ModelConfig, Price, PriceTable
 from intima.core.errors import ConfigError, ProviderError
 from intima.core.progress import OnProgress, Ticker
-from intima.dataset import PromptSet
+from intima.dataset import Prompt, PromptSet
 from intima.generate.batch_store import (
     batch_ids,
     confirm_batch,
@@ -41,6 +41,7 @@ from intima.generate.runner import (
     run_record,
     to_record,
 )
+from intima.generate.usage import settled
 from intima.providers import get_model
 from intima.providers.base import (
     BatchClient,
@@ -240,16 +241,25 @@ async def _adopt(
     on_progress: OnProgress | None,
 ) -> tuple[str, dict[str, str]] | None:
     """A submission whose batch id was never stored: the vendor's batch with that token (or
-    those custom ids), or None (the row is dropped) when the vendor never got it. While some
-    batches may be it but cannot be told apart yet, this waits for them."""
+    those custom ids), or None (the row is dropped) when the vendor never got it. A batch is
+    taken only by what the vendor keeps of ours (OpenAI: the token in its metadata; Anthropic:
+    the custom ids in its results), never by its size: while batches that may be it are still in
+    progress (Anthropic shows a batch's custom ids only once it has ended), this stops and says
+    so, the intent kept, rather than wait up to a day on what may be someone else's batch."""
     since = intent_created(store, token)
     taken = {b for b in batch_ids(store) if not b.startswith(PENDING)}
     Ticker(f"{job.label} (finding the batch submitted before)", len(refs), on_progress)
-    while True:
-        search = await _retrying(lambda: client.find(token, refs.keys(), since, taken), job)
-        if search.batch_id is not None or not search.undecided:
-            break
-        await job.sleep(job.poll_s)
+    search = await _retrying(lambda: client.find(token, refs.keys(), since, taken), job)
+    if search.batch_id is None and search.undecided:
+        raise ProviderError(
+            f"{job.label}: a batch of {len(refs)} requests was submitted at "
+            f"{since:%Y-%m-%d %H:%M} UTC and its id never stored; {search.undecided} batch(es) "
+            "of that size "
+            "are still in progress at the vendor, and which one is this submission cannot be "
+            "told before they end (the vendor shows a batch's custom ids only in its results). "
+            "Nothing is lost and nothing was submitted again: run the same command once they "
+            "have ended (within 24 hours)"
+        )
     if search.batch_id is None:
         drop_intent(store, token)
         return None
@@ -323,6 +333,15 @@ async def agenerate_batch(
             await model.aclose()
 
 
+def _settled(config: ModelConfig, prompt: Prompt, result: BatchResult) -> CallOutcome:
+    """A batch item's outcome, its counts settled as a live reply's are (a line without usage
+    is counted or taken at its worst, never free)."""
+    c = result.completion
+    if c is not None:
+        c = settled(c, config.parsed.model, messages_for(config, prompt), config.generation)
+    return CallOutcome(c, result.error, 1, 0.0)
+
+
 async def _generate_one(
     store: Store,
     prompts: PromptSet,
@@ -359,7 +378,7 @@ async def _generate_one(
     if outcome is not None:
         records = [
             to_record(config.config_key, by_id[outcome.refs[r.custom_id]],
-                       CallOutcome(r.completion, r.error, 1, 0.0), price, priced_by)
+                      _settled(config, by_id[outcome.refs[r.custom_id]], r), price, priced_by)
             for r in outcome.results
             if outcome.refs[r.custom_id] in by_id
         ]  # fmt: skip

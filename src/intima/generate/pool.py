@@ -24,6 +24,7 @@ from tenacity import (
 
 from intima.core.config import GenerationSettings, Price
 from intima.core.errors import IntimaError
+from intima.generate.usage import settled, worst_prompt_tokens, worst_reply_tokens
 from intima.providers.base import (
     Completion,
     MalformedReply,
@@ -73,7 +74,9 @@ async def call_with_retries(
 
     A reply the :class:`Completion` model refuses (a plugin's negative token count) is that
     request's failure, like a :class:`MalformedReply`, not the run's. A reason is stored and
-    printed, so a lone surrogate a server put in its error text is replaced there too."""
+    printed, so a lone surrogate a server put in its error text is replaced there too. A reply
+    comes back with both token counts, counted or at their worst where the vendor gave none
+    (:func:`intima.generate.usage.settled`), so that it is never priced at nothing."""
     attempts = 0
     start = time.perf_counter()
     retrying = AsyncRetrying(
@@ -96,6 +99,8 @@ async def call_with_retries(
     except ValidationError as exc:
         error = malformed_reason(exc)
     else:
+        name = model.config.parsed.model
+        completion = settled(completion, name, messages, settings, json_schema)
         return CallOutcome(completion, None, attempts, _since(start))
     return CallOutcome(None, without_surrogates(error), attempts, _since(start))
 
@@ -104,23 +109,13 @@ def _since(start: float) -> float:
     return time.perf_counter() - start
 
 
-#: Tokens a chat template may add around each message (role markers, separators) and once per
-#: request (the assistant's opening); generous, because the bound must not be beaten.
-TEMPLATE_TOKENS_PER_MESSAGE = 16
-TEMPLATE_TOKENS_PER_REQUEST = 16
-#: The reply length held for a request that sets no max_tokens: the most a configuration allows.
-MAX_REPLY_TOKENS = 131072
-
-
 def worst_cost(
     price: Price, messages: Sequence[Message], settings: GenerationSettings, extra_bytes: int = 0
 ) -> float:
     """The most one request can cost: one token per UTF-8 byte of the prompt (a byte-level
     tokenizer never does worse), the template's markers, and a reply of max_tokens.
     ``extra_bytes``: what else the prompt carries, such as a structured-output schema."""
-    text_bytes = sum(len(m.content.encode("utf-8")) for m in messages) + extra_bytes
-    prompt = text_bytes + TEMPLATE_TOKENS_PER_MESSAGE * len(messages) + TEMPLATE_TOKENS_PER_REQUEST
-    return price.cost(prompt, settings.max_tokens or MAX_REPLY_TOKENS)
+    return price.cost(worst_prompt_tokens(messages, extra_bytes), worst_reply_tokens(settings))
 
 
 @dataclass

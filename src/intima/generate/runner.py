@@ -255,7 +255,8 @@ def to_record(
     priced_by: str | None = None,
 ) -> ResponseRecord:
     """The stored row for one prompt's outcome (live or from a batch): the answer with its
-    tokens and cost, or the error."""
+    tokens and cost, or the error. The completion's counts are settled already
+    (:func:`intima.generate.usage.settled`): a reply without usage is not free."""
     base = ResponseRecord(
         response_id=response_id_for(config_key, prompt.prompt_id),
         config_key=config_key,
@@ -282,6 +283,7 @@ def to_record(
             "cost_usd": cost,
             "priced_by": priced_by if cost is not None else None,
             "served_by": c.served_by,
+            "usage_source": c.usage_source,
         }
     )
 

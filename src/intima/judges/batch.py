@@ -25,6 +25,7 @@ from intima.generate.batch import (
 )
 from intima.generate.batch_store import mark_imported
 from intima.generate.pool import Budget
+from intima.generate.usage import settled
 from intima.judges.loop import Attempt, JudgeJob, JudgeSummary, JudgeTally
 from intima.judges.parse import parse_reply
 from intima.judges.prompt import judge_messages
@@ -126,12 +127,16 @@ async def _judge_one(
 
 def _record(job: JudgeJob, target: StoredResponse, result: BatchResult) -> JudgmentRecord:
     acc = Attempt()
-    acc.add(result.completion, 1, 0.0)
-    if result.completion is None:
+    c = result.completion
+    if c is not None:  # counted or at its worst where the line has no usage, as a live reply
+        messages = judge_messages(target.prompt, target.response, target.context)
+        c = settled(c, job.config.parsed.model, messages, job.settings, job.schema)
+    acc.add(c, 1, 0.0)
+    if c is None:
         return job.record(target, acc, None, None, f"request failed: {result.error}")
     # Every judge item carries the schema: the form it went in, as a live judgment records it.
-    acc.structured_output = result.completion.structured_output or job.model.structured_form()
-    raw = result.completion.text
+    acc.structured_output = c.structured_output or job.model.structured_form()
+    raw = c.text
     parsed = parse_reply(raw)
     if parsed.ok:
         return job.record(target, acc, raw, parsed, None)

@@ -9,7 +9,6 @@ Nothing is dropped, nothing is coerced to a default.
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -20,12 +19,8 @@ from pydantic import BaseModel
 from intima.core.config import GenerationSettings, ModelConfig, Price, PriceTable
 from intima.core.progress import OnProgress, Ticker
 from intima.generate.claimed import ClaimedJob, claim_lease_s, run_claimed
-from intima.generate.pool import (
-    TEMPLATE_TOKENS_PER_MESSAGE,
-    Budget,
-    call_with_retries,
-    worst_cost,
-)
+from intima.generate.pool import Budget, call_with_retries, worst_cost
+from intima.generate.usage import TEMPLATE_TOKENS_PER_MESSAGE, schema_bytes, weakest
 from intima.judges.parse import ParseOutcome, parse_reply
 from intima.judges.prompt import (
     JUDGE_PROMPT_SHA256,
@@ -43,7 +38,7 @@ from intima.judges.store_io import (
     write_judgments,
 )
 from intima.providers import get_model
-from intima.providers.base import Completion, Message, Model
+from intima.providers.base import Completion, Message, Model, UsageSource
 from intima.store import ClaimState, Store, StoredResponse
 
 #: Judges rate deterministically by default; max_tokens leaves room for 13 keys and a sentence.
@@ -217,6 +212,8 @@ class Attempt:
     problems: list[str] = field(default_factory=list)
     #: The structured-output form the backend used (auto mode picks it per server).
     structured_output: str | None = None
+    #: Where the replies' counts came from (:mod:`intima.generate.usage`), one per reply.
+    sources: list[UsageSource | None] = field(default_factory=list)
 
     def add(self, c: Completion | None, attempts: int, latency_s: float) -> None:
         self.requests += attempts
@@ -224,6 +221,7 @@ class Attempt:
         if c is not None:
             self.prompt_tokens += c.prompt_tokens or 0
             self.completion_tokens += c.completion_tokens or 0
+            self.sources.append(c.usage_source)
 
 
 class JudgeJob:
@@ -321,7 +319,7 @@ class JudgeJob:
         if self.price is None:
             return 0.0
         messages = judge_messages(target.prompt, target.response, target.context)
-        schema = len(json.dumps(self.schema).encode("utf-8"))
+        schema = schema_bytes(self.schema)
         return sum(
             worst_cost(self.price, messages, self.settings, schema + ask * _REASK_BYTES)
             for ask in range(self.max_reasks + 1)
@@ -394,6 +392,7 @@ class JudgeJob:
             latency_s=acc.latency_s,
             attempts=acc.requests,
             judge_config=self._meta(acc),
+            usage_source=weakest(acc.sources),
         )
         if parsed is None or parsed.reply is None:
             return base

@@ -55,14 +55,23 @@ class JudgmentRecord(BaseModel):
     latency_s: float | None = None
     attempts: int = 1
     judge_config: dict[str, Any] = {}
+    #: where the token counts came from (the least certain of its replies'): see
+    #: :mod:`intima.generate.usage`; None for a human's rating or a failed request
+    usage_source: Literal["reported", "counted", "worst case"] | None = None
 
     @property
     def judgment_id(self) -> str:
         return judgment_id_for(self.content_hash, self.judge_key, self.prompt_version)
 
 
-_UPSERT = """
-INSERT INTO judgments VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
+_COLUMNS = (
+    "judgment_id, content_hash, judge_key, judge_kind, judge_label, judge_model, prompt_version, "
+    "prompt_sha256, rating_protocol_version, status, ratings_json, primary_label, rationale, "
+    "raw_reply, reason, repairs_json, prompt_tokens, completion_tokens, cost_usd, latency_s, "
+    "attempts, judge_config_json, package_version, created_at, usage_source"
+)
+_UPSERT = f"""
+INSERT INTO judgments ({_COLUMNS}) VALUES ({",".join("?" * (_COLUMNS.count(",") + 1))})
 ON CONFLICT(judgment_id) DO UPDATE SET
     status=excluded.status, ratings_json=excluded.ratings_json,
     primary_label=excluded.primary_label, rationale=excluded.rationale,
@@ -71,7 +80,8 @@ ON CONFLICT(judgment_id) DO UPDATE SET
     cost_usd=excluded.cost_usd, latency_s=excluded.latency_s,
     attempts=judgments.attempts + excluded.attempts,
     judge_config_json=excluded.judge_config_json, judge_label=excluded.judge_label,
-    package_version=excluded.package_version, created_at=excluded.created_at
+    package_version=excluded.package_version, created_at=excluded.created_at,
+    usage_source=excluded.usage_source
 """
 
 
@@ -115,6 +125,7 @@ def _row(r: JudgmentRecord, stamp: str) -> tuple[Any, ...]:
         json.dumps(r.judge_config, sort_keys=True),
         __version__,
         stamp,
+        r.usage_source,
     )
 
 

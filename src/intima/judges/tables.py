@@ -161,4 +161,11 @@ MIGRATIONS: tuple[Migration, ...] = (
         ) STRICT;
         """,
     ),
+    # Issue 38: where a judgment's token counts came from (the vendor, a count, or the worst
+    # case of a reply without usage; intima.generate.usage). NULL: a human's, or stored before.
+    Migration(
+        name="judges_0006_judgment_usage_source",
+        sql="ALTER TABLE judgments ADD COLUMN usage_source TEXT "
+        "CHECK (usage_source IN ('reported', 'counted', 'worst case'))",
+    ),
 )

@@ -6,9 +6,9 @@ import re
 from abc import ABC, abstractmethod
 from collections.abc import Collection
 from datetime import datetime
-from typing import Any, ClassVar, Literal, Protocol
+from typing import Annotated, Any, ClassVar, Final, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, NonNegativeInt, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from intima.core.config import GenerationSettings, ModelConfig
 
@@ -36,13 +36,25 @@ def without_surrogates(text: str) -> str:
     return text
 
 
+#: More tokens than any one request has: a larger count is a malformed reply, not a number to
+#: store (SQLite's integers end at 2**63 - 1, and a bundle's rules refuse more than this).
+MAX_TOKEN_COUNT: Final = 10**9
+#: A token count as a reply may hold it.
+TokenCount = Annotated[int, Field(ge=0, le=MAX_TOKEN_COUNT)]
+#: Where a reply's token counts came from: the vendor's ``usage`` (``reported``), intima's count
+#: with the model's tokenizer (``counted``), or the most the request allowed (``worst case``).
+UsageSource = Literal["reported", "counted", "worst case"]
+
+
 class Completion(BaseModel):
     """One answer, as stored: whatever a provider builds is checked here, plugins' too."""
 
     text: str
     finish_reason: str | None = None
-    prompt_tokens: NonNegativeInt | None = None
-    completion_tokens: NonNegativeInt | None = None
+    prompt_tokens: TokenCount | None = None
+    completion_tokens: TokenCount | None = None
+    #: None until the counts are settled (:func:`intima.generate.usage.settled`)
+    usage_source: UsageSource | None = None
     served_by: str | None = None
     #: The form a reply schema was sent in (``json_schema``, ``json_object``, ``off``), when the
     #: backend chose it; ``None`` when no schema was asked for or the backend does not say.

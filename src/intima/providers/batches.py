@@ -25,6 +25,7 @@ from typing import Any, Protocol
 from intima.core.config import GenerationSettings
 from intima.core.errors import ProviderError
 from intima.providers.base import (
+    MAX_TOKEN_COUNT,
     BatchItem,
     BatchResult,
     BatchResults,
@@ -73,8 +74,6 @@ METADATA_KEY = "intima_batch"
 _OPENAI_ENDED = frozenset({"completed", "expired", "failed", "cancelled"})
 #: How far before the stored intent a listing is read: the vendor's clock may differ from ours.
 LISTING_MARGIN = timedelta(hours=1)
-#: More tokens than any one reply has: a larger count is a broken line (and SQLite's limit).
-MAX_TOKENS = 2**31 - 1
 
 
 @asynccontextmanager
@@ -332,7 +331,7 @@ def _checked(result: BatchResult) -> BatchResult:
     c = result.completion
     if c is not None:
         if any(
-            t is not None and not 0 <= t <= MAX_TOKENS
+            t is not None and not 0 <= t <= MAX_TOKEN_COUNT
             for t in (c.prompt_tokens, c.completion_tokens)
         ):
             raise _Malformed("a token count out of range")

@@ -24,10 +24,17 @@ from typing import Annotated, Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from intima.providers.base import Completion, MalformedReply, RequestError, TransientError
+from intima.providers.base import (
+    MAX_TOKEN_COUNT,
+    Completion,
+    MalformedReply,
+    RequestError,
+    TransientError,
+)
 
-#: A token count: a JSON integer, 0 or more (strict: not ``"12"``, ``12.0`` or ``true``).
-Count = Annotated[int, Field(strict=True, ge=0)]
+#: A token count: a JSON integer from 0 to :data:`MAX_TOKEN_COUNT` (strict: not ``"12"``,
+#: ``12.0`` or ``true``); ``10**19`` is a malformed reply, not an overflow in the store.
+Count = Annotated[int, Field(strict=True, ge=0, le=MAX_TOKEN_COUNT)]
 
 
 class _Wire(BaseModel):
@@ -105,6 +112,7 @@ _EXPECTED = {
     "dict_type": "an object",
     "string_type": "a string",
     **dict.fromkeys(("int_type", "int_parsing", "int_from_float", "greater_than_equal"), _COUNT),
+    "less_than_equal": f"a count (a whole number, at most {MAX_TOKEN_COUNT:,})",
 }
 
 

@@ -306,8 +306,9 @@ class Store:
                 """
                 INSERT INTO responses (response_id, config_key, prompt_id, status, text,
                     finish_reason, prompt_tokens, completion_tokens, latency_s, cost_usd,
-                    attempts, error, served_by, package_version, created_at, priced_by)
-                VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
+                    attempts, error, served_by, package_version, created_at, priced_by,
+                    usage_source)
+                VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
                 ON CONFLICT(response_id) DO UPDATE SET
                     status=excluded.status, text=excluded.text,
                     finish_reason=excluded.finish_reason, prompt_tokens=excluded.prompt_tokens,
@@ -315,7 +316,7 @@ class Store:
                     cost_usd=excluded.cost_usd, attempts=responses.attempts + excluded.attempts,
                     error=excluded.error, served_by=excluded.served_by,
                     package_version=excluded.package_version, created_at=excluded.created_at,
-                    priced_by=excluded.priced_by
+                    priced_by=excluded.priced_by, usage_source=excluded.usage_source
                 WHERE responses.status != 'ok'
                 """,
                 [
@@ -323,7 +324,7 @@ class Store:
                         r.response_id, r.config_key, r.prompt_id, r.status, r.text,
                         r.finish_reason, r.prompt_tokens, r.completion_tokens, r.latency_s,
                         r.cost_usd, r.attempts, r.error, r.served_by, __version__, stamp,
-                        r.priced_by,
+                        r.priced_by, r.usage_source,
                     )
                     for r in records
                 ],

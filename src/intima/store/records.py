@@ -49,6 +49,9 @@ class ResponseRecord(BaseModel):
     served_by: str | None = None
     #: the price table that priced ``cost_usd`` (None: not priced)
     priced_by: str | None = None
+    #: where the token counts came from: ``reported`` by the vendor, ``counted`` with the
+    #: model's tokenizer, or the request's ``worst case`` (None: no answer)
+    usage_source: Literal["reported", "counted", "worst case"] | None = None
 
 
 # A plain slotted dataclass, not a BaseModel: a board holds ~10^5 of them and pydantic's

@@ -225,4 +225,11 @@ MIGRATIONS: tuple[Migration, ...] = (
         """,
         operational=("publishers", "row_publishers"),
     ),
+    # Issue 38: a reply without ``usage`` is priced from a count or its worst case, never at
+    # nothing; the row says which (see intima.generate.usage). NULL: no answer, or stored before.
+    Migration(
+        name="core_0009_response_usage_source",
+        sql="ALTER TABLE responses ADD COLUMN usage_source TEXT "
+        "CHECK (usage_source IN ('reported', 'counted', 'worst case'))",
+    ),
 )
