@@ -40,6 +40,10 @@ class Tally:
     hostile_leaks: int = 0
     long_replies: int = 0
     long_replies_stored: int = 0
+    #: requests cancelled (or whose lease was taken over) while a worker ran them, and those
+    #: the worker still published
+    taken_away: int = 0
+    taken_away_published: int = 0
 
     def add_faults(self, server: Any) -> None:
         """Add a fake server's fault counts (call once per server, after its work)."""
@@ -56,6 +60,7 @@ class Tally:
             or self.secret_places_searched
             or self.hostile_outputs_checked
             or self.long_replies
+            or self.taken_away
         )
 
     def line(self) -> str:
@@ -72,7 +77,9 @@ class Tally:
             f"secret searches {self.secret_places_searched}, secrets found {self.secrets_found}; "
             f"hostile outputs checked {self.hostile_outputs_checked}, "
             f"leaked {self.hostile_leaks}; "
-            f"long replies {self.long_replies}, stored whole {self.long_replies_stored}"
+            f"long replies {self.long_replies}, stored whole {self.long_replies_stored}; "
+            f"requests taken away mid-run {self.taken_away}, "
+            f"published {self.taken_away_published}"
         )
 
     def to_dict(self) -> dict[str, Any]:
