@@ -128,7 +128,7 @@ def test_a_cancelled_request_asked_for_again_stays_cancelled_until_a_maintainer_
     assert "Not queued" in page and "cancelled by the maintainers" in page
     assert again.returncode == 0, again.stderr
     assert "already requested (cancelled)" in again.stdout
-    assert "`intima requests reopen ID` puts it back" in again.stdout
+    assert f"`intima requests reopen {rid}` undoes it" in again.stdout
     reopened = invoke_cli("requests", "reopen", rid[:6], "--store", str(db), "--by", "maintainer")
     assert reopened.returncode == 0, reopened.stderr
     assert f"{rid} {spec}: pending" in reopened.stderr

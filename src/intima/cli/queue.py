@@ -62,7 +62,7 @@ def request_cmd(
             rec = add_request(db, spec, requester, dataset=dataset, system_prompt=system_prompt)
     what = "queued" if rec.is_new else f"already requested ({rec.status})"
     if not rec.is_new and rec.status == "cancelled":
-        what += "; a maintainer cancelled it: `intima requests reopen ID` puts it back"
+        what += f"; a maintainer cancelled it: `intima requests reopen {rec.request_id}` undoes it"
     out.print(
         f"{rec.request_id} {for_terminal(rec.spec)}: {what}",
         highlight=False,
