@@ -10,7 +10,8 @@ the worker lends the server that variable only when told to (``--serve-env``).
 ``/health`` answers 503 while the model "loads" (``--fake-loading N``: for the first N asks, in
 which time chat requests get 503 too, as llama-server's do) and 200 after, as vLLM, SGLang and
 llama-server do. ``--fake-say TEXT`` prints TEXT first; ``--fake-child FILE`` starts a child
-process (as vLLM starts its GPU workers) and writes its pid to FILE.
+process (as vLLM starts its GPU workers) and writes its pid to FILE. ``--fake-report-token``
+adds to the start's line the token ``huggingface_hub.get_token()`` finds, as vLLM would.
 """
 
 from __future__ import annotations
@@ -40,7 +41,12 @@ def main(args: list[str]) -> int:
     host, port = _option(args, "--host") or "127.0.0.1", int(_option(args, "--port") or 0)
     if log := os.environ.get("FAKE_SERVER_LOG"):
         with open(log, "a", encoding="utf-8") as out:
-            out.write(json.dumps({"args": args, "pid": os.getpid(), "env": sorted(os.environ)}))
+            start: dict[str, Any] = {"args": args, "pid": os.getpid(), "env": sorted(os.environ)}
+            if "--fake-report-token" in args:  # what vLLM's huggingface_hub would find
+                from huggingface_hub import get_token
+
+                start["token"] = get_token()
+            out.write(json.dumps(start))
             out.write("\n")
     if say := _option(args, "--fake-say"):
         print(say, file=sys.stderr, flush=True)

@@ -68,6 +68,10 @@ class FaultPlan:
     #: Replies to these prompts (by their text) carry this ``usage`` instead (a count of 10**19,
     #: say); each counts as a ``bad_usage`` fault.
     usage_for: dict[str, Any] = field(default_factory=dict)
+    #: Chat requests wait until the test calls :meth:`FakeOpenAI.open_hold`; ``held`` is set
+    #: once one waits. A test can then change the world (cancel a request) while a request is
+    #: surely in flight, without timing anything.
+    hold: bool = False
 
     def __post_init__(self) -> None:
         unknown = set(self.rates) - set(FAULTS)
@@ -92,6 +96,9 @@ class FakeOpenAI:
         self._auth = ""
         self._in_flight = 0
         self._gate: asyncio.Event | None = None
+        self._hold: asyncio.Event | None = None
+        #: set once a request waits at the hold (``FaultPlan.hold``)
+        self.held = threading.Event()
 
     @property
     def base_url(self) -> str:
@@ -185,7 +192,23 @@ class FakeOpenAI:
         self.completed += 1
         return True
 
+    def open_hold(self) -> None:
+        """Let every request held by ``FaultPlan.hold`` through, and every later one."""
+        assert self._loop is not None
+
+        def open_it() -> None:
+            if self._hold is None:
+                self._hold = asyncio.Event()
+            self._hold.set()
+
+        self._loop.call_soon_threadsafe(open_it)
+
     async def _pass_gate(self) -> None:
+        if self.plan.hold:
+            if self._hold is None:  # made here, in the server's own loop
+                self._hold = asyncio.Event()
+            self.held.set()
+            await self._hold.wait()
         if not self.plan.gate:
             return
         if self._gate is None:  # made here, in the server's own loop

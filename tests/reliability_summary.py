@@ -44,6 +44,10 @@ class Tally:
     #: request's worst case (replies without usage among them)
     caps_tried: int = 0
     caps_held: int = 0
+    #: requests cancelled (or whose lease was taken over) while a worker ran them, and those
+    #: the worker still published
+    taken_away: int = 0
+    taken_away_published: int = 0
 
     def add_faults(self, server: Any) -> None:
         """Add a fake server's fault counts (call once per server, after its work)."""
@@ -61,6 +65,7 @@ class Tally:
             or self.hostile_outputs_checked
             or self.long_replies
             or self.caps_tried
+            or self.taken_away
         )
 
     def line(self) -> str:
@@ -78,7 +83,9 @@ class Tally:
             f"hostile outputs checked {self.hostile_outputs_checked}, "
             f"leaked {self.hostile_leaks}; "
             f"long replies {self.long_replies}, stored whole {self.long_replies_stored}; "
-            f"spending caps tried {self.caps_tried}, held {self.caps_held}"
+            f"spending caps tried {self.caps_tried}, held {self.caps_held}; "
+            f"requests taken away mid-run {self.taken_away}, "
+            f"published {self.taken_away_published}"
         )
 
     def to_dict(self) -> dict[str, Any]:

@@ -112,6 +112,16 @@ CASES: list[tuple[str, str, Edit, str]] = [
      "(a score has one row per category)"),
     ("judgment of other content", "judgments", _foreign_content,
      "content_hash 'ffff"),
+    # Issue 38: names had no length limit; a 100,000-character label made `board build --from`
+    # spend minutes wrapping it. 1,201 is one past the limit.
+    ("run label 100k", "runs", _set("label", "L" * 100_000),
+     "runs.jsonl line 1: label is 100,000 characters; a name holds at most 1,200"),
+    ("run label 1,201", "runs", _set("label", "L" * 1_201), "label is 1,201 characters"),
+    ("model name 100k", "runs", _set("model_name", "m" * 100_000), "model_name is 100,000"),
+    ("judge label 100k", "judgments", _set("judge_label", "J" * 100_000),
+     "judgments.jsonl line 1: judge_label is 100,000 characters"),
+    ("validation scorer 100k", "validation_reports", _set("scorer", "s" * 100_000),
+     "scorer is 100,000 characters"),
 ]  # fmt: skip
 
 

@@ -130,6 +130,29 @@ def test_review_approve_cancel_and_requeue_after_failure(
         q.approve(rid)
 
 
+def test_a_cancelled_hub_request_stays_cancelled_when_asked_for_again(hub: FakeHub) -> None:
+    """Issue 38: one form post of a model a maintainer had cancelled put it back to pending
+    (without --require-review, workers ran it). It stays cancelled; the Space's form says so;
+    only a maintainer's `reopen` puts it back (pending: a maintainer decided)."""
+    from intima.leaderboard.space import HubRequests, SpaceSettings
+
+    q = HubQueue(URL)
+    rid = q.add(SPEC).request_id
+    q.cancel(rid, by="maintainer")
+    again = q.add(SPEC)
+    form = HubRequests(SpaceSettings(results="hf://datasets/org/results", requests=URL), TOKEN)
+    page = form(SPEC, "visitor", "session-1")
+    assert (again.is_new, again.status) == (False, "cancelled")
+    assert q.get(rid).status == "cancelled" and q.claim_next("w") is None
+    assert "Not queued: the maintainers cancelled this request" in page
+    reviewed = HubQueue(URL, require_review=True)
+    back = reviewed.reopen(rid, by="maintainer")
+    assert (back.status, back.attempts) == ("pending", 0)
+    assert back.history[-1].detail == "reopened by maintainer"
+    with pytest.raises(QueueError, match="is pending; only a cancelled request can be reopened"):
+        reviewed.reopen(rid)
+
+
 def test_without_a_write_token_and_with_a_bad_file_the_errors_say_what_to_do(
     hub: FakeHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -185,6 +208,6 @@ def test_the_cli_requests_lists_approves_and_cancels_on_the_hub(
     assert stored["history"][-1]["detail"] == "cancelled by maintainer"  # type: ignore[index]
     assert not Path(store).exists()  # the Hub queue never touches a local store
     anon = hf_env(hub, tmp_path / "anon-cache", tmp_path / "anon-home")
-    refused = run_cli("request", SPEC, "--queue", URL, env=anon)
+    refused = run_cli("requests", "reopen", rid, "--queue", URL, env=anon)  # a write
     assert refused.returncode == 2 and "Traceback" not in refused.stderr
     assert "HF_TOKEN" in refused.stderr.strip().splitlines()[-1]

@@ -16,6 +16,7 @@ import httpx
 import pytest
 
 from intima.service.model_server import ModelLoadFailed, ServedModel, ServeSettings, server_command
+from reliability_summary import TALLY
 
 STAND_IN = (sys.executable, str(Path(__file__).parent / "fake_model_server.py"))
 MODEL = "Qwen/Qwen3-0.6B"
@@ -141,6 +142,44 @@ def test_a_served_model_gets_only_the_environment_it_needs(tmp_path, monkeypatch
     assert env["PATH"] == os.environ["PATH"]
     with pytest.raises(ValueError, match="HF_TOKEN looks like a secret"):
         ServeSettings(kind="vllm", pass_env=("HF_TOKEN",))
+
+
+def test_a_served_model_is_lent_the_hub_cache_never_the_folder_with_the_token(
+    tmp_path, monkeypatch
+) -> None:
+    """Issue 38: HF_TOKEN was withheld but HF_HOME lent, so huggingface_hub in the server found
+    the token `hf auth login` had stored there (or in ~/.cache/huggingface when HF_HOME is
+    unset and HOME is lent). The server gets the worker's cache, and finds no token."""
+    home, hf_home = tmp_path / "home", tmp_path / "hf-home"
+    for folder in (hf_home, home / ".cache" / "huggingface"):
+        folder.mkdir(parents=True)
+        (folder / "token").write_text("hf_stored_by_hf_auth_login_0123\n")
+    for name in ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HF_TOKEN_PATH", "HF_HUB_CACHE",
+                 "HF_XET_CACHE", "XDG_CACHE_HOME"):  # fmt: skip
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("FAKE_SERVER_LOG", str(tmp_path / "starts.jsonl"))
+    starts = []
+    for worker_home in (str(hf_home), None):  # HF_HOME set, then the default under HOME
+        if worker_home is None:
+            monkeypatch.delenv("HF_HOME")
+        else:
+            monkeypatch.setenv("HF_HOME", worker_home)
+        settings = ServeSettings(kind="vllm", executable=STAND_IN, log_dir=tmp_path,
+                                 extra_args=("--fake-report-token",),
+                                 pass_env=("FAKE_SERVER_LOG",))  # fmt: skip
+        with ServedModel(settings, MODEL):
+            start = json.loads((tmp_path / "starts.jsonl").read_text().splitlines()[-1])
+            raw = Path(f"/proc/{start['pid']}/environ").read_bytes().decode()
+        starts.append((start, dict(i.split("=", 1) for i in raw.split("\0") if "=" in i)))
+    TALLY.secret_places_searched += len(starts)
+    TALLY.secrets_found += sum(start["token"] is not None for start, _ in starts)
+    for (start, env), cache in zip(starts, (hf_home, home / ".cache" / "huggingface"), strict=True):
+        assert start["token"] is None  # what huggingface_hub.get_token() found in the server
+        assert "HF_HOME" not in env
+        assert env["HF_HUB_CACHE"] == str(cache / "hub")  # the worker's downloads are reused
+    with pytest.raises(ValueError, match="HF_HOME holds the Hub token"):
+        ServeSettings(kind="vllm", pass_env=("HF_HOME",))
 
 
 def test_stopping_a_served_model_stops_every_process_it_started(tmp_path) -> None:

@@ -103,6 +103,13 @@ def _cancel(b: Backend, clock: Clock, rid: str) -> object:
         return str(exc).replace(rid, "RID")
 
 
+def _reopen(b: Backend, clock: Clock, rid: str) -> object:
+    try:
+        return b.queue.reopen(rid, by="maintainer").status
+    except QueueError as exc:
+        return str(exc).replace(rid, "RID")
+
+
 ABANDONED = "abandoned after 2 attempts whose workers stopped"
 REFUSED = (
     "request RID is {}; only a request that is pending_review or pending or running can be "
@@ -134,7 +141,14 @@ SCENARIO: list[tuple[str, Step, object]] = [
     ("cancelled", _cancel, "cancelled"),
     ("a cancelled request is not claimed", _claim("w5", 60), None),
     ("cancelling twice is refused", _cancel, REFUSED.format("cancelled")),
-    ("asked again after cancelling", _add, (True, "pending", 0)),
+    ("asked again after cancelling: it stays cancelled", _add, (False, "cancelled", 0)),
+    ("still not claimed", _claim("w5", 60), None),
+    ("a maintainer reopens it", _reopen, "pending"),
+    (
+        "reopening twice is refused",
+        _reopen,
+        "request RID is pending; only a cancelled request can be reopened",
+    ),
     ("w5 claims", _claim("w5", 60), ("running", "w5", 1)),
     ("w5 finishes", lambda b, c, r: b.queue.finish(r, "w5", ["run-1"]), True),
     ("finished", _state, ("finished", "w5", 1, None, None)),
@@ -167,6 +181,7 @@ def test_both_queues_make_the_same_moves_from_one_state_machine(tmp_path: Path) 
     ]
     assert ("failed", "w4", ABANDONED) in local[1]
     assert ("cancelled", None, "cancelled by maintainer") in local[1]
+    assert ("pending", None, "reopened by maintainer") in local[1]
 
 
 def test_the_rules_themselves() -> None:

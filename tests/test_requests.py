@@ -103,6 +103,47 @@ def test_a_failed_request_asked_again_goes_back_into_the_queue(store: Store) -> 
     assert statuses == ["pending", "running", "failed", "pending"]
 
 
+def test_a_cancelled_request_asked_for_again_stays_cancelled_until_a_maintainer_reopens_it(
+    tmp_path: Path,
+) -> None:
+    """Issue 38: after a maintainer cancelled a public request, one form post of the same
+    model put it back to pending, and workers ran it. It stays cancelled (the form and the CLI
+    say so); `requests reopen` puts it back."""
+    from intima.leaderboard.request_tab import request_model
+    from reliability_summary import TALLY
+
+    db = tmp_path / "q.db"
+    spec = "openai:gpt-4o-mini"
+    assert invoke_cli("request", spec, "--store", str(db)).returncode == 0
+    [rid] = [r[0] for r in sqlite3.connect(db).execute("SELECT request_id FROM requests")]
+    assert invoke_cli("requests", "cancel", rid, "--store", str(db)).returncode == 0
+    page = request_model(db, spec, "someone")  # the public form, as a visitor posts it
+    again = invoke_cli("request", spec, "--store", str(db))
+    with Store.open(db) as store:
+        after = get_request(store, rid)
+        claimed = claim_next(store, "w1", 60)
+    TALLY.bad_inputs_tried += 2
+    TALLY.bad_inputs_rejected += (after.status == "cancelled") * 2
+    assert after.status == "cancelled" and claimed is None  # no worker runs it
+    assert "Not queued" in page and "cancelled by the maintainers" in page
+    assert again.returncode == 0, again.stderr
+    assert "already requested (cancelled)" in again.stdout
+    assert f"`intima requests reopen {rid}` undoes it" in again.stdout
+    reopened = invoke_cli("requests", "reopen", rid[:6], "--store", str(db), "--by", "maintainer")
+    assert reopened.returncode == 0, reopened.stderr
+    assert f"{rid} {spec}: pending" in reopened.stderr
+    with Store.open(db) as store:
+        back = get_request(store, rid)
+        events = request_events(store, rid)
+        taken = claim_next(store, "w1", 60)
+    assert (back.status, back.attempts) == ("pending", 0)
+    assert events[-1]["detail"] == "reopened by maintainer"
+    assert taken is not None and taken.request_id == rid
+    refused = invoke_cli("requests", "reopen", rid, "--store", str(db))  # running, not cancelled
+    assert refused.returncode != 0 and "Traceback" not in refused.stderr
+    assert "only a cancelled request can be reopened" in refused.stderr
+
+
 # -- claims and leases ---------------------------------------------------------------------------
 def test_claims_are_exclusive_and_in_request_order(store: Store) -> None:
     a = add_request(store, SPEC, system_prompt="a")

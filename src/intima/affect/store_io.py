@@ -17,6 +17,7 @@ from intima.affect.calibrate import CalibrationReport, Granularity, LabelledPair
 from intima.affect.config import SCORER_VERSION, AffectConfig
 from intima.affect.measure import AffectInput, AffectScorer, CategoryScore, ResponseScore
 from intima.core.errors import IntimaError
+from intima.core.escape import quoted
 from intima.core.progress import OnProgress, Ticker
 from intima.core.ratings import Level as RatingLevel
 from intima.core.ratings import RatingSet, primary_label
@@ -215,7 +216,7 @@ def score_for(
     )
     if len(rows) != 1:
         what = "no response" if not rows else f"{len(rows)} responses"
-        raise IntimaError(f"{what} matching {response_id!r} in {store.path}")
+        raise IntimaError(f"{what} matching {quoted(response_id)} in {store.path}")
     rid, prompt, text, status = rows[0][0], rows[0][1], rows[0][2], rows[0][3]
     if status != "ok" or text is None:
         raise IntimaError(f"response {rid} failed to generate; there is nothing to explain")
@@ -262,7 +263,7 @@ def reference_pairs(
     sets = [s for s in load_rating_sets(store, run_ids) if s.scorer == scorer and s.scored]
     if not sets:
         raise IntimaError(
-            f"no scored ratings by {scorer!r} in {store.path}; "
+            f"no scored ratings by {quoted(scorer)} in {store.path}; "
             "run `intima judge` (or annotate) first, and pass --against human|panel|LABEL"
         )
     scores = load_scores(store, cfg, [s.response_id for s in sets])

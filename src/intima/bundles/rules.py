@@ -11,6 +11,7 @@ A bundle is written by whoever holds a write token, so its rows are hostile inpu
   nothing, but read by nothing yet either).
 - **Numbers**: each numeric column has a range (:data:`RANGES`): counts are never negative,
   factors and rates stay in their unit interval, a conversation turn is 1..``MAX_TURNS``.
+- **Names**: every label and name the readers show has a length limit (:mod:`.names`).
 - **Own rows only** (:func:`reference_problem`): every row of a bundle that names a run,
   response, prompt, configuration or judged content names one of the same bundle, so a bundle
   can never change how another bundle's runs are shown.
@@ -28,6 +29,7 @@ from typing import Annotated, Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
+from intima.bundles.names import LENGTHS, name_problem
 from intima.core.taxonomy import CATEGORIES
 
 #: The most assistant turns a conversation has (``intima converse --turns``); the readers build
@@ -241,6 +243,8 @@ def row_problem(table: str, row: Mapping[str, Any]) -> str | None:
         bounds = RANGES.get((table, column))
         if bounds is not None and _number(value) and not bounds[0] <= value <= bounds[1]:
             return f"{column} {value!r} is outside {_shown(bounds[0])}..{_shown(bounds[1])}"[:200]
+        if problem := name_problem(table, column, value):
+            return problem
         if column.endswith("_json") and isinstance(value, str):
             try:
                 parsed[column] = json.loads(value)
@@ -254,7 +258,8 @@ def row_problem(table: str, row: Mapping[str, Any]) -> str | None:
 def ruled_columns(table: str, columns: Iterable[str]) -> list[str]:
     """The columns of ``table`` a rule reads (the doctor selects only these)."""
     extra = _CROSS.get(table, ())
-    return [c for c in columns if (table, c) in RANGES or c.endswith("_json") or c in extra]
+    limited = RANGES.keys() | LENGTHS.keys()
+    return [c for c in columns if (table, c) in limited or c.endswith("_json") or c in extra]
 
 
 #: Columns read by a rule that ties them to a JSON column of the same row.

@@ -16,6 +16,7 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
+from intima.core.escape import clipped
 from intima.core.spending import MAX_COST_LIMIT
 
 try:  # typer 0.2x vendors click; older typer uses click itself
@@ -169,7 +170,7 @@ def usage_line(exc: Exception) -> str | None:
         return f"{(fmt() if fmt else message).rstrip('.')}{hint}"
     name = _param_name(param)
     value, reason = _cause(exc)
-    shown = "" if value is None else f" {shlex.quote(value)}"
+    shown = "" if value is None else f" {clipped(shlex.quote(value))}"
     why = (_allowed(param) or reason or message).rstrip(".")
     return f"invalid {name}{shown}: {why}{hint}"
 

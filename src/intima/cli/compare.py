@@ -11,10 +11,15 @@ from rich.table import Table
 from intima.cli._common import DEFAULT_STORE, StoreOpt, app, for_terminal, out
 from intima.cli._params import SEED_MAX, nonempty
 from intima.core.errors import IntimaError
+from intima.core.escape import quoted
 from intima.results import DEFAULT_BOOTSTRAP, DEFAULT_SEED
 
 if TYPE_CHECKING:  # numpy comes with them: loaded by the command
     from intima.results.data import BoardRun
+
+
+#: How many configurations an error names when none matched.
+_LISTED = 12
 
 
 class CompareError(IntimaError):
@@ -64,7 +69,9 @@ def compare_cmd(
     from intima.store import Store
 
     if metric not in METRICS:
-        raise CompareError(f"--metric {metric!r} is not a rate; choose one of {', '.join(METRICS)}")
+        raise CompareError(
+            f"--metric {quoted(metric)} is not a rate; choose one of {', '.join(METRICS)}"
+        )
     if not store.is_file():
         raise CompareError(f"no store at {store}; run `intima run` first or pass --store")
     with Store.open(store, create=False) as db:
@@ -114,15 +121,18 @@ def _config(name: str, runs: tuple[BoardRun, ...]) -> BoardRun:
     """A run by its label, whole id or id prefix; one clear line when none or several match."""
     exact = [r for r in runs if name in (r.run_id, r.label)]
     found = exact or [r for r in runs if r.run_id.startswith(name)]
-    labels = ", ".join(sorted({r.label for r in runs})) or "none"
+    every = sorted({r.label for r in runs})
+    labels = ", ".join(every[:_LISTED]) or "none"
+    if len(every) > _LISTED:
+        labels += f" and {len(every) - _LISTED} more"
     if not found:
         raise CompareError(
-            f"no configuration {name!r} on the board; its configurations: {labels} "
+            f"no configuration {quoted(name)} on the board; its configurations: {labels} "
             "(`intima runs` lists their ids)"
         )
     if len({r.run_id for r in found}) > 1:
         ids = ", ".join(r.run_id[:12] for r in found)
-        raise CompareError(f"{name!r} names {len(found)} runs ({ids}); give a run id instead")
+        raise CompareError(f"{quoted(name)} names {len(found)} runs ({ids}); give a run id instead")
     return found[0]
 
 
@@ -133,7 +143,7 @@ def _scorer(asked: str | None, available: tuple[str, ...]) -> str:
         return available[0]
     name = asked if asked in {"panel", "human", "affect"} or ":" in asked else f"judge:{asked}"
     if name not in available:
-        raise CompareError(f"--scorer {asked!r}: no ratings by {name}; available: "
+        raise CompareError(f"--scorer {quoted(asked)}: no ratings by {quoted(name)}; available: "
                            f"{', '.join(available)}")  # fmt: skip
     return name
 

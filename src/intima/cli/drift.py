@@ -20,6 +20,7 @@ from intima.cli._common import (
 )
 from intima.cli._params import nonempty
 from intima.core.errors import IntimaError
+from intima.core.escape import quoted
 from intima.results import DEFAULT_BOOTSTRAP, DEFAULT_SEED
 
 if TYPE_CHECKING:  # numpy comes with them: loaded by the command
@@ -112,7 +113,7 @@ def _scorer(asked: str | None, available: tuple[str, ...]) -> str:
     name = asked if asked in {"panel", "human", "affect"} or ":" in asked else f"judge:{asked}"
     if name not in available:
         raise DriftError(
-            f"--scorer {asked!r}: no rating of these conversations by {name}; "
+            f"--scorer {quoted(asked)}: no rating of these conversations by {name}; "
             f"available: {', '.join(available)}"
         )
     return name

@@ -37,7 +37,7 @@ from intima.cli._common import app, console
 from intima.cli._params import usage_line
 from intima.cli._signals import stop_cleanly_on_sigterm
 from intima.core.errors import IntimaError
-from intima.core.escape import for_terminal
+from intima.core.escape import MAX_ERROR_CHARS, for_terminal, quoted
 
 __all__ = ["app", "main"]
 
@@ -59,12 +59,15 @@ def main() -> None:
     except IntimaError as exc:
         # One line, however long: a wrapped message reads as two errors in a log.
         console.print(
-            f"[bold red]error:[/] {for_terminal(str(exc))}", highlight=False, soft_wrap=True
+            f"[bold red]error:[/] {for_terminal(str(exc), MAX_ERROR_CHARS)}",
+            highlight=False,
+            soft_wrap=True,
         )
         sys.exit(2)
     except sqlite3.DatabaseError as exc:  # a damaged, truncated or foreign file
         console.print(
-            f"[bold red]error:[/] the store cannot be read ({for_terminal(str(exc))}); check "
+            f"[bold red]error:[/] the store cannot be read "
+            f"({for_terminal(str(exc), MAX_ERROR_CHARS)}); check "
             "--store, or restore it from a copy (`sqlite3 FILE 'PRAGMA integrity_check'`)",
             highlight=False,
             soft_wrap=True,
@@ -72,7 +75,9 @@ def main() -> None:
         sys.exit(2)
     except ValidationError as exc:  # a value the configuration models refuse
         console.print(
-            f"[bold red]error:[/] {for_terminal(_invalid(exc))}", highlight=False, soft_wrap=True
+            f"[bold red]error:[/] {for_terminal(_invalid(exc), MAX_ERROR_CHARS)}",
+            highlight=False,
+            soft_wrap=True,
         )
         sys.exit(2)
     except KeyboardInterrupt:
@@ -87,7 +92,9 @@ def main() -> None:
                 exc.show()  # type: ignore[attr-defined]
             else:
                 console.print(
-                    f"[bold red]error:[/] {for_terminal(line)}", highlight=False, soft_wrap=True
+                    f"[bold red]error:[/] {for_terminal(line, MAX_ERROR_CHARS)}",
+                    highlight=False,
+                    soft_wrap=True,
                 )
             sys.exit(exc.exit_code)  # type: ignore[attr-defined]
         if isinstance(exc, _click_aborts()):
@@ -108,7 +115,7 @@ def _invalid(exc: ValidationError) -> str:
         field = next((str(p) for p in reversed(err["loc"]) if isinstance(p, str)), "value")
         option = _OPTION_OF.get(field, field).replace("_", "-")
         # A refused URL or key source may hold the secret it was refused for: never echo it.
-        shown = "" if "url" in field or "key" in field else f" {err.get('input')!r}"
+        shown = "" if "url" in field or "key" in field else f" {quoted(err.get('input'))}"
         parts.append(f"--{option}{shown}: {err['msg'].lower()}")
     return "invalid " + "; ".join(parts)
 

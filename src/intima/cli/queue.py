@@ -13,7 +13,7 @@ from intima.cli._common import DEFAULT_STORE, RunOpt, StoreOpt, app, console, fo
 from intima.cli._params import IntimaGroup, nonempty
 from intima.cli.publisher import TrustOpt
 from intima.core.config import ModelConfig
-from intima.service.queue import cancel, list_requests
+from intima.service.queue import cancel, list_requests, reopen
 from intima.store import Store
 
 QueueOpt = Annotated[
@@ -62,6 +62,8 @@ def request_cmd(
         with Store.open(store) as db:
             rec = add_request(db, spec, requester, dataset=dataset, system_prompt=system_prompt)
     what = "queued" if rec.is_new else f"already requested ({rec.status})"
+    if not rec.is_new and rec.status == "cancelled":
+        what += f"; a maintainer cancelled it: `intima requests reopen {rec.request_id}` undoes it"
     out.print(
         f"{rec.request_id} {for_terminal(rec.spec)}: {what}",
         highlight=False,
@@ -77,7 +79,7 @@ requests_app = typer.Typer(no_args_is_help=False, add_completion=False, cls=Inti
 def requests_cmd(
     ctx: typer.Context, store: StoreOpt = DEFAULT_STORE, queue: QueueOpt = None
 ) -> None:
-    """List requests with their status and whole configuration; approve or cancel one.
+    """List requests with their status and whole configuration; approve, cancel or reopen one.
 
     Examples: intima requests --store intima.db; intima requests --queue hf://datasets/OWNER/requests;
     intima requests approve REQUEST_ID --queue hf://datasets/OWNER/requests
@@ -223,29 +225,43 @@ def cancel_cmd(request_id: RequestIdArg, queue: QueueOpt = None, store: StoreOpt
                by: ByOpt = None) -> None:  # fmt: skip
     """Cancel a request that is waiting for review, pending or running.
 
-    A worker already on it keeps what it stored but cannot mark it finished.
+    A worker running it stops at its next heartbeat: it keeps what it stored and publishes
+    nothing. Asking for the model again does not undo a cancel; `requests reopen` does.
     Examples: intima requests cancel 3f2a9c0d1e4b5a6c --store intima.db;
     intima requests cancel 3f2a9c0d1e4b5a6c --queue hf://datasets/OWNER/requests
     """
     _review("cancel", request_id, queue, by, store)
 
 
+@requests_app.command("reopen")
+def reopen_cmd(request_id: RequestIdArg, queue: QueueOpt = None, store: StoreOpt = DEFAULT_STORE,
+               by: ByOpt = None) -> None:  # fmt: skip
+    """Put a cancelled request back in the queue (asking for it again does not).
+
+    Examples: intima requests reopen 3f2a9c0d1e4b5a6c --store intima.db;
+    intima requests reopen 3f2a9c0d1e4b5a6c --queue hf://datasets/OWNER/requests
+    """
+    _review("reopen", request_id, queue, by, store)
+
+
 def _review(
-    action: Literal["approve", "cancel"], request_id: str, url: str | None, by: str | None,
-    store: Path = DEFAULT_STORE,
+    action: Literal["approve", "cancel", "reopen"], request_id: str, url: str | None,
+    by: str | None, store: Path = DEFAULT_STORE,
 ) -> None:  # fmt: skip
     from intima.service.request_rules import resolve_request_id
 
     if url is None:  # the store's own queue (approving is the Hub's: its form is public)
         with Store.open(store, create=False) as db:
             known = (r.request_id for r in list_requests(db))
-            rec = cancel(db, resolve_request_id(request_id, known), by)
+            decide = reopen if action == "reopen" else cancel
+            rec = decide(db, resolve_request_id(request_id, known), by)
     else:
         from intima.service.hub_queue import HubQueue
 
         hub = HubQueue(url)
         request_id = resolve_request_id(request_id, (r.request_id for r in hub.requests()))
-        rec = (hub.approve if action == "approve" else hub.cancel)(request_id, by=by)
+        act = {"approve": hub.approve, "cancel": hub.cancel, "reopen": hub.reopen}[action]
+        rec = act(request_id, by=by)
     _say(f"{rec.request_id} {rec.spec}: {rec.status}")
 
 

@@ -210,6 +210,7 @@ def _report(summary: WorkSummary) -> bool:
     out.print(
         f"worker {summary.worker_id}: {summary.claimed} claimed, {summary.finished} finished, "
         f"{summary.failed} failed, {summary.lost} lost to another worker"
+        + (f", {summary.cancelled} cancelled while running" if summary.cancelled else "")
         + (f", {summary.released} released to the queue" if summary.released else "")
         + (
             f", {summary.smoke_tested} smoke-tested (--limit) and released for a full run"

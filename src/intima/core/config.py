@@ -27,6 +27,8 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from intima.core.errors import ConfigError
+from intima.core.escape import quoted
+from intima.core.labels import MAX_LABEL_CHARS, MAX_SPEC_CHARS
 
 _URL_PREFIXES = ("http://", "https://")
 
@@ -69,15 +71,17 @@ class ModelSpec(BaseModel):
             bad = [u for u in urls if not u.startswith(_URL_PREFIXES)]
             if bad or not urls:
                 raise ConfigError(
-                    f"model spec {spec!r}: base URLs must start with http:// or https://"
+                    f"model spec {quoted(spec)}: base URLs must start with http:// or https://"
                 )
             for url in urls:
                 _check_url(url)
         provider, _, model = head.partition(":")
         if "://" in model:
-            raise ConfigError(f"model spec {spec!r}: base URLs must start with http:// or https://")
+            raise ConfigError(
+                f"model spec {quoted(spec)}: base URLs must start with http:// or https://"
+            )
         if not provider.replace("-", "").replace("_", "").isalnum():
-            raise ConfigError(f"model spec {spec!r}: bad provider name {provider!r}")
+            raise ConfigError(f"model spec {quoted(spec)}: bad provider name {quoted(provider)}")
         return cls(provider=provider, model=model, base_urls=urls)
 
     def __str__(self) -> str:
@@ -93,24 +97,24 @@ def _check_url(url: str) -> None:
         port = parts.port  # raises ValueError for 99999 or a non-number
         host = parts.hostname
     except ValueError as exc:
-        raise ConfigError(f"server URL {_redacted(url)!r}: {exc}") from exc
+        raise ConfigError(f"server URL {quoted(_redacted(url))}: {exc}") from exc
     if parts.username is not None or parts.password is not None or "@" in parts.netloc:
         raise ConfigError(
-            f"server URL {_redacted(url)!r} carries credentials; put the key in an environment "
-            "variable (--api-key-env) or a key file (--api-key-file), never in the URL"
+            f"server URL {quoted(_redacted(url))} carries credentials; put the key in an "
+            "environment variable (--api-key-env) or a key file (--api-key-file), never in the URL"
         )
     if parts.query or parts.fragment or url.rstrip("/").endswith(("?", "#")):
         # A query string is where keys hide (?key=, ?api_key=, ?sig=); a base URL names a server
         # and a path only, and it is stored, listed and published.
         raise ConfigError(
-            f"server URL {_redacted(url)!r} has a query string or fragment; give the server and "
-            "path only (e.g. http://host:8000/v1) and put any key in an environment variable "
+            f"server URL {quoted(_redacted(url))} has a query string or fragment; give the server "
+            "and path only (e.g. http://host:8000/v1) and put any key in an environment variable "
             "(--api-key-env) or a key file (--api-key-file)"
         )
     if not host:
-        raise ConfigError(f"server URL {url!r} has no host")
+        raise ConfigError(f"server URL {quoted(url)} has no host")
     if port == 0:
-        raise ConfigError(f"server URL {url!r}: port 0 cannot be connected to")
+        raise ConfigError(f"server URL {quoted(url)}: port 0 cannot be connected to")
 
 
 def _redacted(url: str) -> str:
@@ -143,8 +147,8 @@ class ModelConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    spec: str
-    label: str | None = None
+    spec: Annotated[str, Field(max_length=MAX_SPEC_CHARS)]
+    label: Annotated[str, Field(max_length=MAX_LABEL_CHARS)] | None = None
     system_prompt: str | None = None
     generation: GenerationSettings = GenerationSettings()
     base_urls: tuple[str, ...] = ()
@@ -180,7 +184,9 @@ class ModelConfig(BaseModel):
         # The same rules as a URL in the spec: --base-url and config files are stored too.
         for url in value:
             if not url.startswith(_URL_PREFIXES):
-                raise ValueError(f"base URL {_redacted(url)!r} must start with http:// or https://")
+                raise ValueError(
+                    f"base URL {quoted(_redacted(url))} must start with http:// or https://"
+                )
             try:
                 _check_url(url)
             except ConfigError as exc:  # pydantic reports ValueErrors only

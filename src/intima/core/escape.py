@@ -29,3 +29,26 @@ def for_terminal(text: str | None, limit: int | None = None) -> str:
     if limit is not None and len(clean) > limit:
         clean = clean[: limit - 1] + "…"
     return escape(clean)
+
+
+#: How much of a value the user gave an error quotes back: enough to recognise it. Every echo
+#: of user input is bounded; a 100 KB argument quoted whole filled the terminal and the log.
+ECHO_CHARS = 80
+#: The longest error line the command line prints, whatever it quotes (a last bound).
+MAX_ERROR_CHARS = 2_000
+
+
+def clipped(text: str, limit: int = ECHO_CHARS) -> str:
+    """``text`` cut to ``limit`` characters, saying how long it was when cut."""
+    if len(text) <= limit:
+        return text
+    return f"{text[: limit - 1]}… ({len(text):,} characters)"
+
+
+def quoted(value: object, limit: int = ECHO_CHARS) -> str:
+    """``repr`` of a value the user gave, bounded: ``'xxxx'… (100,000 characters)``."""
+    if not isinstance(value, str):
+        return clipped(repr(value), limit)
+    if len(value) <= limit:
+        return repr(value)
+    return f"{value[: limit - 1]!r}… ({len(value):,} characters)"

@@ -19,6 +19,16 @@ from typing import Any
 
 from intima.core.ids import content_id
 
+#: The longest label a user gives a configuration or a judge (``--label``, a run file's
+#: ``label``): a label names it in every table and chart, and a 100,000-character one made
+#: ``board build`` spend minutes wrapping it.
+MAX_LABEL_CHARS = 200
+#: The longest name a published row may hold where names are shown (a run's label made from its
+#: spec and settings, a model, a judge, a scorer): a spec of :data:`MAX_SPEC_CHARS`, a system
+#: prompt's excerpt and every generation setting fit.
+MAX_NAME_CHARS = 1_200
+#: The longest model spec a configuration takes (provider, model and server URLs).
+MAX_SPEC_CHARS = 1_000
 #: How much of a system prompt a label quotes: enough words to recognise it, short enough for
 #: a chart's margin.
 EXCERPT_WORDS, EXCERPT_CHARS = 5, 26

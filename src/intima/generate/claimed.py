@@ -59,9 +59,12 @@ async def run_claimed(
     concurrency: int,
     budget: Budget | None = None,
     worst_cost: Callable[[T], float] | None = None,
+    stop: Callable[[], bool] | None = None,
 ) -> Ending:
     """Run ``job`` over the ``items`` this process manages to claim; how it ended. An error
-    (a fatal provider error, a refused write, Ctrl-C) propagates after the cleanup."""
+    (a fatal provider error, a refused write, Ctrl-C) propagates after the cleanup. ``stop``:
+    asked before each item starts (see :func:`~intima.generate.pool.run_pool`); the work then
+    ends as interrupted, what finished stored."""
     owner = claim_owner()
     writer = None if job.write is None else GroupWriter(job.write)
     ending: Ending = "failed"
@@ -72,12 +75,16 @@ async def run_claimed(
         job.on_result(result)
 
     try:
-        stopped = await run_claimed_pool(
+        stats = await run_claimed_pool(
             items, lambda part: job.claim(part, owner), job.work, concurrency=concurrency,
             on_result=done, on_done_elsewhere=job.on_done_elsewhere, budget=budget,
-            worst_cost=worst_cost,
+            worst_cost=worst_cost, stop=stop,
         )  # fmt: skip
-        ending = "stopped by budget" if stopped else "done"
+        ending = (
+            "stopped by budget" if stats.stopped_by_budget
+            else "interrupted" if stats.halted
+            else "done"
+        )  # fmt: skip
     except (KeyboardInterrupt, asyncio.CancelledError):
         ending = "interrupted"
         raise
@@ -137,13 +144,14 @@ async def run_claimed_pool(
     on_done_elsewhere: Callable[[], None],
     budget: Budget | None = None,
     worst_cost: Callable[[T], float] | None = None,
-) -> bool:
+    stop: Callable[[], bool] | None = None,
+) -> PoolStats:
     """``run_pool`` over the items this process manages to claim.
 
     Several processes given the same items share the work: each item is worked on by whichever
     claims it first. Items another live process holds are looked at again until that process
     stores them (they count as done) or lets go of them (then they are claimed here).
-    Returns whether the budget stopped the work.
+    Returns the last pass's stats: whether the budget, or ``stop``, ended the work.
     """
     busy: list[T] = []
     # Claims are taken a pool's worth at a time: one transaction per chunk keeps the cost
@@ -164,12 +172,12 @@ async def run_claimed_pool(
     def pool(todo: Sequence[T]) -> Awaitable[PoolStats]:
         return run_pool(
             claimed(todo), work, concurrency=concurrency, on_result=on_result, budget=budget,
-            worst_cost=worst_cost,
+            worst_cost=worst_cost, stop=stop,
         )  # fmt: skip
 
     stats = await pool(items)
-    while busy and not stats.stopped_by_budget:
+    while busy and not (stats.stopped_by_budget or stats.halted):
         waiting, busy[:] = list(busy), []
         await asyncio.sleep(CLAIM_POLL_S)
         stats = await pool(waiting)
-    return stats.stopped_by_budget
+    return stats

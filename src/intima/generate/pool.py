@@ -211,6 +211,8 @@ class PoolStats:
     done: int = 0
     failed: int = 0
     stopped_by_budget: bool = False
+    #: ``stop`` said so: no item was started after it did
+    halted: bool = False
     errors: list[str] = field(default_factory=list)
 
 
@@ -222,6 +224,7 @@ async def run_pool(
     on_result: Callable[[R], None],
     budget: Budget | None = None,
     worst_cost: Callable[[T], float] | None = None,
+    stop: Callable[[], bool] | None = None,
 ) -> PoolStats:
     """Run ``work`` over ``items`` with at most ``concurrency`` in flight.
 
@@ -229,12 +232,22 @@ async def run_pool(
     An exception from ``work`` (a fatal provider error) cancels the other workers and
     propagates; results already handed to ``on_result`` are kept. With a ``budget``, each
     item's ``worst_cost`` is held while it is worked on (``work`` adds the real cost).
+    ``stop`` is asked before each item starts (it may be set from another thread: a worker's
+    request cancelled in its queue); once it says True no item starts, and the items in flight
+    finish and are handed on, since they are paid for.
     """
     stats = PoolStats()
     queue = iter(items)
 
+    def stopping() -> bool:
+        if stop is not None and stop():
+            stats.halted = True
+        return stats.halted
+
     async def worker() -> None:
         for item in queue:
+            if stopping():
+                return
             held = 0.0
             if budget is not None:
                 held = worst_cost(item) if worst_cost is not None else 0.0

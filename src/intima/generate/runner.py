@@ -10,7 +10,7 @@ import asyncio
 import json
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from pydantic import BaseModel
 
@@ -118,11 +118,14 @@ def generate(
     prices: PriceTable | None = None,
     max_cost: float | None = None,
     on_progress: OnProgress | None = None,
+    stop: Callable[[], bool] | None = None,
 ) -> list[RunSummary]:
-    """Run every configuration over the prompts (in order), resuming what is stored."""
+    """Run every configuration over the prompts (in order), resuming what is stored.
+    ``stop``: asked before each prompt is sent; once True none more are (a worker whose request
+    was cancelled), the answers in flight are stored and the run is left interrupted."""
     return asyncio.run(
         agenerate(store, prompts, configs, prices=prices, max_cost=max_cost,
-                  on_progress=on_progress)
+                  on_progress=on_progress, stop=stop)
     )  # fmt: skip
 
 
@@ -134,6 +137,7 @@ async def agenerate(
     prices: PriceTable | None = None,
     max_cost: float | None = None,
     on_progress: OnProgress | None = None,
+    stop: Callable[[], bool] | None = None,
 ) -> list[RunSummary]:
     # Build every model first so a bad spec or a missing key fails before any work starts.
     models = [get_model(c) for c in configs]
@@ -143,8 +147,10 @@ async def agenerate(
     summaries = []
     try:
         for model in models:
-            summaries.append(await _run_one(store, prompts, model, prices, budget, on_progress))
-            if budget.exhausted:
+            summaries.append(
+                await _run_one(store, prompts, model, prices, budget, on_progress, stop)
+            )
+            if budget.exhausted or (stop is not None and stop()):
                 break
     finally:
         for model in models:
@@ -159,6 +165,7 @@ async def _run_one(
     prices: PriceTable | None,
     budget: Budget,
     on_progress: OnProgress | None,
+    stop: Callable[[], bool] | None = None,
 ) -> RunSummary:
     config = model.config
     record = run_record(config, prompts)
@@ -207,7 +214,8 @@ async def _run_one(
         claim, store.release_claims, work, store.record_responses, on_result=done,
         on_done_elsewhere=ticker.advance, end=end,
     )  # fmt: skip
-    await run_claimed(todo, job, concurrency=model.concurrency, budget=budget, worst_cost=worst)
+    await run_claimed(todo, job, concurrency=model.concurrency, budget=budget, worst_cost=worst,
+                      stop=stop)  # fmt: skip
     return RunSummary(
         run_id=record.run_id,
         label=record.label,

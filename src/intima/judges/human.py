@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from intima.core.errors import ConfigError
+from intima.core.escape import quoted
 from intima.core.ratings import Level, primary_label
 from intima.core.taxonomy import (
     BEHAVIOUR_DESCRIPTIONS,
@@ -79,7 +80,7 @@ def annotation_items(
 ) -> list[StoredResponse]:
     """The responses ``annotator`` rates, in order, with the sample recorded in the store."""
     if design not in DESIGNS:
-        raise ConfigError(f"--design must be one of {', '.join(DESIGNS)}, not {design!r}")
+        raise ConfigError(f"--design must be one of {', '.join(DESIGNS)}, not {quoted(design)}")
     judge_key = f"human:{_check_annotator(annotator)}"
     if design == "stratified":
         targets = load_targets(store, run_ids)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from pydantic import BaseModel
@@ -123,9 +123,12 @@ def judge(
     max_reasks: int = DEFAULT_MAX_REASKS,
     on_progress: OnProgress | None = None,
     sample: SampleSpec | None = None,
+    stop: Callable[[], bool] | None = None,
 ) -> list[JudgeSummary]:
     """Judge the stored responses of the runs (all runs if None) with each judge in turn; with
-    ``sample``, only each run's seeded random sample (recorded, see :mod:`.samples`)."""
+    ``sample``, only each run's seeded random sample (recorded, see :mod:`.samples`).
+    ``stop``: asked before each judgment starts; once True no more start (a worker whose
+    request was cancelled), those in flight are stored."""
     return asyncio.run(
         ajudge(
             store,
@@ -136,6 +139,7 @@ def judge(
             max_reasks=max_reasks,
             on_progress=on_progress,
             sample=sample,
+            stop=stop,
         )
     )
 
@@ -150,6 +154,7 @@ async def ajudge(
     max_reasks: int = DEFAULT_MAX_REASKS,
     on_progress: OnProgress | None = None,
     sample: SampleSpec | None = None,
+    stop: Callable[[], bool] | None = None,
 ) -> list[JudgeSummary]:
     targets = load_targets(store, run_ids)
     models = [get_model(c) for c in judges]  # a bad spec fails before any work starts
@@ -166,8 +171,8 @@ async def ajudge(
             if sample is not None:  # every run's responses, each run sampled on its own
                 every = store.responses(run_ids, distinct=False)
                 mine = draw(store, model.config.config_key, every, sample)
-            out.append(await job.run(mine, on_progress))
-            if budget.exhausted:
+            out.append(await job.run(mine, on_progress, stop))
+            if budget.exhausted or (stop is not None and stop()):
                 break
     finally:
         for model in models:
@@ -262,7 +267,10 @@ class JudgeJob:
         return list(todo.values())
 
     async def run(
-        self, targets: Sequence[StoredResponse], on_progress: OnProgress | None
+        self,
+        targets: Sequence[StoredResponse],
+        on_progress: OnProgress | None,
+        stop: Callable[[], bool] | None = None,
     ) -> JudgeSummary:
         todo = self.todo(targets)
         n_unique = len({t.content_hash for t in targets})
@@ -293,7 +301,7 @@ class JudgeJob:
         )  # fmt: skip
         ending = await run_claimed(
             todo, job, concurrency=self.model.concurrency, budget=self.budget,
-            worst_cost=self._worst,
+            worst_cost=self._worst, stop=stop,
         )  # fmt: skip
         stopped = ending == "stopped by budget"
         return JudgeSummary(

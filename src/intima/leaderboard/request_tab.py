@@ -33,6 +33,11 @@ def request_model(
             rec = add_request(store, spec, requester.strip() or None, allow_urls=False)
     except IntimaError as exc:
         return f'<p class="intima-error" role="alert">Rejected: {esc(exc)}</p>'
+    if not rec.is_new and rec.status == "cancelled":
+        return (
+            f'<p class="intima-error" role="status">Not queued: {esc(rec.spec)} was cancelled '
+            "by the maintainers, and stays cancelled unless they reopen it.</p>"
+        )
     if not rec.is_new:
         return (
             f'<p class="intima-ok">Already requested: {esc(rec.spec)} '

@@ -54,6 +54,8 @@ class HubRequests:
                 f"queued just now; try again later.</p>{asked}</div>"
             )
         head = "Queued request" if rec.is_new else "Already requested"
+        if not rec.is_new and rec.status == "cancelled":
+            head = "Not queued: the maintainers cancelled this request; it stays cancelled"
         shown = _fields([
             ("Request", rec.request_id), ("Model spec", rec.spec),
             ("Requested by", rec.requester or "anonymous"), ("Dataset", rec.dataset),

@@ -11,6 +11,7 @@ from importlib.metadata import entry_points
 
 from intima.core.config import ModelConfig
 from intima.core.errors import ConfigError
+from intima.core.escape import quoted
 from intima.providers.base import (
     Completion,
     Message,
@@ -40,11 +41,11 @@ def provider_class(name: str) -> type[Model]:
     matches = [ep for ep in entry_points(group=ENTRY_POINT_GROUP) if ep.name == name]
     if not matches:
         raise ConfigError(
-            f"unknown model provider {name!r}; known providers: {', '.join(provider_names())}"
+            f"unknown model provider {quoted(name)}; known providers: {', '.join(provider_names())}"
         )
     cls = matches[0].load()
     if not (isinstance(cls, type) and issubclass(cls, Model)):
-        raise ConfigError(f"provider {name!r} does not point at an intima Model class")
+        raise ConfigError(f"provider {quoted(name)} does not point at an intima Model class")
     return cls
 
 

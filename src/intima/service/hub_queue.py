@@ -11,8 +11,9 @@ two forms never add the same request twice. Claims are leases, as in the local q
 renews its lease while it works; a lease that has run out may be taken over by another worker.
 
 The request id is derived from the configuration and dataset, so a duplicate request is the
-same file: adding a pending, running, finished or under-review duplicate returns it unchanged
-(``is_new=False``); adding a failed or cancelled one puts it back in the queue.
+same file: adding a pending, running, finished, under-review or cancelled duplicate returns it
+unchanged (``is_new=False``); adding a failed one puts it back in the queue. A cancelled request
+stays cancelled until a maintainer reopens it.
 """
 
 from __future__ import annotations
@@ -123,6 +124,9 @@ class HubQueue:
             return QueueError(self._invalid[request_id])
         return QueueError(f"no request {request_id[:40]!r} in {self.url}; see `intima requests`")
 
+    def status(self, request_id: str) -> Status | None:
+        return next((r.status for r in self.requests() if r.request_id == request_id), None)
+
     def idle(self) -> bool:
         return not any(r.status in ("pending", "running") for r in self.requests())
 
@@ -149,7 +153,7 @@ class HubQueue:
 
         def change(cur: HubRequest | None) -> HubRequest | None:
             created.clear()
-            if cur is not None:  # a duplicate; a failed or cancelled one goes back in the queue
+            if cur is not None:  # a duplicate; a failed one goes back in the queue
                 move = lease.requeue(cur, first)
                 created.extend([True] if move else [])
                 return None if move is None else _moved(cur, move)
@@ -172,18 +176,38 @@ class HubQueue:
     def cancel(self, request_id: str, by: str | None = None) -> HubRequest:
         return self._review(request_id, "cancelled", f"cancelled by {by or '?'}")
 
+    def reopen(self, request_id: str, by: str | None = None) -> HubRequest:
+        """Put a cancelled request back in the queue (pending, whatever ``require_review``
+        says: a maintainer decided)."""
+        return self._decide(
+            request_id, lambda r: lease.reopen(r, f"reopened by {by or '?'}"),
+            lambda r: lease.reopen_refusal(request_id, r), f"reopened {request_id}",
+        )  # fmt: skip
+
     def _review(
         self, request_id: str, to: Literal["pending", "cancelled"], detail: str
+    ) -> HubRequest:
+        return self._decide(
+            request_id, lambda r: lease.review(r, to, detail),
+            lambda r: lease.refusal(request_id, r, to), f"{to} {request_id}",
+        )  # fmt: skip
+
+    def _decide(
+        self,
+        request_id: str,
+        decide: Callable[[HubRequest], Move | None],
+        refused: Callable[[HubRequest], str],
+        message: str,
     ) -> HubRequest:
         def change(cur: HubRequest | None) -> HubRequest | None:
             if cur is None:
                 raise self._missing(request_id)
-            move = lease.review(cur, to, detail)
+            move = decide(cur)
             if move is None:
-                raise QueueError(lease.refusal(request_id, cur, to))
+                raise QueueError(refused(cur))
             return _moved(cur, move)
 
-        rec = self._update(request_id, change, f"{to} {request_id}")
+        rec = self._update(request_id, change, message)
         assert rec is not None
         return rec
 

@@ -22,8 +22,10 @@ Status = Literal["pending", "running", "finished", "failed", "pending_review", "
 Clock = Callable[[], float]
 #: The statuses a claim may take a request from (a running one only once its lease ran out).
 CLAIMABLE: tuple[Status, ...] = ("pending", "running")
-#: A duplicate of a request in one of these statuses puts it back in the queue.
-REQUEUEABLE: tuple[Status, ...] = ("failed", "cancelled")
+#: A duplicate of a request in one of these statuses puts it back in the queue. Never a
+#: cancelled one: a maintainer's cancel stands until a maintainer reopens it (:func:`reopen`),
+#: or one form post of the same model undid it.
+REQUEUEABLE: tuple[Status, ...] = ("failed",)
 #: What a maintainer's decision may move a request from: approve (to pending), cancel.
 REVIEWABLE: dict[Status, tuple[Status, ...]] = {
     "pending": ("pending_review",),
@@ -146,6 +148,19 @@ def review(rec: Leased, to: Literal["pending", "cancelled"], detail: str) -> Mov
     if rec.status not in REVIEWABLE[to]:
         return None
     return Move(to, None, None, rec.attempts, rec.reason, None, detail)
+
+
+def reopen(rec: Leased, detail: str) -> Move | None:
+    """A maintainer puts a cancelled request back in the queue, afresh; None if it is not
+    cancelled."""
+    if rec.status != "cancelled":
+        return None
+    return Move("pending", None, None, 0, None, None, detail)
+
+
+def reopen_refusal(request_id: str, rec: Leased) -> str:
+    """Why :func:`reopen` refused, in one line."""
+    return f"request {request_id} is {rec.status}; only a cancelled request can be reopened"
 
 
 def refusal(request_id: str, rec: Leased, to: Literal["pending", "cancelled"]) -> str:

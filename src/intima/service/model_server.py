@@ -45,16 +45,17 @@ DEFAULT_EXECUTABLES: dict[str, tuple[str, ...]] = {
 #: Characters of the server's log quoted in a failure reason.
 REASON_CHARS = 600
 #: What a served model gets of the worker's environment: these names, and names starting with
-#: one of the prefixes (locale, GPUs, the Hub's cache and offline mode, the servers' own
-#: settings). Never a key or token (:data:`SECRET_NAME`): a request names the model, and a
-#: public model needs none, so the worker's ``HF_TOKEN`` must not fetch a private one.
+#: one of the prefixes (locale, GPUs, the Hub's offline mode, the servers' own settings). Never
+#: a key or token (:data:`SECRET_NAME`): a request names the model, and a public model needs
+#: none, so the worker's ``HF_TOKEN`` must not fetch a private one. Nor ``HF_HOME``: it holds
+#: the token ``hf auth login`` stored; the server gets the caches inside it (:func:`hub_caches`).
 SERVER_ENV_NAMES = frozenset(
     {"PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TZ", "TERM",
      "TMPDIR", "TMP", "TEMP", "PYTHONPATH", "VIRTUAL_ENV", "LD_LIBRARY_PATH",
      "XDG_CACHE_HOME", "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE",
      "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy",
-     "HF_HOME", "HF_HUB_CACHE", "HF_HUB_OFFLINE", "HF_ENDPOINT", "HF_HUB_ENABLE_HF_TRANSFER",
-     "HF_XET_CACHE", "HF_HUB_DISABLE_TELEMETRY", "TRANSFORMERS_OFFLINE",
+     "HF_HUB_OFFLINE", "HF_ENDPOINT", "HF_HUB_ENABLE_HF_TRANSFER",
+     "HF_HUB_DISABLE_TELEMETRY", "TRANSFORMERS_OFFLINE",
      "ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "OMP_NUM_THREADS"}
 )  # fmt: skip
 SERVER_ENV_PREFIXES = ("LC_", "CUDA_", "NCCL_", "VLLM_", "SGLANG_", "LLAMA_ARG_")
@@ -98,6 +99,11 @@ class ServeSettings(BaseModel):
             raise ValueError(problem)
         if secret := [n for n in self.pass_env if SECRET_NAME.search(n)]:
             raise ValueError(f"{secret[0]} looks like a secret; a served model is never lent one")
+        if "HF_HOME" in self.pass_env:
+            raise ValueError(
+                "HF_HOME holds the Hub token `hf auth login` stored; a served model is lent the "
+                "Hub cache in it (HF_HUB_CACHE), never the folder"
+            )
         return self
 
 
@@ -120,14 +126,35 @@ def unhonoured(kind: str, tensor_parallel: int, gpu_memory: float | None) -> str
 def server_env(
     extra: tuple[str, ...] = (), environ: dict[str, str] | None = None
 ) -> dict[str, str]:
-    """The environment a served model starts with: the allowed part of the worker's."""
+    """The environment a served model starts with: the allowed part of the worker's, the
+    worker's Hub caches, and a token file that holds nothing (``HOME`` is lent, and
+    huggingface_hub reads ``~/.cache/huggingface/token`` when no ``HF_TOKEN_PATH`` says
+    otherwise)."""
     source = dict(os.environ if environ is None else environ)
-    return {
+    lent = {
         name: value
         for name, value in source.items()
         if (name in SERVER_ENV_NAMES or name.startswith(SERVER_ENV_PREFIXES) or name in extra)
         and not SECRET_NAME.search(name)
+        and name != "HF_HOME"
     }
+    return {**lent, **hub_caches(source), "HF_TOKEN_PATH": os.devnull}
+
+
+def hub_caches(environ: dict[str, str]) -> dict[str, str]:
+    """The worker's Hub model and Xet caches, where huggingface_hub puts them by default
+    (``HF_HUB_CACHE``, else ``HF_HOME/hub``; ``HF_HOME`` defaults to
+    ``$XDG_CACHE_HOME/huggingface``, else ``~/.cache/huggingface``): a model the worker has
+    downloaded is not fetched again."""
+    user = environ.get("HOME") or os.path.expanduser("~")
+    cache = environ.get("XDG_CACHE_HOME") or os.path.join(user, ".cache")
+    home = environ.get("HF_HOME") or os.path.join(cache, "huggingface")
+    found = {
+        "HF_HUB_CACHE": environ.get("HF_HUB_CACHE") or os.path.join(home, "hub"),
+        "HF_XET_CACHE": environ.get("HF_XET_CACHE") or os.path.join(home, "xet"),
+    }
+    # "~/hf" as huggingface_hub reads it: the worker's home, not the server's working folder
+    return {name: re.sub(r"^~(?=/|$)", lambda _: user, path) for name, path in found.items()}
 
 
 def server_command(settings: ServeSettings, model: str, port: int) -> list[str]:

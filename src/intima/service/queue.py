@@ -15,7 +15,8 @@ De-duplication: two requests for the same model configuration (provider, model, 
 generation settings; *not* the server URLs, which do not change the answers) and the same
 dataset are one request. Adding a duplicate of a pending, running or finished request returns
 the existing record unchanged, with ``is_new=False``, so a web form can simply say "already
-requested". Adding a duplicate of a *failed* or *cancelled* request puts it back in the queue.
+requested". Adding a duplicate of a *failed* request puts it back in the queue; a *cancelled*
+one stays cancelled until a maintainer reopens it (:func:`reopen`).
 """
 
 from __future__ import annotations
@@ -99,7 +100,7 @@ def add_request(
     stamp = now()
     with store.transaction() as conn:
         row = conn.execute("SELECT * FROM requests WHERE dedup_key = ?", (dedup,)).fetchone()
-        if row is not None:  # a duplicate; a failed or cancelled one goes back into the queue
+        if row is not None:  # a duplicate; a failed one goes back into the queue
             old = _record(row)
             move = lease.requeue(old, "pending")
             if move is None:
@@ -207,15 +208,37 @@ def release(store: Store, request_id: str, worker_id: str, detail: str = "releas
 
 
 def cancel(store: Store, request_id: str, by: str | None = None) -> RequestRecord:
-    """Cancel a pending or running request; a worker already on it keeps what it stored, but
-    its finish is refused, so the request stays cancelled."""
+    """Cancel a pending or running request. A worker on it stops at its next heartbeat, keeps
+    what it stored and publishes nothing; asking for the same model again does not undo the
+    cancel (:func:`reopen` does)."""
+    return _decide(
+        store, request_id, lambda r: lease.review(r, "cancelled", f"cancelled by {by or '?'}"),
+        lambda r: lease.refusal(request_id, r, "cancelled"),
+    )  # fmt: skip
+
+
+def reopen(store: Store, request_id: str, by: str | None = None) -> RequestRecord:
+    """Put a cancelled request back in the queue, afresh (a maintainer's decision)."""
+    return _decide(
+        store, request_id, lambda r: lease.reopen(r, f"reopened by {by or '?'}"),
+        lambda r: lease.reopen_refusal(request_id, r),
+    )  # fmt: skip
+
+
+def _decide(
+    store: Store,
+    request_id: str,
+    decide: Callable[[RequestRecord], Move | None],
+    refused: Callable[[RequestRecord], str],
+) -> RequestRecord:
+    """A maintainer's decision on one request: the request after it, or why it cannot be."""
     with store.transaction() as conn:
         rec = _fetch(conn, request_id)
         if rec is None:
             raise QueueError(f"no request {request_id[:40]!r}; see `intima requests`")
-        move = lease.review(rec, "cancelled", f"cancelled by {by or '?'}")
+        move = decide(rec)
         if move is None:
-            raise QueueError(lease.refusal(request_id, rec, "cancelled"))
+            raise QueueError(refused(rec))
         _apply(conn, rec, move)
         new = _fetch(conn, request_id)
     assert new is not None
@@ -287,6 +310,10 @@ class RequestQueue(Protocol):
     ) -> bool: ...
     def fail(self, request_id: str, worker_id: str, reason: str) -> bool: ...
     def release(self, request_id: str, worker_id: str, detail: str = ...) -> bool: ...
+    def status(self, request_id: str) -> Status | None:
+        """The request's status now (None: no such request); why a renewal was refused."""
+        ...
+
     def idle(self) -> bool: ...
 
 
@@ -336,6 +363,15 @@ class LocalQueue:
     def cancel(self, request_id: str, by: str | None = None) -> RequestRecord:
         with Store.open(self.store_path) as store:
             return cancel(store, request_id, by)
+
+    def reopen(self, request_id: str, by: str | None = None) -> RequestRecord:
+        with Store.open(self.store_path) as store:
+            return reopen(store, request_id, by)
+
+    def status(self, request_id: str) -> Status | None:
+        with Store.open(self.store_path) as store:
+            rows = store.query("SELECT status FROM requests WHERE request_id = ?", (request_id,))
+        return rows[0][0] if rows else None
 
     def idle(self) -> bool:
         with Store.open(self.store_path) as store:

@@ -42,6 +42,9 @@ class StageContext:
     unscored: Counter[str] = field(default_factory=Counter)
     #: The worker's prices and --max-cost, shared by every request it runs.
     spending: Spending = field(default_factory=Spending)
+    #: Asked before each prompt or judgment starts: True once the request is no longer the
+    #: worker's (cancelled, or its lease taken over); no more work starts then.
+    stop: Callable[[], bool] | None = None
 
 
 Stage = Callable[[StageContext], None]
@@ -59,7 +62,7 @@ def generation_stage(ctx: StageContext) -> None:
     from intima.generate import runner
 
     pay = ctx.spending.call_args(ctx.config)
-    summaries = runner.generate(ctx.store, ctx.prompts, [ctx.config], **pay)
+    summaries = runner.generate(ctx.store, ctx.prompts, [ctx.config], stop=ctx.stop, **pay)
     ctx.spending.add(s.cost_usd for s in summaries)
     ctx.run_ids.extend(s.run_id for s in summaries)
     if any(s.status == "stopped (max cost)" for s in summaries):
@@ -87,7 +90,9 @@ def judging_stage(judges: Sequence[ModelConfig], max_reasks: int | None = None) 
         pay: dict[str, Any] = {}
         for config in judges:  # every judge is held to the worker's cap
             pay = ctx.spending.call_args(config, "judge")
-        summaries = judge(ctx.store, list(judges), ctx.run_ids, max_reasks=reasks, **pay)
+        summaries = judge(
+            ctx.store, list(judges), ctx.run_ids, max_reasks=reasks, stop=ctx.stop, **pay
+        )
         ctx.spending.add(s.cost_usd for s in summaries)
         if any(s.stopped_by_budget for s in summaries):
             raise BudgetReached(ctx.spending.reached())

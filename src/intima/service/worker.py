@@ -16,7 +16,7 @@ from intima.core.config import ModelConfig
 from intima.core.errors import IntimaError
 from intima.dataset import PromptSet, load_prompts
 from intima.service.backoff import MAX_WAIT_S, Backoff, QueueOutage
-from intima.service.heartbeat import Heartbeat
+from intima.service.heartbeat import Gone, Heartbeat, why_gone
 from intima.service.model_server import serving
 from intima.service.queue import (
     MAX_REASON_CHARS,
@@ -59,6 +59,8 @@ class WorkSummary(BaseModel):
     finished: int = 0
     failed: int = 0
     lost: int = 0  # leases taken over by another worker while this one was still working
+    #: cancelled in the queue while this worker ran them (stopped, nothing published)
+    cancelled: int = 0
     #: given back to the queue for the worker's own failure (not the request's)
     released: int = 0
     #: Why requests were released: reason -> count.
@@ -175,7 +177,7 @@ def work(
                     wait = faults.next_wait()
                     _say(on_message, f"waiting {wait:g} s before the next claim")
                     pause(wait)
-            elif outcome != "lost":
+            elif outcome not in ("lost", "cancelled"):
                 faults.reset()
             if outcome == "smoke_tested":
                 passed[req.request_id] = math.inf  # tried once; it waits for a full run
@@ -237,10 +239,19 @@ def _process(
     on_message: OnMessage | None,
 ) -> tuple[str, Counter[str]]:
     """Run the stages (and publish) under a renewed lease; returns 'finished', 'failed',
-    'released' or 'lost', with the failure's or release's reason or the reasons of the work
-    left unscored. ``wanted``: the request's configuration before the worker's servers."""
+    'released', 'cancelled' or 'lost', with the failure's or release's reason or the reasons of
+    the work left unscored. ``wanted``: the request's configuration before the worker's servers.
+
+    A request cancelled in the queue, or whose lease another worker took, stops at the next
+    heartbeat: no prompt or judgment starts after it (those in flight are stored), nothing is
+    published, and what was stored stays for whoever runs the request again."""
     serve, route = s.serve, s.route
-    beat = Heartbeat(queue, req.request_id, req.worker_id or "", s.lease_s)
+
+    def stopping(why: Gone) -> None:
+        _say(on_message, f"{req.request_id}: {_GONE[why]}; stopping: nothing new starts, what is "
+                         "in flight is stored")  # fmt: skip
+
+    beat = Heartbeat(queue, req.request_id, req.worker_id or "", s.lease_s, stopping)
     beat.start()
     worker_id = req.worker_id or ""
     published: list[str] = []
@@ -253,20 +264,23 @@ def _process(
             prompts, of = _prompts_for(req, s.dataset, s.limit)
             ctx = StageContext(
                 store=store, request=req, config=config, prompts=prompts,
-                on_message=on_message, spending=spending,
+                on_message=on_message, spending=spending, stop=beat.is_gone,
             )  # fmt: skip
             try:
                 for stage in pipeline:
+                    if beat.is_gone():
+                        break
                     stage(ctx)
             except StageFailed as exc:
-                if serve is None:  # a server that went away mid-run is no fault of the request
+                if serve is None and not beat.is_gone():  # a server gone mid-run: not the request
                     check_supplied(wanted, config, after=exc)
                 raise
-            if len(prompts) < of:  # a smoke test is no result: neither finished nor published
-                beat.stop()
-                return _smoke_tested(queue, req, worker_id, len(prompts), of, on_message)
-            if s.results is not None:
-                published.append(_publish(store, s.results, _unique(ctx.run_ids), on_message))
+            if beat.held():  # asked again now: a cancel since the last beat counts too
+                if len(prompts) < of:  # a smoke test is no result: not finished nor published
+                    beat.stop()
+                    return _smoke_tested(queue, req, worker_id, len(prompts), of, on_message)
+                if s.results is not None:
+                    published.append(_publish(store, s.results, _unique(ctx.run_ids), on_message))
     except (KeyboardInterrupt, SystemExit):
         beat.stop()
         if queue.release(req.request_id, worker_id, "worker stopped; released"):
@@ -279,22 +293,44 @@ def _process(
         return "stopped", Counter()
     except IntimaError as exc:
         beat.stop()
+        if beat.gone is not None:  # the stages stopped because the request went: no failure
+            return _gone(req, beat.gone, on_message)
         if (mine := workers_fault(exc)) is not None:
             return _released(queue, req, worker_id, mine, on_message)
         return _failed(queue, req, worker_id, str(exc), on_message)
     except Exception as exc:  # a bug or an unexpected library error must not stop the worker
         beat.stop()
+        if beat.gone is not None:
+            return _gone(req, beat.gone, on_message)
         return _failed(queue, req, worker_id, f"{type(exc).__name__}: {exc}", on_message)
     beat.stop()
+    if beat.gone is not None:
+        return _gone(req, beat.gone, on_message)
     if not queue.finish(req.request_id, worker_id, _unique(ctx.run_ids), published):
-        _say(on_message, f"{req.request_id}: lease lost to another worker; its result stands")
-        return "lost", Counter()
+        # Gone between the last look and now, while publishing: the bundle is out already.
+        why = why_gone(queue, req.request_id)
+        _say(on_message, f"{req.request_id}: {_GONE[why]} as its bundle was published; the "
+                         "request keeps its status")  # fmt: skip
+        return why, Counter()
     if ctx.unscored:
         n = sum(ctx.unscored.values())
         _say(on_message, f"{req.request_id}: finished with {n} judgment(s) unscored")
     else:
         _say(on_message, f"{req.request_id}: finished")
     return "finished", ctx.unscored
+
+
+def _gone(req: RequestRecord, why: Gone, on_message: OnMessage | None) -> tuple[str, Counter[str]]:
+    """The request stopped being this worker's while it ran: say which, publish nothing."""
+    _say(on_message, f"{req.request_id}: {_GONE[why]}; stopped: nothing published, the "
+                     "answers stored so far are kept")  # fmt: skip
+    return why, Counter()
+
+
+_GONE: dict[Gone, str] = {
+    "cancelled": "cancelled in the queue while running",
+    "lost": "lease lost to another worker, which carries on with the request",
+}
 
 
 def _publish(store: Store, dest: str, run_ids: list[str], on_message: OnMessage | None) -> str:

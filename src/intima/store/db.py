@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from intima.core.errors import StoreError
+from intima.core.escape import quoted
 from intima.core.ids import content_id
 from intima.core.version import __version__
 from intima.dataset.types import Prompt
@@ -355,7 +356,7 @@ class Store:
             rows = self.query("SELECT * FROM runs WHERE run_id LIKE ?", (run_id + "%",))
         if len(rows) != 1:
             what = "no run" if not rows else f"{len(rows)} runs"
-            raise StoreError(f"{what} matching {run_id!r} in {self.path}; see `intima runs`")
+            raise StoreError(f"{what} matching {quoted(run_id)} in {self.path}; see `intima runs`")
         return rows[0]
 
     def run_provenance(self, run_id: str) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from typing import Final, Literal
 from pydantic import BaseModel, ConfigDict
 
 from intima.core.errors import ConfigError, DatasetError
+from intima.core.escape import quoted
 from intima.core.ids import content_id
 from intima.core.taxonomy import dimension_of
 from intima.dataset.conversation import split_conversation
@@ -99,7 +100,7 @@ def parse_columns(spec: str | None) -> dict[str, str]:
         field, sep, column = part.partition("=")
         if not sep or field.strip() not in DEFAULT_COLUMNS or not column.strip():
             raise DatasetError(
-                f"--columns: {part.strip()!r} is not FIELD=COLUMN with FIELD one of "
+                f"--columns: {quoted(part.strip())} is not FIELD=COLUMN with FIELD one of "
                 f"{', '.join(DEFAULT_COLUMNS)}"
             )
         mapping[field.strip()] = column.strip()
@@ -142,11 +143,11 @@ def load_labelled(
     kind = _kind(path, raw, cols, columns or {})
     if group is not None and kind == "labels":
         raise ConfigError(
-            f"--group {group!r}: conversation-level validation compares grades; {path.name} "
+            f"--group {quoted(group)}: conversation-level validation compares grades; {path.name} "
             f"has class labels (map a grade column with --columns score=COLUMN)"
         )
     if group is not None and not any(group in row for row in raw):
-        raise ConfigError(f"--group {group!r}: not a column of {path.name}")
+        raise ConfigError(f"--group {quoted(group)}: not a column of {path.name}")
     rows, bad = _rows(raw, cols, kind, group)
     if group is not None and not bad:
         rows, bad = _conversation_grades(rows)

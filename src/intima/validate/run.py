@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict
 
 from intima.core.config import ModelConfig
 from intima.core.errors import ConfigError
+from intima.core.escape import quoted
 from intima.core.progress import OnProgress
 from intima.store import Store
 from intima.validate.graded import AGGREGATES, Aggregate, evaluate_graded
@@ -83,7 +84,7 @@ def check_by(labelled: LabelledSet, by: Sequence[str]) -> None:
         split = next((c for c, v in values.items() if len(v) > 1), None)
         if split is not None:
             raise ConfigError(
-                f"--by {column!r}: conversation {split!r} has several values "
+                f"--by {quoted(column)}: conversation {quoted(split)} has several values "
                 f"({', '.join(sorted(values[split])[:3])}); --by needs one per conversation"
             )
 
@@ -120,7 +121,7 @@ def validate(
             f"unknown scorer {unknown[0]!r}: use {', '.join(SCORERS)} (LLM judges: --judge SPEC)"
         )
     if aggregate not in AGGREGATES:
-        raise ConfigError(f"--aggregate {aggregate!r}: use {' or '.join(AGGREGATES)}")
+        raise ConfigError(f"--aggregate {quoted(aggregate)}: use {' or '.join(AGGREGATES)}")
     if isinstance(labels, LabelledSet):
         if columns is not None or group is not None or limit is not None:
             raise ConfigError(
