@@ -59,7 +59,7 @@ def plugin(y: np.ndarray, f: np.ndarray, u: np.ndarray) -> PredictionPoweredShar
                                   r.n_labelled, r.n_total, r.positives, r.alpha)  # fmt: skip
 
 
-def simulate(reps: int, seed: int) -> None:
+def simulate(reps: int, seed: int, kinds: tuple[str, ...] = sim.KINDS) -> None:
     runs = {
         "prediction-powered share": lambda c, s: sim.run_cell(c, reps, s),
         "prediction-powered share, stratified by dimension": lambda c, s: sim.run_stratified_cell(
@@ -69,7 +69,7 @@ def simulate(reps: int, seed: int) -> None:
     }
     for name, run in runs.items():
         t = time.time()
-        cells = list(sim.grid(SHARES, NS, AUROCS, sim.KINDS))
+        cells = list(sim.grid(SHARES, NS, AUROCS, kinds))
         res = [run(c, sim.seed_of(c, seed)) for c in cells]
         cov = np.array([r.coverage for r in res])
         rel = np.array([r.width / r.alone_width for r in res])
@@ -102,9 +102,11 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--dev", action="store_true", help="also the dev-set check")
     ap.add_argument("--draws", type=int, default=300)
     ap.add_argument("--no-sim", action="store_true", help="skip the simulation")
+    ap.add_argument("--kinds", nargs="+", choices=sim.KINDS, default=list(sim.KINDS),
+                    help="only these scorer kinds (e.g. cauchy)")  # fmt: skip
     args = ap.parse_args(argv)
     if not args.no_sim:
-        simulate(args.reps, args.seed)
+        simulate(args.reps, args.seed, tuple(args.kinds))
     if args.dev:
         import _ppi_dev
 
