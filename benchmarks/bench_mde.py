@@ -1,7 +1,7 @@
 """Benchmark: is the smallest detectable difference found 80% of the time? (issue 39, item 2)
 
 The side-by-side and ``intima compare`` show, for each pair, the smallest difference the board
-detects with 80% power at alpha 0.05 (:func:`intima.results.paired.detectable_difference`).
+detects with 80% power at alpha 0.05 (:func:`intima.results.power.detectable_difference`).
 This checks the promise where it is hardest: two configurations that look equal at a share
 ``p`` from 0.02 to 0.5, on INTIMA's design (368 prompts in 31 codes, one answer each), with a
 within-prompt correlation ``rho`` from 0 to 0.8 between the two configurations' answers.
@@ -45,7 +45,8 @@ from scipy.stats import norm
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from bench_paired import _ci as _mc  # the Monte Carlo error of a share over n boards
 
-from intima.results.paired import PairedBoard, detectable_difference
+from intima.results.paired import PairedBoard
+from intima.results.power import detectable_difference
 from intima.results.table import OVERALL
 from paired_simulation import SCORER, SIZES, design
 
