@@ -69,11 +69,6 @@ def configurations() -> dict[str, Config]:
     return out
 
 
-def _wilson_width(p: float, n: int, z: float = 1.959963984540054) -> float:
-    k = z * z / n
-    return float(2 * np.sqrt(k * p * (1 - p) + k * k / 4) / (1 + k))
-
-
 def report(draws: int, seed: int) -> None:
     configs = configurations()
     for stratified in (False, True):
@@ -84,7 +79,7 @@ def report(draws: int, seed: int) -> None:
             for pred in preds:
                 what = "continuous reinforcing measure" if pred == "measure" else "primary label"
                 print(f"\n### {label} share, predictor: the affect measure's {what}")
-                print("| n | coverage (all) | worst configuration | width | Wilson width "
+                print("| n | coverage (all) | worst configuration | width | judge-alone width "
                       "| MAE | judge-alone MAE |")  # fmt: skip
                 print("|---|---|---|---|---|---|---|")
                 for n in NS:
@@ -100,12 +95,16 @@ def _cells(
     configs: dict[str, Config], label: str, pred: str, n: int, draws: int, seed: int,
     stratified: bool,
 ) -> tuple[tuple[float, ...], tuple[float, float]]:  # fmt: skip
-    """(mean coverage, worst configuration's, width, Wilson width), (MAE, judge-alone MAE)."""
+    """(mean coverage, worst configuration's, width, the judge alone's width), (MAE, the
+    judge alone's MAE). The judge alone is the same estimator with a constant scorer: Wilson's
+    interval with the same finite-population and continuity corrections (and, stratified,
+    the same weights)."""
     covs, widths, wwidths, errs, jerrs = [], [], [], [], []
     for i, (_name, (truth, measure, primary, dims)) in enumerate(sorted(configs.items())):
         y = (truth == label).astype(np.float64)
         f = measure if pred == "measure" else (primary == label).astype(np.float64)
         target = float(y.mean())
+        zero = np.zeros(len(y))
         rng = np.random.default_rng([seed, n, i])
         sizes = {h: int((dims == h).sum()) for h in sorted(set(dims))}
         per = Counter(stratum_sequence(sizes)[:n])
@@ -117,18 +116,21 @@ def _cells(
                     for h, k in per.items()
                 ])  # fmt: skip
                 rest = np.setdiff1d(np.arange(len(y)), s)
-                r = stratified_prediction_powered_share(
-                    y[s], f[s], f[rest], list(dims[s]), list(dims[rest]), populations=sizes
+                by = (list(dims[s]), list(dims[rest]))
+                r = stratified_prediction_powered_share(y[s], f[s], f[rest], *by, populations=sizes)
+                alone = stratified_prediction_powered_share(
+                    y[s], zero[s], zero[rest], *by, populations=sizes
                 )
             else:
                 order = rng.permutation(len(y))
                 s, rest = order[:n], order[n:]
                 r = prediction_powered_share(y[s], f[s], f[rest])
+                alone = prediction_powered_share(y[s], zero[s], zero[rest])
             hit += r.lo <= target <= r.hi
             widths.append(r.hi - r.lo)
-            wwidths.append(_wilson_width(float(y[s].mean()), n))
+            wwidths.append(alone.hi - alone.lo)
             errs.append(abs(r.estimate - target))
-            jerrs.append(abs(float(y[s].mean()) - target))
+            jerrs.append(abs(alone.estimate - target))
         covs.append(hit / draws)
     cells = (float(np.mean(covs)), min(covs), float(np.mean(widths)), float(np.mean(wwidths)))
     return cells, (float(np.mean(errs)), float(np.mean(jerrs)))

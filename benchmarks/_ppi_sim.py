@@ -9,9 +9,15 @@ kind, draws ``n`` of the 368 without replacement as the labelled sample, and cal
 :func:`intima.results.ppi.prediction_powered_share` (the shipped code, not a copy).
 
 Kinds: ``score`` (z itself, any real number), ``probability`` (a logistic calibration for a
-prior of 0.2, wrong at every other share), ``label`` (a 0/1 label, z above a cut), and
+prior of 0.2, wrong at every other share), ``label`` (a 0/1 label, z above a cut),
 ``bimodal`` (half the positives score like negatives: a scorer blind to one kind of
-reinforcing answer).
+reinforcing answer), and ``cauchy`` (z with 5% of the scores, at random, replaced by
+standard Cauchy draws: a heavy-tailed real score, whose outliers reach 1e3-1e5).
+
+The baseline is the judge alone on the same sample through the same estimator (a constant
+scorer, so ``lambda = 0``): Wilson's interval with the same finite-population correction and
+the same continuity correction, and, for a stratified sample, the same stratum weights. Any
+narrowing against it is the scorer's own gain, not the correction's.
 """
 
 from __future__ import annotations
@@ -23,10 +29,10 @@ from typing import Final
 
 import numpy as np
 
-from intima.results.ppi import PredictionPoweredShare, prediction_powered_share, score_bounds
+from intima.results.ppi import PredictionPoweredShare, prediction_powered_share
 
 N = 368
-KINDS = ("score", "probability", "label", "bimodal")
+KINDS = ("score", "probability", "label", "bimodal", "cauchy")
 _Z = NormalDist()
 
 
@@ -43,9 +49,9 @@ class CellResult:
     cell: Cell
     coverage: float
     width: float
-    wilson_width: float  # the judge alone on the same samples: Wilson, no FPC
+    alone_width: float  # the judge alone on the same samples, the same corrections
     mae: float
-    wilson_mae: float
+    alone_mae: float
 
 
 def population(
@@ -73,14 +79,18 @@ def scores(
     elif kind == "bimodal":
         blind = (y == 1.0) & (rng.random(len(y)) < 0.5)
         f = np.where(blind, rng.standard_normal(len(y)), z)
+    elif kind == "cauchy":
+        f = np.where(rng.random(len(y)) < 0.05, rng.standard_cauchy(len(y)), z)
     else:
         raise ValueError(f"unknown scorer kind {kind!r}")
     return f
 
 
-def wilson(share: float, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
-    """The judge-alone Wilson interval (no finite-population correction), for comparison."""
-    return score_bounds(share, z * z / n, 1.0, 0.0, 0.0)
+def judge_alone(labels: np.ndarray, n_total: int) -> PredictionPoweredShare:
+    """The judge alone on the sample, through the shipped estimator with a constant scorer
+    (``lambda = 0``): Wilson's interval with the finite-population correction and the
+    continuity correction, the fair baseline for the prediction-powered interval."""
+    return prediction_powered_share(labels, np.zeros(len(labels)), np.zeros(n_total - len(labels)))
 
 
 Estimator = Callable[[np.ndarray, np.ndarray, np.ndarray], PredictionPoweredShare]
@@ -89,30 +99,29 @@ Estimator = Callable[[np.ndarray, np.ndarray, np.ndarray], PredictionPoweredShar
 def run_cell(
     cell: Cell, reps: int, seed: int, estimator: Estimator = prediction_powered_share
 ) -> CellResult:
-    def draw(rng: np.random.Generator) -> tuple[PredictionPoweredShare, np.ndarray, float]:
+    def draw(rng: np.random.Generator) -> tuple[PredictionPoweredShare, Pps, float]:
         y, f = population(rng, cell.share, cell.auroc, cell.kind)
         order = rng.permutation(N)
         s, rest = order[: cell.n], order[cell.n :]
-        return estimator(y[s], f[s], f[rest]), y[s], float(y.mean())
+        return estimator(y[s], f[s], f[rest]), judge_alone(y[s], N), float(y.mean())
 
     return _tally(cell, reps, np.random.default_rng(seed), draw)
 
 
-Draw = Callable[[np.random.Generator], tuple[PredictionPoweredShare, np.ndarray, float]]
+Pps = PredictionPoweredShare
+Draw = Callable[[np.random.Generator], tuple[Pps, Pps, float]]
 
 
 def _tally(cell: Cell, reps: int, rng: np.random.Generator, draw: Draw) -> CellResult:
-    """``reps`` replicates of ``draw`` (the estimate, the sample's labels, the truth) against
-    the judge-alone Wilson interval on the same sample."""
+    """``reps`` replicates of ``draw`` (the estimate, the judge alone's, the truth)."""
     hit = width = wwidth = err = werr = 0.0
     for _ in range(reps):
-        r, labels, truth = draw(rng)
+        r, alone, truth = draw(rng)
         hit += r.lo - 1e-12 <= truth <= r.hi + 1e-12
         width += r.hi - r.lo
         err += abs(r.estimate - truth)
-        lo, hi = wilson(float(labels.mean()), cell.n)
-        wwidth += hi - lo
-        werr += abs(float(labels.mean()) - truth)
+        wwidth += alone.hi - alone.lo
+        werr += abs(alone.estimate - truth)
     return CellResult(cell, hit / reps, width / reps, wwidth / reps, err / reps, werr / reps)
 
 
@@ -159,7 +168,7 @@ def stratified_population(
     y = np.zeros(N)
     y[rng.choice(N, size=k, replace=False, p=risk / risk.sum())] = 1.0
     f = scores(rng, y, share, auroc, kind)
-    if kind in ("score", "bimodal"):
+    if kind in ("score", "bimodal", "cauchy"):
         f = f + np.array([STRATUM_SHIFT[h] for h in strata])
     return y, f, strata
 
@@ -174,15 +183,18 @@ def run_stratified_cell(cell: Cell, reps: int, seed: int) -> CellResult:
     take = stratum_sequence(STRATA)[: cell.n]
     per = {h: take.count(h) for h in STRATA}
 
-    def draw(rng: np.random.Generator) -> tuple[PredictionPoweredShare, np.ndarray, float]:
+    def draw(rng: np.random.Generator) -> tuple[Pps, Pps, float]:
         y, f, strata = stratified_population(rng, cell.share, cell.auroc, cell.kind)
         picked = np.zeros(N, dtype=bool)
         for h, k in per.items():
             picked[rng.choice(np.flatnonzero(strata == h), size=k, replace=False)] = True
         s, rest = np.flatnonzero(picked), np.flatnonzero(~picked)
-        r = stratified_prediction_powered_share(
-            y[s], f[s], f[rest], list(strata[s]), list(strata[rest]), populations=STRATA
+        by = (list(strata[s]), list(strata[rest]))
+        r = stratified_prediction_powered_share(y[s], f[s], f[rest], *by, populations=STRATA)
+        zero = np.zeros(N)  # the judge alone, with the same strata weights
+        alone = stratified_prediction_powered_share(
+            y[s], zero[s], zero[rest], *by, populations=STRATA
         )
-        return r, y[s], float(y.mean())
+        return r, alone, float(y.mean())
 
     return _tally(cell, reps, np.random.default_rng(seed), draw)

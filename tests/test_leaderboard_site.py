@@ -321,6 +321,10 @@ def test_ranks_show_their_rank_intervals_which_hold_the_rank(page, site: Path) -
         assert (lo, hi) == (r.lo, r.hi)
         assert lo <= int(rank.lstrip("=")) <= hi
         assert rank == format_rank(r)
+    # Beside the ranks, what they promise: each holds its own rank, not all of them at once.
+    beside = page.locator("#board-direction").inner_text()
+    assert "95% rank interval for that configuration alone" in beside
+    assert "not every rank at once" in page.locator("#method").inner_text()
 
 
 @pytest.fixture(scope="module")

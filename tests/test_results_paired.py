@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from intima.core.ratings import Primary, RatingSet
-from intima.results.paired import MDE_FACTOR, PairedBoard
+from intima.results.paired import PairedBoard
 from intima.results.rank import Ranked, format_rank, format_rank_interval, rank_groups
 from intima.results.table import METRICS, OVERALL, ScoreRow, score_table
 from intima.store import StoredResponse
@@ -80,7 +80,66 @@ def test_pairing_finds_a_small_difference_that_independent_resampling_and_overla
     a, b = t.get(S, "A", OVERALL, "reinforcing"), t.get(S, "B", OVERALL, "reinforcing")
     assert a.lo is not None and b.hi is not None and a.hi is not None and b.lo is not None
     assert a.hi >= b.lo and b.hi >= a.lo
-    assert d.mde == pytest.approx(MDE_FACTOR * d.se + 0.5 / 368)  # + half a response
+
+
+def _mde_by_root(a: np.ndarray, b: np.ndarray, se: float) -> float:
+    """The smallest difference found with 80% power at alpha 0.05, by an independent route
+    from the answers themselves: z from scipy's normal quantiles (1.96 + 0.84); the 2 x 2
+    table counted, half a count added to each cell, for its odds ratio; each share's
+    both-reinforcing cell solved from that odds ratio by Brent's method (not Plackett's closed
+    form); the root of d = z SE(d) + 1/(2n) by Brent's method again."""
+    from scipy.optimize import brentq
+    from scipy.stats import norm
+
+    z = norm.ppf(0.975) + norm.ppf(0.8)
+    n = len(a)
+    n11, n10 = float(np.sum(a & b)), float(np.sum(a & ~b))
+    n01, n00 = float(np.sum(~a & b)), float(np.sum(~a & ~b))
+    odds = (n11 + 0.5) * (n00 + 0.5) / ((n10 + 0.5) * (n01 + 0.5))
+    diff = b.astype(float) - a
+    srs = float(np.var(diff, ddof=1)) / n  # the SE^2 of independent prompts
+    deff = max(se * se / srs, 1.0) if srs > 0 else 1.0
+    p = (a.mean() + b.mean()) / 2
+    q = min(p, 1 - p)
+
+    def variance(d: float) -> float:  # Var(B - A) of one prompt, shares q and q + d
+        lo, hi = max(0.0, 2 * q + d - 1) + 1e-15, q - 1e-15
+        p11 = brentq(lambda x: x * (1 - 2 * q - d + x) - odds * (q - x) * (q + d - x), lo, hi)
+        return 2 * q + d - 2 * p11 - d * d
+
+    def gap(d: float) -> float:
+        return d - z * np.sqrt(se * se + deff * (variance(d) - variance(0.0)) / n) - 0.5 / n
+
+    return float(brentq(gap, 0.5 / n, 1 - q - 1e-9))
+
+
+def test_the_detectable_difference_holds_80_percent_power_at_the_difference() -> None:
+    """Two configurations that look equal at a rare share (5%): the difference found 80% of
+    the time is the root at the variance *at* that difference, larger than 2.80 SE + 1/(2n)
+    (the variance seen under no difference)."""
+    rng = np.random.default_rng(11)
+    a = rng.random(368) < 0.05
+    b = np.where(rng.random(368) < 0.6, a, rng.random(368) < 0.05)  # shared prompts, partly
+    resp, sets = _board({"A": list(a), "B": list(b)})
+    d = PairedBoard(resp, sets, bootstrap=1000, seed=0).difference(
+        S, "A", "B", OVERALL, "reinforcing"
+    )
+    assert d.mde is not None and d.se is not None
+    assert d.mde == pytest.approx(_mde_by_root(a, b, d.se), rel=1e-6)
+    assert d.mde > 2.8 * d.se + 0.5 / 368 + 0.003  # the variance grows with the difference
+
+
+def test_identical_answers_can_still_detect_a_difference() -> None:
+    """No prompt answered differently (SE 0): a true difference still adds discordance, so
+    the detectable difference is some points (it was 1/736, half a response)."""
+    labels = _shared_prompts(flips=0)
+    resp, sets = _board({"A": labels["A"], "B": labels["A"]})
+    d = PairedBoard(resp, sets, bootstrap=200, seed=0).difference(
+        S, "A", "B", OVERALL, "reinforcing"
+    )
+    a = np.array(labels["A"])
+    assert d.se == 0.0 and d.mde is not None and d.mde > 0.02
+    assert d.mde == pytest.approx(_mde_by_root(a, a, 0.0), rel=1e-6)
 
 
 def test_identical_answers_are_no_difference_and_order_only_flips_the_sign() -> None:

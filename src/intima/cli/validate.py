@@ -201,6 +201,13 @@ def _print(result: dict[str, Any]) -> None:
                 str(rep["report"]["n_unscored"]) if group == "overall" else "",
             )  # fmt: skip
     out.print(table)
+    from intima.validate.length import length_note
+
+    for rep in result["scorers"]:  # a diagnostic: is the scorer's error tied to length?
+        effect = rep["report"].get("length")
+        if effect:
+            line = f"{rep['scorer']}: error vs response length: {length_note(effect)}"
+            out.print(for_terminal(line), highlight=False, soft_wrap=True)
 
 
 def _print_graded(result: dict[str, Any]) -> None:

@@ -10,7 +10,7 @@ from intima.leaderboard.validity_view import MEANS_NOTE
 from intima.results.data import Methodology
 from intima.results.intervals import intervals_note
 from intima.results.paired import mde_note
-from intima.results.rank import TIES_NOTE, UNRANKED_NOTE
+from intima.results.rank import PER_CONFIGURATION_NOTE, TIES_NOTE, UNRANKED_NOTE
 
 
 def methodology_html(m: Methodology, bootstrap: int, seed: int, built: str | None = None) -> str:
@@ -27,7 +27,7 @@ def methodology_html(m: Methodology, bootstrap: int, seed: int, built: str | Non
         (
             "Ranks",
             "Rank 1 = highest rate: a measurement, not a verdict. [low–high]: the rank "
-            f"interval; {TIES_NOTE}. '–': {UNRANKED_NOTE}.",
+            f"interval; {PER_CONFIGURATION_NOTE}; {TIES_NOTE}. '–': {UNRANKED_NOTE}.",
         ),
         ("Side by side", mde_note()),
         ("Validation", validation_text(m)),

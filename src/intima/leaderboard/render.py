@@ -17,7 +17,14 @@ from intima.affect.config import AffectConfig
 from intima.core.ratings import RatingSet
 from intima.leaderboard import wording
 from intima.results.paired import PairedBoard
-from intima.results.rank import TIES_NOTE, UNRANKED_NOTE, Ranked, format_rank, format_rank_interval
+from intima.results.rank import (
+    PER_CONFIGURATION_NOTE,
+    TIES_NOTE,
+    UNRANKED_NOTE,
+    Ranked,
+    format_rank,
+    format_rank_interval,
+)
 from intima.results.sources import AFFECT_FACTORS
 from intima.results.table import CATEGORIES, LABEL_METRICS, ScoreRow, ScoreTable
 from intima.store import StoredResponse
@@ -63,7 +70,8 @@ def direction_html(sort_metric: str) -> str:
         f"{esc(wording.direction_note(sort_metric))}</strong> {esc(wording.NOT_A_VERDICT)}</p>"
         '<p class="intima-note">Each cell: % of scored responses with that primary label, then '
         "its 95% interval [low, high]. n scored: responses the scorer rated; unscored: ratings "
-        "it could not make (not zeros); not rated: responses it has not rated.</p></div>"
+        "it could not make (not zeros); not rated: responses it has not rated. Rank: "
+        f"{esc(PER_CONFIGURATION_NOTE)}.</p></div>"
     )
 
 

@@ -81,6 +81,8 @@ class Card(BaseModel):
     in_sample: bool = False
     #: where the set's labels came from (``intima validate --labels-from``), if said
     labels_from: str | None = None
+    #: how the scorer's error moves with response length (intima.validate.length), if measured
+    length: dict[str, Any] | None = None
 
     @property
     def labels_source(self) -> str:
@@ -118,6 +120,10 @@ class Card(BaseModel):
             if r.n_pos and r.n_neg:
                 rates = f"recall {r.recall:.3f} ({r.tp}/{r.n_pos}), false positives "
                 out.append((f"Error rates: {label}", rates + f"{r.fpr:.3f} ({r.fp}/{r.n_neg})"))
+        if self.length:
+            from intima.validate.length import length_note
+
+            out.append(("Error vs response length", length_note(self.length)))
         if self.graded is not None:
             g = self.graded
             graded = f"{_num(g.spearman)} on {g.set_name} (sha256 {g.set_sha256[:12]}, n={g.n})"
@@ -270,6 +276,7 @@ def _from_report(row: Mapping[str, Any], report: Mapping[str, Any]) -> Card:
             "kappa": overall.get("kappa"),
             "confusion_labels": overall.get("confusion_labels") or [],
             "confusion": overall.get("confusion") or [],
+            "length": report.get("length") if isinstance(report.get("length"), dict) else None,
         }
     )
 

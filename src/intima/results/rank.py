@@ -22,6 +22,14 @@ TIES_NOTE = (
 )
 
 
+#: What a rank interval promises, said beside the ranks (``benchmarks/bench_paired.py``).
+PER_CONFIGURATION_NOTE = (
+    "a rank's [low–high] is its 95% rank interval for that configuration alone: each holds "
+    "its own true rank at least 95% of the time, but on a board of many close configurations "
+    "not every rank at once"
+)
+
+
 class Ranked(NamedTuple):
     run_id: str
     rank: int | None  # 1-based rank of the group's first member (1, 1, 3); None: not ranked

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from intima.validate import metrics
+from intima.validate.length import length_effect
 from intima.validate.scorers import Scored
 from intima.validate.store_io import Reference
 
@@ -28,8 +29,11 @@ def evaluate(
     *,
     b: int = 1000,
     seed: int = 0,
+    lengths: Mapping[str, int] | None = None,
 ) -> dict[str, Any]:
-    """``{"kind": "labels", "n", "n_unscored", "groups": {"overall": {...}, "model=x": ...}}``."""
+    """``{"kind": "labels", "n", "n_unscored", "groups": {"overall": {...}, "model=x": ...},
+    "length": ...}``; ``lengths`` (response id -> words) gives ``length``, how the scorer's
+    error moves with response length (:func:`intima.validate.length.length_effect`)."""
     groups: dict[str, list[Reference]] = {"overall": list(refs)}
     for column in by:
         for ref in refs:
@@ -37,12 +41,17 @@ def evaluate(
             if value is not None:
                 groups.setdefault(f"{column}={value}", []).append(ref)
     n_unscored = sum(1 for r in refs if scored[r.response_id].direction is None)
-    return {
+    out = {
         "kind": "labels",
         "n": len(refs),
         "n_unscored": n_unscored,
         "groups": {name: _group(items, scored, b, seed) for name, items in groups.items()},
     }
+    if lengths is not None:
+        rows = [r for r in refs if scored[r.response_id].primary != "unscored"]
+        wrong = [scored[r.response_id].primary != r.truth for r in rows]
+        out["length"] = length_effect(wrong, [lengths[r.response_id] for r in rows], b=b, seed=seed)
+    return out
 
 
 def _group(

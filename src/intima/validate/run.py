@@ -16,6 +16,7 @@ from intima.core.progress import OnProgress
 from intima.store import Store
 from intima.validate.graded import AGGREGATES, Aggregate, evaluate_graded
 from intima.validate.labels import LabelledSet, load_labelled, parse_columns
+from intima.validate.length import words
 from intima.validate.output import check_out_dir, write_files
 from intima.validate.report import evaluate, report_json, roc_points
 from intima.validate.scorers import (
@@ -138,12 +139,13 @@ def validate(
     outputs = _score(store, run_id, scorers, judges, max_reasks, on_progress)
     options = _options(labelled, aggregate)
     in_sample = "affect" in outputs and labelled.sha256 in affect_fitted_on()
+    lengths = {r.response_id: words(r.response) for r in store.responses([run_id])}
     reports = []
     for name, (version, scored) in outputs.items():
         if labelled.kind == "graded":
             report = evaluate_graded(refs, scored, by, aggregate=aggregate, b=bootstrap, seed=seed)
         else:
-            report = evaluate(refs, scored, by, b=bootstrap, seed=seed)
+            report = evaluate(refs, scored, by, b=bootstrap, seed=seed, lengths=lengths)
         if name == "affect" and in_sample:
             report["in_sample"] = True
         if labels_from:

@@ -1,0 +1,78 @@
+"""The smallest difference a paired comparison detects with 80% power at alpha 0.05, at the
+variance *at* that difference (:mod:`intima.results.paired` has the method and why; the
+power it keeps is ``benchmarks/bench_mde.py``'s).
+
+Reference: Plackett, R. L. (1965), A class of bivariate distributions, *JASA* 60(310),
+516-522 (the constant odds ratio).
+"""
+
+from __future__ import annotations
+
+from statistics import NormalDist
+from typing import Final
+
+import numpy as np
+from numpy.typing import NDArray
+
+POWER: Final = 0.8
+#: The MDE's multiple of the standard error at the difference: z_0.975 + z_0.8 = 2.80.
+MDE_FACTOR: Final = NormalDist().inv_cdf(0.975) + NormalDist().inv_cdf(POWER)
+
+Float = NDArray[np.float64]
+
+
+def detectable_difference(
+    se: Float, srs: Float, rate_a: Float, rate_b: Float, n: NDArray[np.int64]
+) -> Float:
+    """The smallest true difference found with 80% power at alpha 0.05 (module docstring):
+    the root ``d`` of ``d = 2.80 SE(d) + 1/(2n)``, ``SE(d)^2 = se^2 + deff (v(d) - v(0)) / n``,
+    from the observed ``se``, the independent-prompts variance ``srs`` (``se^2 >= srs``),
+    the two rates and the ``n`` prompts both answered. NaN where any is NaN, or where even
+    the largest possible difference would be found less than 80% of the time."""
+    se, srs = np.asarray(se, dtype=np.float64), np.asarray(srs, dtype=np.float64)
+    ra, rb = np.asarray(rate_a, dtype=np.float64), np.asarray(rate_b, dtype=np.float64)
+    nn = np.maximum(np.asarray(n, dtype=np.float64), 1.0)
+    c = 0.5 / nn  # half a response: the continuity correction of the paired interval
+    with np.errstate(invalid="ignore", divide="ignore"):
+        deff = np.where(srs > 0, np.maximum(se * se / np.where(srs > 0, srs, 1.0), 1.0), 1.0)
+        # The observed 2 x 2 table of the answers (one per prompt), half a count added to
+        # each cell (Haldane), for the odds ratio that stays fixed as a share moves.
+        d_obs = rb - ra
+        psi = (nn - 1) * srs + d_obs * d_obs  # the share of prompts answered differently
+        n10 = np.clip(nn * (psi - d_obs) / 2, 0, None)
+        n01 = np.clip(nn * (psi + d_obs) / 2, 0, None)
+        n11 = np.clip(nn * ra - n10, 0, None)
+        n00 = np.clip(nn - n11 - n10 - n01, 0, None)
+        odds = (n11 + 0.5) * (n00 + 0.5) / ((n10 + 0.5) * (n01 + 0.5))
+        q = np.minimum((ra + rb) / 2, 1 - (ra + rb) / 2)
+        v0 = _per_prompt_variance(q, 0.0, odds)
+
+        def gap(d: Float) -> Float:
+            var = se * se + deff * (_per_prompt_variance(q, d, odds) - v0) / nn
+            return d - MDE_FACTOR * np.sqrt(np.maximum(var, 0.0)) - c
+
+        lo, hi = c.copy(), 1.0 - q
+        reachable = gap(hi) >= 0
+        # Bisection, on every pair at once (a board has thousands; scipy's bracketing
+        # root-finders take one at a time): gap(lo) <= 0 <= gap(hi), 50 halvings.
+        for _ in range(50):
+            mid = (lo + hi) / 2
+            up = gap(mid) < 0
+            lo, hi = np.where(up, mid, lo), np.where(up, hi, mid)
+    ok = np.isfinite(se) & np.isfinite(srs) & np.isfinite(q) & reachable
+    return np.where(ok, hi, np.nan)
+
+
+def _per_prompt_variance(q: Float, d: Float | float, odds: Float) -> Float:
+    """``Var(B - A)`` of one prompt's answers with A's share ``q`` and B's ``q + d`` at the
+    odds ratio ``odds`` (Plackett 1965: the both-reinforcing share is the root of
+    ``p11 p00 / (p10 p01) = odds`` given the two shares): ``psi - d^2``, ``psi`` the share
+    answered differently."""
+    a, b = q, q + d
+    s = 1 + (a + b) * (odds - 1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        root = (s - np.sqrt(np.maximum(s * s - 4 * odds * (odds - 1) * a * b, 0.0))) / (
+            2 * (odds - 1)
+        )
+    p11 = np.where(np.abs(odds - 1) < 1e-9, a * b, root)
+    return a + b - 2 * p11 - (b - a) ** 2
