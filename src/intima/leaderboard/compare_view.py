@@ -91,9 +91,10 @@ def pair_texts(
     diff: int | None, lo: int | None, hi: int | None, mde: int | None, different: bool, n: int
 ) -> tuple[str, str, str, str, str]:
     """A pair's numbers (in tenths of a point, :func:`tenth_points`) as the side-by-side
-    and ``intima compare`` print them: B − A, its 95% interval, the smallest detectable difference (never above 100
-    points: "over 100"), the verdict and the judged pairs. Under :data:`MIN_JUDGED_PAIRS`
-    judged pairs: no number and no verdict, "too few judged pairs"."""
+    and ``intima compare`` print them: B − A, its 95% interval, the smallest detectable
+    difference (never above 100 points: "over 100"), the verdict and the judged pairs. Under
+    :data:`MIN_JUDGED_PAIRS` judged pairs: no number and no verdict, "too few judged
+    pairs"."""
     if n < MIN_JUDGED_PAIRS:
         return ("–", "", "–", TOO_FEW, str(n))
     if diff is None:
