@@ -76,8 +76,8 @@ _Z: Final = NormalDist().inv_cdf(0.5 + CONFIDENCE / 2)
 MDE_FACTOR: Final = _Z + NormalDist().inv_cdf(POWER)
 #: Fewest judged pairs (prompts both configurations were scored on) for a paired difference;
 #: under it the pages say "too few judged pairs" and give no number and no verdict. Chosen by
-#: ``benchmarks/bench_paired_minimum.py``: from 10 pairs the paired test's false-positive rate
-#: stays near its 5% and the smallest detectable difference under 100 points.
+#: ``benchmarks/bench_paired_minimum.py``: from 10 pairs the largest smallest-detectable
+#: difference is under 100 points (94 at 10, 120 at 8); the false-positive rate stays under 5%.
 MIN_JUDGED_PAIRS: Final = 10
 
 Float = NDArray[np.float64]
@@ -438,7 +438,8 @@ def _column(num_rep: Float, den_rep: Float, num: Float, den: Float) -> tuple[Flo
 def mde_note() -> str:
     """How the pages' paired numbers are made, in one sentence for the methodology."""
     return (
-        "B − A over the n prompts both configurations answered, with a 95% interval "
+        "B − A over the n judged pairs (prompts both configurations were scored on; under "
+        f"{MIN_JUDGED_PAIRS}: too few judged pairs, no number), with a 95% interval "
         "d ± (1.96 SE + 1/(2n)) (half a response of continuity correction); "
         "SE from the board's own bootstrap replicates (the same prompts drawn for both, each "
         "code's deviation rescaled by sqrt(n/(n−1))), never under the SE of independent "
