@@ -69,7 +69,7 @@ def test_compare_and_the_pages_round_a_number_once_and_alike() -> None:
     ten-thousandths, then to tenths) and 48.9 in ``compare``; both now take one path, which
     rounds once: 48.9. Under the minimum of judged pairs: no number, no verdict (issue 39)."""
     from intima.leaderboard.compare_view import difference_texts, pair_cells, tenth_points
-    from intima.results.paired import MIN_JUDGED_PAIRS, Difference
+    from intima.results.paired import Difference
 
     d = Difference("a", "b", 0.12345, 0.0123, 0.23451, 0.1, 0.48949, True, 40, 0.2, 0.32345)
     assert difference_texts(d) == ("+12.3", " [+1.2, +23.5]", "48.9", "different", "40")
@@ -81,11 +81,5 @@ def test_compare_and_the_pages_round_a_number_once_and_alike() -> None:
     # No detectable difference above 100 points is ever shown.
     wide = d._replace(mde=1.679)
     assert difference_texts(wide)[2] == "over 100"
-    few = d._replace(n_common=MIN_JUDGED_PAIRS - 1)
-    assert difference_texts(few) == (
-        "–",
-        "",
-        "–",
-        "too few judged pairs",
-        str(MIN_JUDGED_PAIRS - 1),
-    )
+    few = d._replace(n_common=9)  # the documented minimum is 10 judged pairs
+    assert difference_texts(few) == ("–", "", "–", "too few judged pairs", "9")

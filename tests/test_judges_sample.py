@@ -429,8 +429,6 @@ def test_the_dry_run_prices_only_the_sample_and_the_judge_warns_of_thin_dimensio
     """Issue 39: ``--dry-run`` counts what ``--sample``/``--fraction`` would judge (what the
     real run then sends), recording nothing; the real run warns where a dimension holds fewer
     than the board's minimum of judged responses, and not where it is judged whole."""
-    from intima.results.prediction import MIN_LABELLED
-
     server = fake_server()
     db, judge = _twenty_answered(tmp_path, server.base_url)
     dry = invoke_cli(*judge, "--sample", "4", "--dry-run")
@@ -442,7 +440,7 @@ def test_the_dry_run_prices_only_the_sample_and_the_judge_warns_of_thin_dimensio
     assert real.returncode == 0, real.stderr
     assert server.completed == 20 + 4  # what the dry run counted
     said = real.stdout + real.stderr
-    assert "warning:" in said and f"the board's share there needs {MIN_LABELLED} judged" in said
+    assert "warning:" in said and "the board's share there needs 15 judged" in said
     grow = invoke_cli(*judge, "--fraction", "0.5", "--dry-run")  # 10 in all: 6 more
     assert grow.returncode == 0 and _requests(grow.stdout) == 6 and server.completed == 24
     whole = invoke_cli(*judge, "--sample", "20")
