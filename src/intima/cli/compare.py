@@ -78,7 +78,10 @@ def compare_cmd(
     out.print(_paired_grid(view, chosen, metric, scopes, run_a, run_b))
     headline = _headline_grid(view, chosen, metric, scopes, run_a, run_b)
     if headline is not None:
+        from intima.leaderboard.compare_view import headline_note
+
         out.print(headline)
+        out.print(for_terminal(headline_note(chosen)), highlight=False)
     out.print(for_terminal(mde_note()), highlight=False)
     out.print(f"B = {bootstrap}, seed {seed}; a measurement, not a verdict.", highlight=False)
 
