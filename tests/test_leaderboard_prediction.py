@@ -224,7 +224,7 @@ def test_compare_on_a_sampled_judge_counts_judged_pairs(built: tuple[Path, Path]
     res = invoke_cli("compare", "plain", "kind", "--scorer", "J", "--bootstrap", "50",
                      "--store", str(built[0]), env={"COLUMNS": "250"})  # fmt: skip
     assert res.returncode == 0, res.stderr
-    paired, headline = res.stdout.split("would label every response")
+    paired, headline = res.stdout.split("would label every response", 1)
     rows = {c[0]: c for c in map(_cells, paired.splitlines()) if len(c) == 7}
     for scope, n in judged.items():
         row = rows[scope]
@@ -272,7 +272,7 @@ def test_the_side_by_side_shows_judged_pairs_and_the_headline_difference(
     judged = _judged(built[0])
     res = invoke_cli("compare", "plain", "kind", "--scorer", "J", "--bootstrap", "50",
                      "--store", str(built[0]), env={"COLUMNS": "250"})  # fmt: skip
-    paired, headline = res.stdout.split("would label every response")
+    paired, headline = res.stdout.split("would label every response", 1)
     want = [c for c in map(_cells, paired.splitlines()) if len(c) == 7 and c[0] != "scope"]
     want_h = [c for c in map(_cells, headline.splitlines()) if len(c) == 6 and c[0] != "scope"]
     with sync_playwright() as pw:
