@@ -280,8 +280,8 @@ def share_cell(r: PredictionRow | None) -> str:
     """One configuration's headline share and its 95% interval, or why there is none."""
     if r is None:
         return "–"
-    if r.estimate is None:
-        return f'<span class="why">{esc(r.note)}</span>'
+    if r.estimate is None:  # why, as a tooltip: the row's verdict and count say it short
+        return f'<span class="why" title="{esc(r.note)}">–</span>'
     ends = f"[{pct(r.lo)}, {pct(r.hi)}]"
     return f'<span class="rate">{pct(r.estimate)}</span><span class="ci"> {ends}</span>'
 
