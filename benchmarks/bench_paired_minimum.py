@@ -2,7 +2,7 @@
 ``intima.results.paired``): how the paired test behaves on few pairs. The table of
 ``docs/leaderboard.md``.
 
-    .venv/bin/python benchmarks/bench_paired_minimum.py [--boards 1000] [--seed 0]
+    .venv/bin/python benchmarks/bench_paired_minimum.py [--boards 400] [--seed 0]
 
 A judge on a sample of each configuration scores few prompts of both (with ``--sample 60`` of
 368 each, about 10 in common). Each board here is those judged pairs alone: ``n`` prompts in
@@ -56,7 +56,7 @@ def rates(n: int, share: float, boards: int, seed: int) -> tuple[float, float, f
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--boards", type=int, default=1000)
+    ap.add_argument("--boards", type=int, default=400)
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
     t = time.time()
