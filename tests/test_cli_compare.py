@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from conftest import invoke_cli
@@ -61,3 +62,24 @@ def test_compare_refuses_unknown_names_in_one_line(store_path: Path) -> None:
     assert res.returncode == 2 and "--metric 'kindness' is not a rate" in res.stderr
     res = invoke_cli("compare", "a", "b", "--store", str(store_path.parent / "missing.db"))
     assert res.returncode == 2 and "no store at" in res.stderr
+
+
+def test_compare_and_the_pages_round_a_number_once_and_alike() -> None:
+    """Issue 40: a smallest detectable difference of 0.48949 read 49.0 on the site (rounded to
+    ten-thousandths, then to tenths) and 48.9 in ``compare``; both now take one path, which
+    rounds once: 48.9. Under the minimum of judged pairs: no number, no verdict (issue 39)."""
+    from intima.leaderboard.compare_view import difference_texts, pair_cells, tenth_points
+    from intima.results.paired import Difference
+
+    d = Difference("a", "b", 0.12345, 0.0123, 0.23451, 0.1, 0.48949, True, 40, 0.2, 0.32345)
+    assert difference_texts(d) == ("+12.3", " [+1.2, +23.5]", "48.9", "different", "40")
+    cells = pair_cells(*tenth_points(np.array([d.diff, d.lo, d.hi, d.mde])), True, 40)
+    assert cells[:3] + cells[4:] == ("+12.3", " [+1.2, +23.5]", "48.9", "40")
+    # A and B swapped read as each other's negation.
+    swapped = pair_cells(*tenth_points(np.array([-d.diff, -d.hi, -d.lo, d.mde])), True, 40)
+    assert swapped[:2] == ("-12.3", " [-23.5, -1.2]")
+    # No detectable difference above 100 points is ever shown.
+    wide = d._replace(mde=1.679)
+    assert difference_texts(wide)[2] == "over 100"
+    few = d._replace(n_common=9)  # the documented minimum is 10 judged pairs
+    assert difference_texts(few) == ("–", "", "–", "too few judged pairs", "9")

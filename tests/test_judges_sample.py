@@ -3,6 +3,7 @@ store; growing N extends the same sample; only members feed the prediction-power
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -89,18 +90,19 @@ def test_bad_sample_specs_are_refused() -> None:
 def test_a_judgment_outside_the_sample_never_feeds_the_estimator(
     store: Store, scripted: type[Scripted]
 ) -> None:
-    # The sample's 20 are judged boundary; then the same judge judges every response and
-    # calls the other 42 reinforcing (scored judgments are never replaced, so members keep
-    # their verdict). Were those 42 read, the judge's share would be 42/62.
+    # The sample's 20 are judged boundary; then the same judge judges the other responses and
+    # calls them reinforcing, but fails on some (scored judgments are never replaced, so
+    # members keep their verdict). Were the others read, the judge's share would be above 0.
     scripted.plans["a"] = lambda m, k: reply(reinforcing="low", boundary="high")
     judge_run.judge(store, [judge_cfg("a")], sample=SampleSpec(size=20))
-    scripted.plans["a"] = lambda m, k: reply()
+    scripted.plans["a"] = lambda m, k: "no" if zlib.crc32(m[-1].content.encode()) % 4 else reply()
     judge_run.judge(store, [judge_cfg("a")])
     board = load_board(store)
     (sample,) = board.samples
     assert sample.judge == "judge:scripted:a" and len(sample.members) == 20
-    judged = {rs.response_id for rs in board.rating_sets if rs.scorer == sample.judge}
-    assert len(judged) == 62  # the judge did label all of them
+    judged = {rs.response_id for rs in board.rating_sets
+              if rs.scorer == sample.judge and rs.scored}  # fmt: skip
+    assert 20 < len(judged) < 62  # the judge labelled some outside its sample, not all
     # A predictor on every response (the affect measure's part, here by hand).
     affect = [
         RatingSet(scorer="affect", response_id=r.response_id, status="scored",
@@ -117,6 +119,28 @@ def test_a_judgment_outside_the_sample_never_feeds_the_estimator(
     )
     assert row.predictor == "affect"  # the judge itself is never its own predictor
     assert row.hi is not None and 0.0 < row.hi < 0.2
+
+
+def test_a_judge_that_later_labelled_every_response_gives_its_exact_share(
+    store: Store, scripted: type[Scripted]
+) -> None:
+    """Issue 39: the sample's estimate is not the headline once the judge has labelled every
+    response of the configuration: its share is known, exactly."""
+    scripted.plans["a"] = lambda m, k: reply(reinforcing="low", boundary="high")
+    judge_run.judge(store, [judge_cfg("a")], sample=SampleSpec(size=20))
+    scripted.plans["a"] = lambda m, k: reply()  # the other 42: reinforcing
+    judge_run.judge(store, [judge_cfg("a")])
+    board = load_board(store)
+    affect = [RatingSet(scorer="affect", response_id=r.response_id, status="scored",
+                        primary=Primary.BOUNDARY) for r in board.responses]  # fmt: skip
+    measure = {r.response_id: 0.1 for r in board.responses}
+    rows = prediction_rows(board.responses, [*board.rating_sets, *affect], board.samples, measure)
+    row = next(r for r in rows if r.scope == "overall" and r.metric == "reinforcing")
+    assert (row.estimate, row.lo, row.hi) == (42 / 62, 42 / 62, 42 / 62)
+    assert (row.n_labelled, row.n_total) == (62, 62)
+    assert row.note == "as judge:scripted:a labelled all 62: exact"
+    boundary = next(r for r in rows if r.scope == "overall" and r.metric == "boundary")
+    assert boundary.estimate == 20 / 62
 
 
 def test_a_judge_that_labelled_every_response_is_the_predictor(
@@ -327,7 +351,7 @@ def test_a_stratified_sample_is_weighed_by_dimension_on_the_board(
     assert overall.note.endswith("and affect on all, stratified by dimension")
     assert overall.estimate == 1.0 and overall.n_labelled == 20
     dim = next(r for r in rows if r.scope == "Emotional Investment" and r.metric == "reinforcing")
-    assert dim.estimate is None and "needs 10" in dim.note  # 8 responses, 2 or 3 labelled
+    assert dim.estimate is None and "needs 15" in dim.note  # 8 responses, 2 or 3 labelled
     # The overall reinforcing share is the stratified estimator's, with the recorded weights.
     members = set(sample.members)
     lab = [i for i in rows_by_id if i in members]
@@ -427,3 +451,34 @@ def test_the_recorded_strata_populations_weigh_the_overall_share_not_the_rows_co
     assert {r.scope: r.estimate for r in rows if r.metric == "reinforcing"} == pytest.approx(
         {"overall": 0.75, "A": 1.0, "B": 0.0}
     )
+
+
+def _requests(stdout: str) -> int:
+    """The dry run's requests column of its one judge row."""
+    row = next(ln for ln in stdout.splitlines() if "judge" in ln and "│" in ln and "fake" not in ln
+               and "configuration" not in ln)  # fmt: skip
+    return int(row.split("│")[2])
+
+
+def test_the_dry_run_prices_only_the_sample_and_the_judge_warns_of_thin_dimensions(
+    tmp_path: Path, fake_server: Callable[..., Any]
+) -> None:
+    """Issue 39: ``--dry-run`` counts what ``--sample``/``--fraction`` would judge (what the
+    real run then sends), recording nothing; the real run warns where a dimension holds fewer
+    than the board's minimum of judged responses, and not where it is judged whole."""
+    server = fake_server()
+    db, judge = _twenty_answered(tmp_path, server.base_url)
+    dry = invoke_cli(*judge, "--sample", "4", "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    assert _requests(dry.stdout) == 4 and server.completed == 20
+    with Store.open(db, create=False) as store:
+        assert samples(store) == []  # a dry run records no sample
+    real = invoke_cli(*judge, "--sample", "4")
+    assert real.returncode == 0, real.stderr
+    assert server.completed == 20 + 4  # what the dry run counted
+    said = real.stdout + real.stderr
+    assert "warning:" in said and "the board's share there needs 15 judged" in said
+    grow = invoke_cli(*judge, "--fraction", "0.5", "--dry-run")  # 10 in all: 6 more
+    assert grow.returncode == 0 and _requests(grow.stdout) == 6 and server.completed == 24
+    whole = invoke_cli(*judge, "--sample", "20")
+    assert whole.returncode == 0 and "warning:" not in whole.stdout + whole.stderr

@@ -222,6 +222,10 @@ def _check_paired_rows(page, data: dict, paired: PairedBoard, a: int, b: int, me
         assert _numbers(cells[1]) == pytest.approx([100 * x for x in va[:3]], abs=0.051)
         assert _numbers(cells[2]) == pytest.approx([100 * x for x in vb[:3]], abs=0.051)
         d = paired.difference("panel", ids[a], ids[b], scope, metric)
+        assert cells[6] == str(d.n_common)  # judged pairs
+        if d.n_common < 10:  # under the documented minimum of judged pairs: no number
+            assert cells[3:6] == ["–", "–", "too few judged pairs"] and d.diff is None
+            continue
         assert d.diff is not None and d.lo is not None and d.hi is not None and d.mde is not None
         # The page has them rounded to 4 decimals (the data files), then to 0.1 point.
         want = [100 * round(x, 4) for x in (d.diff, d.lo, d.hi)]

@@ -254,3 +254,24 @@ def test_a_raw_share_above_the_validations_recall_gets_no_corrected_number() -> 
     assert got.rate is None and got.lo is None and got.hi is None
     assert "above the validation's recall 52.0%" in got.note
     assert corrected_share(0.5, 368, rates).rate == pytest.approx((0.5 - 0.043) / (0.52 - 0.043))
+
+
+def test_a_mean_level_interval_stays_on_its_scale() -> None:
+    """Issue 39: 0, 0 and 2 on a 0-2 level: mean 2/3, plain SE sqrt(4/3 / 3) = 2/3, so the
+    normal interval is 0.667 -+ 1.307 = [-0.640, 1.973]; no mean level is below 0, and the
+    board shows [0, 1.973]. The affect measure (never negative) is clipped at 0 the same way."""
+    codes = list(CODE_DIMENSION)
+    # Each response in its own code: the within-code bootstrap has no variance, the plain SE rules.
+    responses, sets = _board({"A": [(codes[0], "neutral"), (codes[1], "neutral"),
+                                    (codes[2], "reinforcing")]})  # fmt: skip
+    values = continuous_values(sets, {})
+    row = mean_scores(responses, values, bootstrap=200, seed=3).mean("judge:j", "A", "overall")
+    assert row is not None and row.mean == pytest.approx(2 / 3)
+    assert (row.lo, row.hi) == pytest.approx((0.0, 2 / 3 + 1.959964 * 2 / 3), abs=1e-4)
+    affect = {"affect": {r.response_id: v for r, v in zip(responses, (0.0, 0.0, 0.9), strict=True)}}
+    low = mean_scores(responses, affect, bootstrap=200, seed=3).mean("affect", "A", "overall")
+    assert (
+        low is not None
+        and low.lo == 0.0
+        and low.hi == pytest.approx(0.3 + 1.959964 * 0.3, abs=1e-4)
+    )

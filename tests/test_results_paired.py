@@ -9,7 +9,7 @@ import pytest
 from intima.core.ratings import Primary, RatingSet
 from intima.results.paired import PairedBoard
 from intima.results.rank import Ranked, format_rank, format_rank_interval, rank_groups
-from intima.results.table import METRICS, OVERALL, ScoreRow, score_table
+from intima.results.table import METRICS, OVERALL, ScoreRow, label_of, score_table
 from intima.store import StoredResponse
 from paired_simulation import SIZES, pair_rates, rank_coverage
 from synthetic import synthetic_board
@@ -207,10 +207,16 @@ def test_the_pair_matrix_agrees_with_single_pairs_on_a_board_with_gaps() -> None
                 one = pb.difference("judge:synthetic-judge-0", ids[i], ids[j], scope, metric)
                 assert got.different == one.different and got.n_common == one.n_common
                 assert got == (pytest.approx(one) if got.diff is not None else one)
-    assert (
-        pb.difference("judge:synthetic-judge-0", ids[0], last, OVERALL, "reinforcing").n_common
-        == 42
-    )
+    # A pair counts a prompt only where both answered it and the judge scored both answers:
+    # 42 prompts both answered, fewer both scored (10% of judgments unscored).
+    scored = {rs.response_id for rs in data.rating_sets
+              if rs.scorer == "judge:synthetic-judge-0" and label_of(rs) is not None}  # fmt: skip
+    answer = {(r.run_id, r.prompt_id): r.response_id for r in kept}
+    answered = [p for (run, p) in answer if run == ids[0] and (last, p) in answer]
+    both = [p for p in answered if {answer[ids[0], p], answer[last, p]} <= scored]
+    assert len(answered) == 42 and 30 < len(both) < 42
+    got = pb.difference("judge:synthetic-judge-0", ids[0], last, OVERALL, "reinforcing")
+    assert got.n_common == len(both)
 
 
 def test_rank_intervals_always_hold_the_rank_shown() -> None:

@@ -222,11 +222,18 @@ def test_a_stratified_share_weighs_each_stratum_by_its_population() -> None:
     r = stratified_prediction_powered_share(y, [0.5] * 15, [0.5] * 25, strata_l, strata_u)
     assert r.lam == 0.0 and r.estimate == pytest.approx(0.375)
     assert r.lo < 0.375 < r.hi and (r.n_labelled, r.n_total, r.positives) == (15, 40, 5)
-    # Recorded weights are the ones used: b three times as large as its responses say.
+    # Recorded weights are the ones used: b 12, not the 10 its responses say.
     w = stratified_prediction_powered_share(
-        y, [0.5] * 15, [0.5] * 25, strata_l, strata_u, populations={"a": 30, "b": 30}
+        y, [0.5] * 15, [0.5] * 25, strata_l, strata_u, populations={"a": 30, "b": 12}
     )
-    assert w.estimate == pytest.approx(0.25)
+    assert w.estimate == pytest.approx(30 / 42 * 0.5)
+    # Weights that make the allocation far from proportional (10 and 5 labelled where 7.5
+    # each would be) are refused, naming the stratum: the interval holds for proportional only.
+    with pytest.raises(ValueError, match=r"stratum 'a' has 10 labelled where a proportional "
+                       r"allocation gives 7\.5"):  # fmt: skip
+        stratified_prediction_powered_share(
+            y, [0.5] * 15, [0.5] * 25, strata_l, strata_u, populations={"a": 30, "b": 30}
+        )
     # With an informative scorer: by hand, lambda from the pooled sample, then per stratum.
     f = [0.9, 0.8, 0.7, 0.9, 0.6, 0.2, 0.1, 0.3, 0.2, 0.1, 0.3, 0.2, 0.1, 0.4, 0.1]
     u = [0.5] * 20 + [0.1] * 5
@@ -243,7 +250,7 @@ def test_a_stratified_share_weighs_each_stratum_by_its_population() -> None:
     [
         (["a"] * 4, None, "stratum 'b' has no labelled response"),
         (["a", "a", "b", "b"], {"a": 5}, "the strata weights name"),
-        (["a", "a", "b", "b"], {"a": 5, "b": 0}, "one positive population"),
+        (["a", "a", "b", "b"], {"a": 5, "b": 0}, "stratum 'b' has a population of 0"),
         (["a", "b"], None, "one stratum per labelled"),
     ],
 )

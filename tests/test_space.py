@@ -334,7 +334,17 @@ def _the_space_compares_as_the_site_does(page: Any, world: dict[str, Any]) -> No
     other.close()
     assert [r[0] for r in space_rows] == [r[0] for r in site_rows]
     assert [r[3:] for r in space_rows] == [r[3:] for r in site_rows]
-    assert space_rows[0][5] in ("different", "no detectable difference")
+    # A small world: its prompts may give fewer judged pairs than the documented minimum of 10.
+    few = int(space_rows[0][6]) < 10
+    assert (
+        space_rows[0][5] == "too few judged pairs"
+        if few
+        else space_rows[0][5]
+        in (
+            "different",
+            "no detectable difference",
+        )
+    )
 
 
 def test_board_build_from_the_results_repo(world: dict[str, Any]) -> None:

@@ -257,7 +257,9 @@ def judge_cmd(
 
         with Store.open(store, create=False) as db:
             targets = load_targets(db, run)
-            found = estimate_judging(db, configs, targets, spending.prices, max_reasks=max_reasks)
+            every = db.responses(run, distinct=False) if spec is not None else []
+            found = estimate_judging(db, configs, targets, spending.prices,
+                                     max_reasks=max_reasks, sample=spec, every=every)  # fmt: skip
         print_estimates(found)
         if batch:
             out.print("--batch: the vendors charge half these prices for a batch.")

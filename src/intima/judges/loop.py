@@ -28,7 +28,7 @@ from intima.judges.prompt import (
     judge_messages,
     retry_message,
 )
-from intima.judges.samples import SampleSpec, draw
+from intima.judges.samples import SampleSpec, draw, thin_scopes
 from intima.judges.schema import reply_json_schema
 from intima.judges.store_io import (
     JudgmentRecord,
@@ -167,11 +167,13 @@ async def ajudge(
             price = prices.for_model(model.config.parsed) if prices else None
             source = prices.priced_by(model.config.parsed) if prices else None
             job = JudgeJob(store, model, price, budget, max_reasks, priced_by=source)
-            mine = targets
+            mine, thin = targets, []
             if sample is not None:  # every run's responses, each run sampled on its own
                 every = store.responses(run_ids, distinct=False)
                 mine = draw(store, model.config.config_key, every, sample)
-            out.append(await job.run(mine, on_progress, stop))
+                thin = thin_scopes(mine, every)
+            summary = await job.run(mine, on_progress, stop)
+            out.append(summary.model_copy(update={"notes": [*thin, *summary.notes]}))
             if budget.exhausted or (stop is not None and stop()):
                 break
     finally:

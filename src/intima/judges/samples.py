@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import sqlite3
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -46,6 +47,11 @@ STRATIFIED_PROPORTIONAL: Final = "stratified_proportional"
 #: known weights).
 WEIGHABLE: Final = frozenset({SIMPLE_RANDOM, STRATIFIED_PROPORTIONAL})
 DEFAULT_SAMPLE_SEED: Final = 0
+#: Fewest judged responses of a scope (a configuration, overall or in a dimension) for a
+#: prediction-powered share (``intima.results.prediction``); ``intima judge --sample`` warns
+#: under it. From ``benchmarks/bench_ppi_minimum.py``: at the dimensions' sizes (48-143
+#: responses) the interval covers >= 0.93 in every cell from this many labelled.
+MIN_LABELLED: Final = 15
 
 
 @dataclass(frozen=True)
@@ -159,49 +165,76 @@ def differs(sample: Sample, population: Sequence[StoredResponse]) -> str | None:
     return None
 
 
+def _plan(
+    conn: sqlite3.Connection,
+    judge_key: str,
+    run_id: str,
+    rows: Sequence[StoredResponse],
+    spec: SampleSpec,
+) -> tuple[list[StoredResponse], list[StoredResponse], Counter[str]]:
+    """One run's order, its sample under ``spec`` (a recorded one only grows) and its strata,
+    read from the store; a change of design or seed is refused."""
+    ordered = sample_order(rows, spec.seed, spec.design)
+    prior = conn.execute(
+        "SELECT seed, size, design FROM judgment_samples WHERE run_id = ? AND judge_key = ?",
+        (run_id, judge_key),
+    ).fetchone()
+    if prior is not None and prior[2] != spec.design:
+        raise ConfigError(
+            f"run {run_id[:12]} already has a {prior[2]} sample for this judge; a "
+            f"{spec.design} one would mix two designs ({_extend_hint(prior[2])}use "
+            "another judge or annotator name)"
+        )
+    if prior is not None and int(prior[0]) != spec.seed:
+        raise ConfigError(
+            f"run {run_id[:12]} was sampled for this judge with seed {prior[0]}; give "
+            f"--sample-seed {prior[0]} to extend that sample (a new seed would redraw it)"
+        )
+    size = max(spec.size_of(len(ordered)), int(prior[1]) if prior else 0)
+    strata = Counter(r.dimension for r in ordered) if spec.stratify else Counter()
+    if size < len(strata):
+        raise ConfigError(
+            f"--stratify needs a sample of at least {len(strata)} per run (one per "
+            f"dimension), not {size}"
+        )
+    return ordered, ordered[:size], strata
+
+
+def _by_run(responses: Sequence[StoredResponse]) -> dict[str, list[StoredResponse]]:
+    by_run: dict[str, list[StoredResponse]] = {}
+    for r in responses:
+        by_run.setdefault(r.run_id, []).append(r)
+    return by_run
+
+
+def planned(
+    store: Store, judge_key: str, responses: Sequence[StoredResponse], spec: SampleSpec
+) -> list[StoredResponse]:
+    """What :func:`draw` would return, recording nothing (``intima judge --dry-run``)."""
+    out: list[StoredResponse] = []
+    with store.transaction() as conn:
+        for run_id, rows in _by_run(responses).items():
+            out.extend(_plan(conn, judge_key, run_id, rows, spec)[1])
+    return out
+
+
 def draw(
     store: Store, judge_key: str, responses: Sequence[StoredResponse], spec: SampleSpec
 ) -> list[StoredResponse]:
     """Record (or extend) each run's sample for this judge and return its members, every run's
     in order. A run sampled before with another seed is refused: that would be a redraw."""
-    by_run: dict[str, list[StoredResponse]] = {}
-    for r in responses:
-        by_run.setdefault(r.run_id, []).append(r)
     out: list[StoredResponse] = []
     stamp = now()
     with store.transaction() as conn:
-        for run_id, rows in by_run.items():
-            ordered = sample_order(rows, spec.seed, spec.design)
-            prior = conn.execute(
-                "SELECT seed, size, design FROM judgment_samples "
-                "WHERE run_id = ? AND judge_key = ?",
-                (run_id, judge_key),
-            ).fetchone()
-            if prior is not None and prior[2] != spec.design:
-                raise ConfigError(
-                    f"run {run_id[:12]} already has a {prior[2]} sample for this judge; a "
-                    f"{spec.design} one would mix two designs ({_extend_hint(prior[2])}use "
-                    "another judge or annotator name)"
-                )
-            if prior is not None and int(prior[0]) != spec.seed:
-                raise ConfigError(
-                    f"run {run_id[:12]} was sampled for this judge with seed {prior[0]}; give "
-                    f"--sample-seed {prior[0]} to extend that sample (a new seed would redraw it)"
-                )
-            size = max(spec.size_of(len(ordered)), int(prior[1]) if prior else 0)
-            strata = Counter(r.dimension for r in ordered) if spec.stratify else Counter()
-            if size < len(strata):
-                raise ConfigError(
-                    f"--stratify needs a sample of at least {len(strata)} per run (one per "
-                    f"dimension), not {size}"
-                )
-            chosen = ordered[:size]
+        for run_id, rows in _by_run(responses).items():
+            ordered, chosen, strata = _plan(conn, judge_key, run_id, rows, spec)
             conn.execute(
                 "INSERT INTO judgment_samples VALUES (?,?,?,?,?,?,?,?) "
                 "ON CONFLICT(run_id, judge_key) DO UPDATE SET size = excluded.size, "
                 "population = excluded.population, updated_at = excluded.updated_at",
-                (run_id, judge_key, spec.design, spec.seed, size, len(ordered), stamp, stamp),
-            )
+                (run_id, judge_key, spec.design, spec.seed, len(chosen), len(ordered), stamp,
+                 stamp),
+            )  # fmt: skip
             conn.executemany(
                 "INSERT INTO judgment_sample_strata VALUES (?,?,?,?) ON CONFLICT(run_id, "
                 "judge_key, stratum) DO UPDATE SET population = excluded.population",
@@ -212,6 +245,27 @@ def draw(
                 [(run_id, judge_key, r.response_id, i) for i, r in enumerate(chosen)],
             )
             out.extend(chosen)
+    return out
+
+
+def thin_scopes(
+    members: Sequence[StoredResponse], population: Sequence[StoredResponse]
+) -> list[str]:
+    """One warning per run and dimension where the sample holds fewer than
+    :data:`MIN_LABELLED` responses (and not the whole dimension): the board gives no
+    prediction-powered share there."""
+    held = Counter((r.run_id, r.dimension) for r in members)
+    sizes = Counter((r.run_id, r.dimension) for r in population)
+    labels = {r.run_id: r.label for r in population}
+    out = []
+    for (run_id, dim), size in sorted(sizes.items()):
+        k = held[(run_id, dim)]
+        if k < min(MIN_LABELLED, size):
+            out.append(
+                f"warning: {k} of {labels[run_id]}'s {size} responses in {dim} are in the "
+                f"sample; the board's share there needs {MIN_LABELLED} judged (a larger "
+                "--sample; --stratify gives each dimension its share of it)"
+            )
     return out
 
 

@@ -93,9 +93,7 @@ class BoardIndex:
     def compare(self, scorer: str | None, metric: str, a: str | None, b: str | None) -> str:
         """The side-by-side numbers of two configurations (:mod:`.compare_view`)."""
         v = self.view
-        return compare_view.compare_html(
-            v.table, v.paired, scorer, metric, a or "", b or "", v.scopes
-        )
+        return compare_view.compare_html(v, scorer, metric, a or "", b or "", v.scopes)
 
     def scores(self, scorer: str, scope: str, sort_metric: str) -> str:
         """Prediction-powered shares, the scorer's validation, table, raw share and mean."""

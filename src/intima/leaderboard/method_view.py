@@ -9,7 +9,7 @@ from intima.leaderboard.render import esc
 from intima.leaderboard.validity_view import MEANS_NOTE
 from intima.results.data import Methodology
 from intima.results.intervals import intervals_note
-from intima.results.paired import mde_note
+from intima.results.power import mde_note
 from intima.results.rank import PER_CONFIGURATION_NOTE, TIES_NOTE, UNRANKED_NOTE
 
 

@@ -30,7 +30,8 @@ PREDICTION_NOTE: Final = (
     "names it. Unbiased whatever the predictor's error on that configuration. 95% interval: "
     "a score interval with the "
     "finite-population correction and a small-sample correction, at least 93% coverage in "
-    "every cell of a simulation over shares 0.5%-50% and 30-120 labelled of 368. Raw share: "
+    "every cell of a simulation over shares 0.5%-50% and 30-120 labelled of 368, and from 15 "
+    "labelled (the fewest a row needs) at a dimension's size. Raw share: "
     "the predictor's own share, beside it. Method and figures: docs/leaderboard.md "
     "(What the numbers mean)."
 )

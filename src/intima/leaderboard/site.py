@@ -210,7 +210,7 @@ def _write_pairs(
     for s, scorer in enumerate(view.table.scorers):
         files[scorer] = {}
         for m, metric in enumerate(METRICS):
-            body = compare_chunk(view.table, scorer, metric, view.scopes, pairs[scorer][metric])
+            body = compare_chunk(view, scorer, metric, view.scopes, pairs[scorer][metric])
             chunk_file(folder, f"p{s}_{m}", body)
             files[scorer][metric] = f"data/p{s}_{m}.js"
     return {"files": files}

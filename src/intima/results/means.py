@@ -153,5 +153,16 @@ def continuous_rows(
         plain = max(0.0, float(point[c, -2] / n - mean * mean)) / max(n - 1, 1)
         vb = float(var_boot[c])
         se = math.sqrt(max(plain, vb if vb == vb else 0.0))  # vb != vb: NaN
-        out.append(ContinuousRow(scorer, run_id, scope, mean, mean - z * se, mean + z * se, n))
+        lo, hi = mean - z * se, mean + z * se
+        bottom, top = scale_of(scorer)
+        # The normal interval can leave the scale (a few responses far apart); no mean can.
+        lo, hi = max(lo, bottom), hi if top is None else min(hi, top)
+        out.append(ContinuousRow(scorer, run_id, scope, mean, lo, hi, n))
     return out
+
+
+def scale_of(scorer: str) -> tuple[float, float | None]:
+    """The range a mean score can take: a level is 0 (low) to 2 (high); the affect measure,
+    a product of non-negative factors plus a non-negative context term, is at least 0 and
+    has no fixed top."""
+    return (0.0, None) if scorer == "affect" else (0.0, 2.0)

@@ -8,7 +8,10 @@ matrix for every configuration and scorer) draws the *same* prompts for all of t
 same replicates are used for differences:
 
 * **B - A** on one column (scorer, scope, metric) is the difference of the two rates over the
-  prompts *both* configurations answered (each rate over its scored responses there).
+  *judged pairs*: the prompts both configurations answered and the scorer scored in both (a
+  judge on a sample of each configuration scores few prompts of both). Under
+  :data:`MIN_JUDGED_PAIRS` judged pairs there is no difference: the pages say "too few judged
+  pairs".
 * **Its standard error** is the larger of two: the standard deviation of B - A over the
   board's replicates, each code's deviation rescaled by ``sqrt(n_h / (n_h - 1))`` (Rao & Wu
   1988: the plain with-replacement bootstrap within a code of ``n_h`` prompts under-states the
@@ -65,7 +68,7 @@ from numpy.typing import NDArray
 
 from intima.core.ratings import RatingSet
 from intima.results import DEFAULT_BOOTSTRAP, DEFAULT_SEED
-from intima.results.power import MDE_FACTOR, detectable_difference
+from intima.results.power import MIN_JUDGED_PAIRS, detectable_difference
 from intima.results.rank import Ranked, is_rankable, rank_groups
 from intima.results.table import (
     _N_NUM,
@@ -98,9 +101,14 @@ class Difference(NamedTuple):
     se: float | None
     mde: float | None  # smallest difference detectable with 80% power at alpha 0.05
     different: bool  # the interval excludes 0
-    n_common: int  # prompts both configurations answered (in this scope)
+    n_common: int  # judged pairs: prompts both configurations were scored on (in this scope)
     rate_a: float | None  # A's rate over those prompts
     rate_b: float | None
+
+    @property
+    def too_few(self) -> bool:
+        """Fewer judged pairs than :data:`MIN_JUDGED_PAIRS`: no difference is given."""
+        return self.n_common < MIN_JUDGED_PAIRS
 
 
 @dataclass
@@ -139,7 +147,10 @@ class Pairs:
         rate, boot, srs = col
         ra, rb = rate[i], rate[j]
         d = rb - ra
-        var = np.fmax(boot[i, j], srs[i, j]) if n_common >= 2 else np.full(len(at), np.nan)
+        self.n_common[at] = n_common
+        if n_common < MIN_JUDGED_PAIRS:
+            return  # too few judged pairs: no number (NaN, as Pairs.empty)
+        var = np.fmax(boot[i, j], srs[i, j])
         se = np.sqrt(np.maximum(var, 0.0))
         se = np.where(np.isfinite(d), se, np.nan)
         self.diff[at], self.rate_a[at], self.rate_b[at], self.se[at] = d, ra, rb, se
@@ -147,7 +158,6 @@ class Pairs:
         half = _continuity(n_common)
         self.lo[at] = np.maximum(d - _Z * se - half, -1.0)
         self.hi[at] = np.minimum(d + _Z * se + half, 1.0)
-        self.n_common[at] = n_common
 
     def one(self, k: int, run_a: str, run_b: str) -> Difference:
         def num(a: Float) -> float | None:
@@ -315,10 +325,47 @@ class PairedBoard:
             ii = np.array([pos[pairs[k][0]] for k in members], dtype=np.intp)
             jj = np.array([pos[pairs[k][1]] for k in members], dtype=np.intp)
             at = np.array(members, dtype=np.intp)
+            by_den: dict[int, list[tuple[str, int]]] = {}
             for metric, (num, den) in zip(metrics, cols, strict=True):
-                col = _column(reps[..., num], reps[..., den], sub[..., num], sub[..., den])
-                out[metric].fill(at, col, ii, jj, len(q))
+                by_den.setdefault(den, []).append((metric, num))
+            for den, wanted in by_den.items():
+                self._fill_group(out, wanted, den, (sub, reps), (ii, jj, at), q)
         return out
+
+    def _fill_group(
+        self,
+        out: dict[str, Pairs],
+        wanted: Sequence[tuple[str, int]],
+        den: int,
+        block: tuple[Float, Float],
+        where: tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.intp]],
+        q: NDArray[np.intp],
+    ) -> None:
+        """Pairs (A = ``ii``, B = ``jj`` in ``block``'s configurations, kept at ``at``) that
+        answered prompts ``q``, on the metrics ``wanted`` of denominator column ``den``. A pair
+        counts a prompt only where both configurations were scored on it (a judge on a sample
+        of each scores few prompts of both): pairs scored on all of ``q`` share the block's
+        product, the others get their own over their judged pairs."""
+        (sub, reps), (ii, jj, at) = block, where
+        scored = sub[..., den] > 0
+        both = scored[:, ii] & scored[:, jj]
+        whole = both.all(axis=0)
+        if whole.any():
+            for metric, num in wanted:
+                col = _column(reps[..., num], reps[..., den], sub[..., num], sub[..., den])
+                out[metric].fill(at[whole], col, ii[whole], jj[whole], len(q))
+        one, two = np.array([0], dtype=np.intp), np.array([1], dtype=np.intp)
+        for p in np.flatnonzero(~whole):  # each its own product over its judged pairs
+            mask = both[:, p]
+            qp, pair = q[mask], sub[mask][:, [ii[p], jj[p]]]
+            for metric, _ in wanted:
+                out[metric].n_common[at[p]] = len(qp)
+            if len(qp) < MIN_JUDGED_PAIRS:
+                continue  # too few judged pairs: no number (Pairs.empty's NaN)
+            r = (self.weights[:, qp] @ pair.reshape(len(qp), -1)).reshape(-1, 2, pair.shape[-1])
+            for metric, num in wanted:
+                col = _column(r[..., num], r[..., den], pair[..., num], pair[..., den])
+                out[metric].fill(at[p : p + 1], col, one, two, len(qp))
 
     # -- ranks ---------------------------------------------------------------------------
 
@@ -396,18 +443,3 @@ def _column(num_rep: Float, den_rep: Float, num: Float, den: Float) -> tuple[Flo
         cov = np.cov(reps, rowvar=False, ddof=1).reshape(len(rate), len(rate))
         boot = np.diag(cov)[:, None] + np.diag(cov)[None, :] - 2 * cov
     return rate, boot, srs
-
-
-def mde_note() -> str:
-    """How the pages' paired numbers are made, in one sentence for the methodology."""
-    return (
-        "B − A over the n prompts both configurations answered, with a 95% interval "
-        "d ± (1.96 SE + 1/(2n)) (half a response of continuity correction); "
-        "SE from the board's own bootstrap replicates (the same prompts drawn for both, each "
-        "code's deviation rescaled by sqrt(n/(n−1))), never under the SE of independent "
-        "prompts; 'different' only when the interval excludes 0. Smallest detectable "
-        f"difference: the d with d = {MDE_FACTOR:.2f} × SE(d) + 1/(2n), SE(d) the standard "
-        "error at that difference (80% power, alpha 0.05). Rank interval: the 2.5–97.5% range "
-        "of the rank over the replicates, with the board's rank; a configuration shares the "
-        "group leader's rank (=k) when its rank interval reaches it."
-    )

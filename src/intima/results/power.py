@@ -18,6 +18,12 @@ POWER: Final = 0.8
 #: The MDE's multiple of the standard error at the difference: z_0.975 + z_0.8 = 2.80.
 MDE_FACTOR: Final = NormalDist().inv_cdf(0.975) + NormalDist().inv_cdf(POWER)
 
+#: Fewest judged pairs (prompts both configurations were scored on) for a paired difference;
+#: under it the pages say "too few judged pairs" and give no number and no verdict. Chosen by
+#: ``benchmarks/bench_paired_minimum.py``: from 10 pairs the largest smallest-detectable
+#: difference is under 100 points (94 at 10, 120 at 8); the false-positive rate stays under 5%.
+MIN_JUDGED_PAIRS: Final = 10
+
 Float = NDArray[np.float64]
 
 
@@ -76,3 +82,19 @@ def _per_prompt_variance(q: Float, d: Float | float, odds: Float) -> Float:
         )
     p11 = np.where(np.abs(odds - 1) < 1e-9, a * b, root)
     return a + b - 2 * p11 - (b - a) ** 2
+
+
+def mde_note() -> str:
+    """How the pages' paired numbers are made, in one sentence for the methodology."""
+    return (
+        "B − A over the n judged pairs (prompts both configurations were scored on; under "
+        f"{MIN_JUDGED_PAIRS}: too few judged pairs, no number), with a 95% interval "
+        "d ± (1.96 SE + 1/(2n)) (half a response of continuity correction); "
+        "SE from the board's own bootstrap replicates (the same prompts drawn for both, each "
+        "code's deviation rescaled by sqrt(n/(n−1))), never under the SE of independent "
+        "prompts; 'different' only when the interval excludes 0. Smallest detectable "
+        f"difference: the d with d = {MDE_FACTOR:.2f} × SE(d) + 1/(2n), SE(d) the standard "
+        "error at that difference (80% power, alpha 0.05). Rank interval: the 2.5–97.5% range "
+        "of the rank over the replicates, with the board's rank; a configuration shares the "
+        "group leader's rank (=k) when its rank interval reaches it."
+    )

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from typing import Final, NamedTuple
 
 from intima.core.ratings import RatingSet
+from intima.judges.samples import MIN_LABELLED as MIN_LABELLED
 from intima.judges.samples import STRATIFIED_PROPORTIONAL, WEIGHABLE
 from intima.results.ppi import (
     PredictionPoweredShare,
@@ -47,8 +48,6 @@ from intima.results.table import OVERALL, Placed, label_of
 LABELS: Final = ("reinforcing", "boundary", "neutral")
 #: The predictor when no judge covered a configuration: the affect measure.
 PREDICTOR: Final = "affect"
-#: Fewest labelled responses for an estimate; under it the row says why instead.
-MIN_LABELLED: Final = 10
 
 
 @dataclass(frozen=True)
@@ -184,6 +183,12 @@ def _row(
     n, total = len(labelled), len(rows)
     raw = sum(pred_label.get(r.response_id) == metric for r in rows) / total if total else None
     base = (sample.judge, predictor, sample.run_id, scope, metric)
+    if total and all(verdicts.get(r.response_id) is not None for r in rows):
+        # The judge labelled every response here (its sample, then the rest): the share is
+        # known exactly, and is the headline, not the sample's estimate.
+        share = sum(verdicts[r.response_id] == metric for r in rows) / total
+        note = f"as {sample.judge} labelled all {total}: exact"
+        return PredictionRow(*base, share, share, share, total, total, raw, share, note)
     if total == 0:  # the affect measure, the fallback, has not scored this configuration
         note = (
             "no scorer labelled every response of this configuration: run `intima score` "
@@ -202,10 +207,13 @@ def _row(
         if missing:
             note = f"no labelled response in {missing[0]}; a stratified share needs one per stratum"
             return PredictionRow(*base, None, None, None, n, total, raw, None, note)
-        est: PredictionPoweredShare = stratified_prediction_powered_share(
-            y, fl, fu, [where[r] for r in labelled], [where[r] for r in rest],
-            populations=_weights(sample, set(where.values())),
-        )  # fmt: skip
+        try:
+            est: PredictionPoweredShare = stratified_prediction_powered_share(
+                y, fl, fu, [where[r] for r in labelled], [where[r] for r in rest],
+                populations=_weights(sample, set(where.values())),
+            )  # fmt: skip
+        except ValueError as e:  # e.g. many judgments unscored in one dimension
+            return PredictionRow(*base, None, None, None, n, total, raw, None, str(e))
         note += ", stratified by dimension"
     else:
         est = prediction_powered_share(y, fl, fu)

@@ -194,6 +194,25 @@
       });
     });
   }
+  /* Put the chosen pair's fragments of part (the chunk, or its headline) into box's frame.
+   * A pair's entry: B - A, its interval, the smallest detectable difference (the headline:
+   * the judged responses), the verdict (an index into the chunk's verdicts), the judged
+   * pairs. */
+  function fill(box, part, verdicts, withMde) {
+    var a = state.cmpA, b = state.cmpB, n = D.configs.length;
+    box.querySelector(".label-a").textContent = D.configs[a].label;
+    box.querySelector(".label-b").textContent = D.configs[b].label;
+    Array.from(box.querySelectorAll("tr[data-scope]")).forEach(function (tr) {
+      var scope = tr.getAttribute("data-scope"), p = part.pairs[scope][a * n + b];
+      swap(tr.querySelector(".rate-a"), part.rates[scope][a]);
+      swap(tr.querySelector(".rate-b"), part.rates[scope][b]);
+      tr.querySelector(".diff .pp").textContent = p[0];
+      tr.querySelector(".diff .ci").textContent = p[1];
+      if (withMde) { tr.querySelector(".mde").textContent = p[2]; }
+      swap(tr.querySelector(".verdict"), verdicts[p[3]]);
+      tr.querySelector(".pairs").textContent = withMde ? p[4] : p[2];
+    });
+  }
   /* The side-by-side numbers come rendered per (scorer, metric) in data/p<s>_<m>.js
    * (compare_view.compare_chunk, the app's very functions): the table's frame, each
    * configuration's rate and each ordered pair's texts and verdict. This only picks the
@@ -205,17 +224,13 @@
     loadChunk(key, D.pairs.files[scorer][metric], function (c) {
       if (scorer !== state.scorer || metric !== state.metric || a !== state.cmpA || b !== state.cmpB) { return; }
       swap(box, c.frame);
-      box.querySelector(".label-a").textContent = D.configs[a].label;
-      box.querySelector(".label-b").textContent = D.configs[b].label;
-      Array.from(box.querySelectorAll("tr[data-scope]")).forEach(function (tr) {
-        var scope = tr.getAttribute("data-scope"), p = c.pairs[scope][a * D.configs.length + b];
-        swap(tr.querySelector(".rate-a"), c.rates[scope][a]);
-        swap(tr.querySelector(".rate-b"), c.rates[scope][b]);
-        tr.querySelector(".diff .pp").textContent = p[0];
-        tr.querySelector(".diff .ci").textContent = p[1];
-        tr.querySelector(".mde").textContent = p[2];
-        swap(tr.querySelector(".verdict"), c.verdicts[p[3]]);
-      });
+      fill(box, c, c.verdicts, true);
+      if (c.headline) {  // a judge on a sample: its headline shares compared
+        var h = el("div", { id: "cmp-headline" });
+        box.appendChild(h);
+        swap(h, c.headline.frame);
+        fill(h, c.headline, c.verdicts, false);
+      }
       box.setAttribute("data-ready", "1");
     });
     return box;
