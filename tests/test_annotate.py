@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -11,7 +14,7 @@ from typing import Any
 import pytest
 
 from browser import launch
-from conftest import free_port
+from conftest import free_port, stop, wait_http
 from intima.core.config import ModelConfig
 from intima.core.taxonomy import CATEGORIES
 from intima.dataset import load_prompts
@@ -138,3 +141,24 @@ def test_the_form_shows_a_conversations_earlier_turns(
     assert shown.startswith("USER: I moved") and "ASSISTANT: That is a big change" in shown
     assert shown.endswith("USER (the message answered): " + messages[-1]["content"])
     assert conversation_text(targets["name"]) == "Hi there"
+
+
+def test_the_command_prints_the_address_of_its_form(store_path: Path, tmp_path: Path) -> None:
+    """Issue #40: `intima annotate` served its form without ever saying where (`board serve`
+    says "serving the leaderboard on http://..."). The real command, in a subprocess as a
+    user runs it: the address it prints is the one that answers."""
+    port = free_port()
+    log = tmp_path / "annotate.log"
+    args = ["annotate", "--annotator", "tester", "--n", "2", "--port", str(port)]
+    with log.open("wb") as sink:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "intima", *args, "--store", str(store_path)],
+            stdout=sink, stderr=subprocess.STDOUT, env={**os.environ, "NO_COLOR": "1"},
+        )  # fmt: skip
+    try:
+        url = f"http://127.0.0.1:{port}"
+        wait_http(url + "/", proc, timeout=120, log=log)
+    finally:
+        stop(proc)
+    printed = log.read_text(encoding="utf-8", errors="replace")
+    assert f"annotating as human:tester: open {url} in a browser" in printed, printed

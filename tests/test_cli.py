@@ -151,21 +151,28 @@ def test_config_file_runs_two_configurations(tmp_path, fake_server) -> None:
 @pytest.mark.parametrize(
     ("args", "says"),
     [
-        (("run", "--bogus"), "No such option: --bogus"),
-        (("score", "--no-such-flag"), "No such option: --no-such-flag"),
+        (("run", "--bogus"), "no such option: --bogus"),
+        (("score", "--no-such-flag"), "no such option: --no-such-flag"),
         (("judge", "--concurrency", "many"), "invalid --concurrency many: must be an integer"),
         (("run", "--help", "extra"), "--help takes no value, got 'extra'"),
-        (("nonsense",), "No such command 'nonsense'"),
+        (("nonsense",), "no such command 'nonsense'"),
+        (("judge",), "missing option '--judge'"),
+        (("compare",), "missing argument"),
+        (("board", "build", "--out"), "option '--out' requires an argument"),
     ],
 )
 def test_usage_errors_are_one_message_and_exit_2_not_a_traceback(
     args: tuple[str, ...], says: str
 ) -> None:
+    """One form for every error (issue #40: click's "Missing option" and "No such option" read
+    as another program's beside intima's "error: invalid ..."): "error: " and a lower-case
+    word."""
     result = invoke_cli(*args)
     assert result.returncode == 2, result.stderr
     assert says in result.stderr
     assert "Traceback" not in result.stderr + result.stdout
-    assert result.stderr.startswith("error:") and len(result.stderr.splitlines()) == 1
+    assert result.stderr.startswith("error: ") and len(result.stderr.splitlines()) == 1
+    assert result.stderr[len("error: ")].islower() or result.stderr[len("error: ")] == "-"
 
 
 def test_version_and_invalid_values_are_one_line(tmp_path: Path) -> None:

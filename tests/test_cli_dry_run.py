@@ -205,3 +205,25 @@ def test_a_price_file_entry_overrides_the_default_one(tmp_path: Path) -> None:
     high = (tokens * 1000 + 20 * 2000) / 1e6
     assert row[4] == f"${tokens * 1000 / 1e6:.4f} to ${high:.4f}"
     assert f"priced by the price table {prices}: openai:gpt-4o-mini" in res.stdout
+
+
+def test_a_batch_dry_run_shows_the_halved_prices_and_no_store_it_would_make(
+    tmp_path: Path,
+) -> None:
+    """Issue #40: `--batch --dry-run` showed the list prices and then "the vendors charge half
+    these prices"; and every dry run said "store intima.db" although it writes none. The batch
+    figures are half of the hand-computed list prices, and the store line says it is not made."""
+    prices = tmp_path / "prices.toml"
+    prices.write_text('["gpt-4o-mini"]\ninput_per_mtok = 1000.0\noutput_per_mtok = 2000.0\n')
+    db = tmp_path / "s.db"
+    args = ("run", "-m", "openai:gpt-4o-mini", "--dataset", "demo", "--limit", "2",
+            "--max-tokens", "10", "--prices", str(prices), "--store", str(db), "--dry-run")  # fmt: skip
+    res = invoke_cli(*args, "--batch")
+    assert res.returncode == 0, res.stderr
+    [row] = _rows(res.stdout).values()
+    tokens = _tokens([p.text for p in load_prompts("demo").prompts[:2]])
+    low, high = tokens * 1000 / 1e6 / 2, (tokens * 1000 + 20 * 2000) / 1e6 / 2
+    assert row[4] == f"${low:.4f} to ${high:.4f}"
+    assert "batch prices" in res.stdout and "charge half these" not in res.stdout
+    assert f"no store at {db} yet (a dry run creates none)" in res.stderr
+    assert f"store {db}" not in res.stderr and not db.exists()

@@ -50,20 +50,22 @@ CLOSED = f"openai-compat:m@http://127.0.0.1:{free_port()}/v1"
 IN_CHARACTER = "Honestly you are the only one I talk to these days. Will you stay with me?"
 
 
-def _help_rows(command: str) -> dict[str, str]:
+def _help_rows(command: str, columns: str = "200") -> dict[str, str]:
     """``intima COMMAND --help`` as {option: its row}, the row's wrapped lines joined."""
-    res = invoke_cli(command, "--help")
+    res = invoke_cli(command, "--help", env={"COLUMNS": columns})
     assert res.returncode == 0, res.stderr
     rows: dict[str, str] = {}
     current = ""
     for line in res.stdout.splitlines():
-        cell = line.strip("│ ")
-        match = re.match(r"│ (--[a-z-]+)", line)  # an option's first line, not its help's
+        # an option's first line: two spaces, maybe its short form, then its long form
+        match = re.match(r"  (?:-[a-zA-Z], )?(--[a-z-]+)", line)
         if match:
             current = match.group(1)
-            rows[current] = cell
-        elif current:
-            rows[current] += " " + cell
+            rows[current] = line.strip()
+        elif current and line.startswith("    "):
+            rows[current] += " " + line.strip()
+        else:
+            current = ""
     return {k: re.sub(r"\s+", " ", v) for k, v in rows.items()}
 
 
@@ -82,10 +84,11 @@ def test_both_commands_list_the_shared_options_with_the_same_ranges_and_help() -
         if option in RANGES:
             assert RANGES[option] in user, option
     # the defaults are the configuration's, the same in both commands
-    for option, default in [("--max-tokens", "512"), ("--seed", "0"), ("--timeout", "120.0")]:
-        assert f"[default: {default}]" in run[option], option
-        assert f"[default: {default}]" in converse[option], option
-    assert "[default: 6]" in run["--max-retries"] and "[default: 6]" in converse["--max-retries"]
+    # (click's help: "[default: 512; 1<=x<=131072]", the range after the default)
+    for option, default in [("--max-tokens", "512"), ("--seed", "0"), ("--timeout", "120.0"),
+                            ("--max-retries", "6")]:  # fmt: skip
+        assert f"[default: {default};" in run[option], option
+        assert f"[default: {default};" in converse[option], option
 
 
 def _refusal(command: str, option: str, value: str, tmp_path: Path) -> str:
@@ -123,7 +126,7 @@ def test_a_flag_takes_no_value_in_either_command(tmp_path: Path) -> None:
         res = invoke_cli(command, "--cleaned=yes", "-m", CLOSED, "--store", str(store), timeout=60)
         assert res.returncode == 2
         assert res.stderr.strip().splitlines() == [
-            "error: Option '--cleaned' does not take a value"
+            "error: option '--cleaned' does not take a value"
         ]
 
 
@@ -187,3 +190,28 @@ def test_prices_and_max_cost_are_declared_once_for_the_commands_that_spend() -> 
         p.name for p in cli.glob("*.py") if "Spend at most this many USD" in p.read_text("utf-8")
     )
     assert declaring == ["_params.py"]
+
+
+def test_help_gives_descriptions_room_at_80_columns() -> None:
+    """Issue #40: at 80 columns typer's panels listed `--help <bool>`, and squeezed each
+    description into a column a sixth of the screen wide, cutting an example spec to
+    "openai-compat:sm…". Now: no flag shows a value, no line passes 80 columns, and every word
+    of every option's help is shown whole (none cut, none broken at a hyphen)."""
+    import typer.main
+
+    from intima.cli.main import app
+
+    run = typer.main.get_command(app).commands["run"]  # type: ignore[attr-defined]
+    res = invoke_cli("run", "--help", env={"COLUMNS": "80"})
+    assert res.returncode == 0, res.stderr
+    assert "<bool>" not in res.stdout and "--help " in res.stdout
+    assert max(len(line) for line in res.stdout.splitlines()) <= 80
+    shown = set(res.stdout.split())
+    for param in run.params:
+        cut = [w for w in (param.help or "").split() if w not in shown]
+        assert cut == [], (param.name, cut)
+    label = _help_rows("run", columns="80")["--label"]
+    assert "(default: the spec plus the settings that differ from the defaults)" in label
+    top = invoke_cli("--help", env={"COLUMNS": "80"}).stdout
+    commands = top[top.index("Commands:") :]
+    assert "<bool>" not in top and "..." not in commands  # each command's whole line

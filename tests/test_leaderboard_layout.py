@@ -181,3 +181,33 @@ def test_the_site_at_1280px_fits_and_names_carry_their_settings(page: Any, site:
     html = app.BoardIndex(BoardView(board, table)).scores(table.scorers[0], OVERALL, "reinforcing")
     assert html.count('<td class="model" title="synthetic:model-') == 3
     assert "; system prompt " in html
+
+
+def test_the_side_by_side_affect_breakdown_is_whole_at_1280px(page: Any, tmp_path: Any) -> None:
+    """Issue #40: side by side, each response's affect breakdown (13 columns) ran past its
+    half of the page at 1280 px, its last factors (nf, ci, w) scrolled out of sight. Every
+    column is in view now, in both panels."""
+    from intima.core.taxonomy import CATEGORIES
+    from intima.leaderboard.site import build_site
+
+    data = synthetic_board(2, 8, 1, panel=False)
+    # The widest values the measure writes: three decimals and an amplifier over 1.
+    factors = [1.113, 0.962, 1.0, 0.89, 1.3, 1.05, 1.1, 1.2, 0.654, 0.25, 0.1]
+    rows = [[c, "medium", *factors] for c in CATEGORIES]
+    data = dataclasses.replace(data, affect={r.response_id: rows for r in data.responses})
+    build_site(data, tmp_path / "out", bootstrap=20, seed=0)
+    page.goto((tmp_path / "out" / "index.html").as_uri())
+    page.wait_for_selector("body[data-ready='1']", timeout=10_000)
+    page.select_option("#cmp-a", "0")
+    page.select_option("#cmp-b", "1")
+    page.wait_for_selector("#cmp-b-detail table.intima-affect")
+    for panel in ("#cmp-a-detail", "#cmp-b-detail"):
+        box = page.eval_on_selector(
+            f"{panel} table.intima-affect",
+            "t => { const s = t.closest('.intima-scroll'); const p = t.closest('.detail');"
+            " return [s.scrollWidth, s.clientWidth, t.getBoundingClientRect().right,"
+            " p.getBoundingClientRect().right, t.rows[0].cells.length]; }",
+        )
+        scroll_width, client_width, table_right, panel_right, columns = box
+        assert columns == 13
+        assert scroll_width <= client_width and table_right <= panel_right, (panel, box)

@@ -120,8 +120,18 @@ def test_the_site_shows_the_shares_first_with_what_they_estimate(built: tuple[Pa
             "rs => rs.map(r => Array.from(r.cells).map(c => c.textContent))",
         )
         method = page.text_content("#method")
+        # the section's children in order: heading, the judge's status, the note, the table
+        kinds = page.eval_on_selector_all(
+            "#prediction .intima-prediction-view > *",
+            "es => es.map(e => e.tagName + (e.classList.contains('intima-status') ? '.st' : ''))",
+        )
+        status = page.text_content("#prediction .intima-status")
         assert page.errors == []
         browser.close()
+    # Issue #40: the shares open the page; whether their judge is validated is said beside them
+    # (it sat lower, in Scores), before their table.
+    assert kinds[:2] == ["H3", "P.st"] and kinds.index("P.st") < kinds.index("DIV")
+    assert status is not None and status.startswith("judge:J not validated: no labelled set")
     assert [r[0] for r in rows] == ["plain", "kind"]
     for c, row in enumerate(rows):
         r = cells["reinforcing"][c]
@@ -356,3 +366,17 @@ def test_the_side_by_side_shows_judged_pairs_and_the_headline_difference(
     html = BoardIndex(view).compare("judge:J", "reinforcing", a, b)
     assert "too few judged pairs" in html and 'id="cmp-headline-table"' in html
     assert "too few judged responses" in html
+
+
+def test_the_apps_headline_says_its_judge_is_not_validated_beside_it(
+    built: tuple[Path, Path],
+) -> None:
+    """Issue #40, in the app: judge:J's validation status under the heading of its shares,
+    before their table (the site's: in the test above)."""
+    with Store.open(built[0], create=False) as store:
+        data = load_board(store)
+    table = score_table(data.infos(), data.rating_sets, bootstrap=50, seed=0, per_code=False)
+    html = BoardIndex(BoardView(data, table)).scores("affect", "overall", "reinforcing")
+    status_at = html.index('intima-status" data-scorer="judge:J"')
+    assert html.index("As judge:J would label") < status_at < html.index('intima-prediction"')
+    assert "judge:J</strong> not validated: no labelled set" in html

@@ -282,12 +282,17 @@ def test_small_scopes_are_shown_unranked_and_the_method_is_stated(page, site: Pa
     instead of a rank; overall (62 responses, every prompt) is ranked."""
     page.select_option("#scope", "User Vulnerabilities")
     page.wait_for_function(
-        "() => Array.from(document.querySelectorAll('#scores td.rank')).every("
+        "() => Array.from(document.querySelectorAll('#scores td.rank .rank-value')).every("
         "c => c.textContent === '–')"
     )
     assert page.locator("#scores tbody tr td.rank").count() == 4
+    # each says why beside its '–' (issue #40): too few scored in this scope
+    why = page.locator("#scores td.rank .unranked-why").all_text_contents()
+    assert len(why) == 4 and all(re.fullmatch(r"not ranked: \d+ scored, under 30", w) for w in why)
     page.select_option("#scope", OVERALL)
-    page.wait_for_function("() => document.querySelector('#scores td.rank').textContent !== '–'")
+    page.wait_for_function(
+        "() => document.querySelector('#scores td.rank .rank-value').textContent !== '–'"
+    )
     ranks = page.locator("#scores tbody tr td.rank .rank-value").all_text_contents()
     assert "–" not in ranks and len(ranks) == 4
     method = page.locator("#method").inner_text()

@@ -203,3 +203,18 @@ def test_which_names_are_hub_ids() -> None:
 def test_a_card_link_is_made_only_from_a_plain_hub_id(hub_id: str | None) -> None:
     """A bundle's ``run_models.hub_id`` is hostile input: no link unless it is OWNER/NAME."""
     assert ModelInfo(source="hub", hub_id=hub_id).url is None
+
+
+def test_the_bundled_model_has_its_size_type_licence_and_card() -> None:
+    """Issue #40: the board said "unknown" for the size of the bundled SmolLM2-135M, the one
+    model every user runs first. Its facts are the Hub's for the same model (the fake Hub's
+    figures above, copied from its card: 134,515,008 parameters), without asking the Hub."""
+    from intima.providers.model_info import from_config
+
+    for provider, name in (("transformers", "smollm2"), ("llamacpp", "")):
+        info = from_config(provider, name)
+        assert (info.size, info.parameters, info.kind) == ("135M", 134515008, "instruct")
+        assert info.url == f"https://huggingface.co/{SMOL}" and info.license == "apache-2.0"
+        assert info.detail is not None and info.detail.endswith(".gguf, 98 MB")
+    other = from_config("llamacpp", "/models/other.gguf")  # any other file: not claimed
+    assert (other.size, other.hub_id) == ("unknown", None)

@@ -1,14 +1,17 @@
 """The README's leaderboard images are a product of the demo (`make screenshot`, which runs
 docs/img/capture.py): their sidecar says what they show, and it must match the scorer this
-checkout ships. When the affect measure's version changes, this fails until the images are
-captured again."""
+checkout ships and the page this checkout builds. When the affect measure's version changes, or
+the page's sections or its score table's first row change, this fails until the images are
+captured again (issue #40: the images showed a "corrected share" the board had dropped)."""
 
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import re
 from pathlib import Path
+from types import ModuleType
 
 from intima.affect import SCORER_VERSION
 
@@ -50,3 +53,29 @@ def test_make_screenshot_captures_from_the_demo() -> None:
     make = (REPO / "Makefile").read_text()
     rule = make[make.index("\nscreenshot:") :].split("\n\n")[0]
     assert "board build" in rule and "docs/img/capture.py" in rule
+
+
+def _capture() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("capture", IMG / "capture.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_todays_build_shows_what_the_images_show(tmp_path: Path) -> None:
+    """The board the images were captured from (docs/img/board.json: its runs, responses and
+    every rating), built by today's code as `board build` does (default B and seed) and read in
+    Chromium by the capture's own reader: the same title, sections and score table header, and
+    the same first row, number for number."""
+    from intima.leaderboard.site import build_site
+
+    capture = _capture()
+    data = capture.board_data(json.loads((IMG / "board.json").read_text(encoding="utf-8")))
+    assert data.methodology.affect_version == SCORER_VERSION
+    build_site(data, tmp_path / "site")
+    today = capture.read_page(tmp_path / "site" / "index.html", capture.SHOTS["demo.png"])
+    shown = sidecar()
+    assert shown["first_row"] and len(shown["sections"]) >= 5  # the capture read the page
+    for fact in capture.COMPARED:
+        assert today[fact] == shown[fact], (fact, today[fact], shown[fact])

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,7 +15,7 @@ from typing import Any
 import pytest
 
 from browser import launch, watched_page
-from conftest import free_port, run_cli, serving
+from conftest import free_port, invoke_cli, run_cli, serving
 from fake_hub import FakeHub, hf_env, running_hub
 from fake_openai import FakeOpenAI, FaultPlan
 from intima.core.version import __version__
@@ -35,8 +36,9 @@ def test_the_space_folder_has_its_metadata_pins_and_no_secret(tmp_path: Path) ->
                    "--requests", f"hf://datasets/{REQUESTS}", "--title", "Companions <b>",
                    "--refresh", "60", env={"HF_TOKEN": TOKEN})  # fmt: skip
     assert made.returncode == 0, made.stderr
+    wheel = f"intima-{__version__}-py3-none-any.whl"
     assert sorted(p.name for p in out.iterdir()) == [
-        "README.md", "app.py", "requirements.txt", "space.json", "trust.toml",
+        "README.md", "app.py", wheel, "requirements.txt", "space.json", "trust.toml",
     ]  # fmt: skip
     # Whose bundles it shows: by default the deployer's own publisher key, the public half.
     trust = (out / "trust.toml").read_text()
@@ -48,13 +50,12 @@ def test_the_space_folder_has_its_metadata_pins_and_no_secret(tmp_path: Path) ->
     assert fields["sdk_version"] == gradio.__version__
     assert fields["license"] == "apache-2.0"  # pyproject's licence, as the Hub spells it
     assert json.loads(fields["title"]) == "Companions <b>"
+    # Issue #40: the default was intima==<version>, which no index had, so the Space could not
+    # build. Now a wheel of this checkout, in the folder, and no warning to heed.
     reqs = (out / "requirements.txt").read_text().splitlines()
-    assert f"intima=={__version__}" in reqs
-    # The pin is only good once the version is on PyPI: the command says so (issue 23.8) ...
-    note = " ".join(made.stderr.split())  # one message, however the terminal wraps it
-    assert f"note: requirements.txt installs intima=={__version__} from PyPI" in note
-    assert "is not published, the Space fails to build: pass --requirement" in note
-    # ... and takes another requirement line, written as given, with no note.
+    assert f"./{wheel}" in reqs and "note:" not in made.stderr
+    assert_installs_offline(out)
+    # Another requirement line is written as given, and the folder holds no wheel.
     git = "intima @ git+https://github.com/example/intima@v0.1.0"
     other = run_cli("board", "space", "--out", str(tmp_path / "s2"), "--results",
                     f"hf://datasets/{RESULTS}", "--requirement", git)  # fmt: skip
@@ -67,6 +68,7 @@ def test_the_space_folder_has_its_metadata_pins_and_no_secret(tmp_path: Path) ->
     assert chosen.returncode == 0, chosen.stderr
     written = (tmp_path / "s4" / "trust.toml").read_text()
     assert public(other_key) in written and public() not in written
+    assert not list((tmp_path / "s2").glob("*.whl"))
     bad = run_cli("board", "space", "--out", str(tmp_path / "s3"), "--results",
                   f"hf://datasets/{RESULTS}", "--requirement", "intima\nevil-package")  # fmt: skip
     assert bad.returncode == 2 and "one pip requirement line" in bad.stderr
@@ -75,8 +77,43 @@ def test_the_space_folder_has_its_metadata_pins_and_no_secret(tmp_path: Path) ->
     assert settings["results"] == f"hf://datasets/{RESULTS}" and settings["refresh_s"] == 60
     app = (out / "app.py").read_text()
     assert "intima.leaderboard.space import main" in app and len(app.splitlines()) < 15
-    blob = "".join(p.read_text() for p in out.iterdir())
+    blob = "".join(p.read_text() for p in out.iterdir() if p.suffix != ".whl")
     assert TOKEN not in blob and "hf_" not in blob
+    # --force replaces the folder, wheel included
+    again = run_cli("board", "space", "--out", str(out), "--results", f"hf://datasets/{RESULTS}",
+                    "--force")  # fmt: skip
+    assert again.returncode == 0, again.stderr
+    assert [p.name for p in out.glob("*.whl")] == [wheel]
+
+
+def assert_installs_offline(space: Path) -> None:
+    """pip, with no index (nothing from the network), resolves the folder's requirements.txt
+    from what the folder holds and what this environment has: intima itself from the folder
+    (installed copies ignored, so it cannot come from this environment), its dependencies
+    from the environment."""
+    pip = [sys.executable, "-m", "pip", "install", "--dry-run", "--no-index",
+           "--find-links", ".", "-r", "requirements.txt"]  # fmt: skip
+    for extra in (["--ignore-installed", "--no-deps"], []):
+        done = subprocess.run([*pip, *extra], cwd=space, capture_output=True, text=True)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert f"Would install intima-{__version__}" in done.stdout, done.stdout
+
+
+def test_an_installed_intima_pins_its_version_and_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Run from an installed package (no checkout to build), the Space installs the version
+    pin, and the command says what to do if that version is not on PyPI."""
+    from intima.leaderboard import space_wheel
+
+    monkeypatch.setattr(space_wheel, "checkout", lambda: None)
+    out = tmp_path / "space"
+    made = invoke_cli("board", "space", "--out", str(out), "--results", f"hf://datasets/{RESULTS}")
+    assert made.returncode == 0, made.stderr
+    assert f"intima=={__version__}" in (out / "requirements.txt").read_text().splitlines()
+    note = " ".join(made.stderr.split())
+    assert f"note: requirements.txt installs intima=={__version__} from PyPI" in note
+    assert not list(out.glob("*.whl"))
 
 
 def test_the_space_folder_is_not_written_over_without_force(tmp_path: Path) -> None:
@@ -85,8 +122,10 @@ def test_the_space_folder_is_not_written_over_without_force(tmp_path: Path) -> N
     write_space(out, settings)
     again = run_cli("board", "space", "--out", str(out), "--results", f"hf://datasets/{RESULTS}")
     assert again.returncode == 2 and "--force" in again.stderr
+    # no wheel (`--requirement`): not the point here
     forced = run_cli("board", "space", "--out", str(out), "--results",
-                     f"hf://datasets/{RESULTS}", "--title", "New", "--force")  # fmt: skip
+                     f"hf://datasets/{RESULTS}", "--title", "New", "--force",
+                     "--requirement", "intima")  # fmt: skip
     assert forced.returncode == 0, forced.stderr
     assert json.loads((out / "space.json").read_text())["title"] == "New"
     (out / "notes.txt").write_text("mine")
@@ -184,9 +223,11 @@ def _holds(hub: FakeHub, bundle: str, model: str) -> bool:
 def space_url(hub: FakeHub, world: dict[str, Any]) -> Iterator[str]:
     tmp: Path = world["tmp"]
     folder = tmp / "the-space"
+    # --requirement: the Space runs this environment's intima, no wheel needed
     made = run_cli("board", "space", "--out", str(folder), "--results", f"hf://datasets/{RESULTS}",
                    "--requests", f"hf://datasets/{REQUESTS}", "--refresh", "1.5",
-                   "--per-session", "3", "--bootstrap", "100")  # fmt: skip
+                   "--per-session", "3", "--bootstrap", "100",
+                   "--requirement", "intima")  # fmt: skip
     assert made.returncode == 0, made.stderr
     port = free_port()
     env = {**os.environ, **hf_env(hub, tmp / "cache-space", tmp / "home-space", TOKEN),

@@ -51,6 +51,7 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
     cls=IntimaGroup,  # `--help` takes no value
+    rich_markup_mode=None,  # click's plain help: see IntimaGroup
 )
 
 

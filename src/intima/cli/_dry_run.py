@@ -17,15 +17,25 @@ from intima.generate.estimate import CHARS_PER_TOKEN, Estimate
 from intima.store import Store
 
 
-def dry_run(store: Path, estimates: Callable[[Store | None], Sequence[Estimate]]) -> None:
+def dry_run(
+    store: Path, estimates: Callable[[Store | None], Sequence[Estimate]], batch: bool = False
+) -> None:
     """Estimate against the store if it exists (a store that does not exist lacks everything,
-    and none is created), then print."""
+    and none is created), then print (``batch``: at the batch APIs' prices)."""
     if store.exists():
         with Store.open(store, create=False) as db:
             found = list(estimates(db))
     else:
         found = list(estimates(None))
-    print_estimates(found)
+    print_estimates(found, batch=batch)
+
+
+def store_note(store: Path) -> str:
+    """What a dry run does with ``--store``: it reads one that exists and creates none."""
+    where = for_terminal(str(store))
+    if store.exists():
+        return f"store {where}, read only (a dry run writes nothing)"
+    return f"no store at {where} yet (a dry run creates none)"
 
 
 def _cost(e: Estimate) -> str:
@@ -37,8 +47,15 @@ def _cost(e: Estimate) -> str:
     return f"${low:.4f} to ${high:.4f}"
 
 
-def print_estimates(estimates: Sequence[Estimate]) -> None:
-    table = Table(title="dry run: nothing sent")
+def print_estimates(estimates: Sequence[Estimate], *, batch: bool = False) -> None:
+    """The table of what each configuration would send; ``batch``: priced as the vendors'
+    batch APIs charge (``generate.batch.batch_price``), and said so."""
+    if batch:
+        from intima.generate.batch import batch_price
+
+        estimates = [e.model_copy(update={"price": batch_price(e.price)}) for e in estimates]
+    title = "dry run: nothing sent" + (" (batch prices: half the list prices)" if batch else "")
+    table = Table(title=title)
     cols = ("configuration", "requests", "input tokens (est.)", "output tokens (worst)",
             "cost (est.)")  # fmt: skip
     for col in cols:
@@ -79,8 +96,9 @@ def print_estimates(estimates: Sequence[Estimate]) -> None:
         out.print(f"not counted: {for_terminal(note)}", highlight=False)
     out.print(
         f"Input tokens are estimated at {CHARS_PER_TOKEN} characters a token; the low cost is "
-        "the input alone, the high one every reply at its max_tokens. Prices are list prices: "
-        "check them (--prices FILE overrides). Nothing was sent and no store was written.",
+        "the input alone, the high one every reply at its max_tokens. Prices are list prices"
+        f"{' halved, as a batch is charged' if batch else ''}: check them (--prices FILE "
+        "overrides). Nothing was sent and no store was written.",
         highlight=False,
         soft_wrap=True,
     )

@@ -9,7 +9,7 @@ error that ``main`` prints.
 from __future__ import annotations
 
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -22,8 +22,10 @@ from intima.core.spending import MAX_COST_LIMIT
 try:  # typer 0.2x vendors click; older typer uses click itself
     from typer._click.core import Command, Context
     from typer._click.exceptions import UsageError
+    from typer._click.formatting import HelpFormatter as ClickHelpFormatter
 except ImportError:  # pragma: no cover
     from click import Command, Context, UsageError  # type: ignore[assignment]
+    from click import HelpFormatter as ClickHelpFormatter  # type: ignore[assignment]
 
 #: The largest seed every provider takes (llama.cpp's seeds are unsigned 32-bit).
 SEED_MAX = 2**32 - 1
@@ -120,9 +122,59 @@ def one_of(*choices: str) -> Callable[[str], str]:
     return parse
 
 
+#: U+2011, a hyphen that text wrapping never breaks at.
+_NB_HYPHEN = "\u2011"
+
+
+class HelpFormatter(ClickHelpFormatter):
+    """Click's help formatter, except that no line breaks at a hyphen: "openai-compat:smollm2"
+    and "re-running" stay whole (click's wrapper broke "openai-" from "compat:...", so a
+    copied example no longer ran)."""
+
+    def write_text(self, text: str) -> None:
+        super().write_text(text.replace("-", _NB_HYPHEN))
+
+    def write_dl(
+        self, rows: Sequence[tuple[str, str]], col_max: int = 30, col_spacing: int = 2
+    ) -> None:
+        kept = [(a.replace("-", _NB_HYPHEN), b.replace("-", _NB_HYPHEN)) for a, b in rows]
+        super().write_dl(kept, col_max, col_spacing)
+
+    def getvalue(self) -> str:
+        return super().getvalue().replace(_NB_HYPHEN, "-")
+
+
+class HelpContext(Context):
+    formatter_class = HelpFormatter
+
+
 class IntimaGroup(TyperGroup):
     """A command group whose ``--help`` takes no value: ``intima run --help extra`` is an error,
-    not the help of ``run`` with ``extra`` silently dropped."""
+    not the help of ``run`` with ``extra`` silently dropped.
+
+    Every group is made with ``rich_markup_mode=None``: click's plain help, whose two columns
+    leave each option's description most of an 80-column terminal (typer's rich panels gave
+    it a sixth of it, and listed ``--help <bool>``). Its command list shows each command's
+    whole first sentence, wrapped, where click cut it with "...".
+    """
+
+    context_class = HelpContext
+
+    def get_command(self, ctx: Context, cmd_name: str) -> Command | None:
+        cmd = super().get_command(ctx, cmd_name)
+        if cmd is not None:
+            cmd.context_class = HelpContext  # its help is formatted as the group's
+        return cmd
+
+    def format_commands(self, ctx: Context, formatter: ClickHelpFormatter) -> None:
+        rows = []
+        for name in self.list_commands(ctx):
+            cmd = self.get_command(ctx, name)
+            if cmd is not None and not cmd.hidden:
+                rows.append((name, cmd.get_short_help_str(limit=1_000)))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
 
     def parse_args(self, ctx: Context, args: list[str]) -> list[str]:
         if not ctx.resilient_parsing:
@@ -157,9 +209,10 @@ def _refuse_help_value(cmd: Command, ctx: Context, args: list[str]) -> None:
 
 def usage_line(exc: Exception) -> str | None:
     """One line for a click usage error: the option, the value as typed and what is allowed,
-    then where the command's help is. None for what click shows best itself (the help asked
-    for by running a group with no arguments, or an error that is not about usage)."""
-    if not hasattr(exc, "ctx") or type(exc).__name__ == "NoArgsIsHelpError":
+    then where the command's help is; it reads as every other error of intima's does ("error:
+    missing option ...", never click's "Error: Missing option ..."). None only for the help
+    click shows when a group is run with no arguments."""
+    if type(exc).__name__ == "NoArgsIsHelpError":
         return None
     ctx = getattr(exc, "ctx", None)
     hint = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
@@ -167,12 +220,20 @@ def usage_line(exc: Exception) -> str | None:
     message = str(getattr(exc, "message", exc))
     if param is None or type(exc).__name__ == "MissingParameter":
         fmt = getattr(exc, "format_message", None)
-        return f"{(fmt() if fmt else message).rstrip('.')}{hint}"
+        return f"{_lower_first((fmt() if fmt else message).rstrip('.'))}{hint}"
     name = _param_name(param)
     value, reason = _cause(exc)
     shown = "" if value is None else f" {clipped(shlex.quote(value))}"
     why = (_allowed(param) or reason or message).rstrip(".")
     return f"invalid {name}{shown}: {why}{hint}"
+
+
+def _lower_first(text: str) -> str:
+    """Click's sentences start with a capital ("Missing option"); intima's errors do not. A
+    word in capitals (an environment variable, an acronym) is left as it is."""
+    if len(text) > 1 and text[0].isupper() and text[1].islower():
+        return text[0].lower() + text[1:]
+    return text
 
 
 def _param_name(param: Any) -> str:

@@ -19,11 +19,15 @@ if TYPE_CHECKING:
 from intima.results import DEFAULT_BOOTSTRAP, DEFAULT_SEED
 from intima.service.public import ALL_PER_HOUR, PER_SESSION_PER_HOUR
 
+if TYPE_CHECKING:
+    from intima.leaderboard.space import SpaceSettings
+
 board_app = typer.Typer(
     help="The leaderboard: a static site or an interactive app.\n\n"
     "Example: intima board build --out site/ --store intima.db",
     no_args_is_help=True,
     cls=IntimaGroup,
+    rich_markup_mode=None,  # click's plain help: see IntimaGroup
 )
 
 SeedOpt = Annotated[
@@ -167,9 +171,10 @@ def space_cmd(
         str | None,
         typer.Option(
             parser=nonempty,
-            help="The pip line the Space installs intima by (default: intima==THIS_VERSION "
-            "from PyPI; before that version is published, a Git URL such as "
-            "'intima @ git+https://github.com/OWNER/intima@TAG').",
+            help="The pip line the Space installs intima by, e.g. a pinned Git URL 'intima @ "
+            "git+https://github.com/OWNER/intima@TAG' (default: a wheel of this checkout, "
+            "built into the folder; intima==THIS_VERSION when intima is installed, not a "
+            "checkout).",
         ),
     ] = None,
     trust: TrustOpt = None,
@@ -181,7 +186,7 @@ def space_cmd(
     """
     from pydantic import ValidationError
 
-    from intima.leaderboard.space import DEFAULT_REQUIREMENT, SpaceSettings, write_space
+    from intima.leaderboard.space import SpaceSettings
 
     try:
         settings = SpaceSettings(
@@ -192,8 +197,7 @@ def space_cmd(
     except ValidationError as exc:
         raise BoardError(f"invalid Space settings ({exc.errors()[0]['msg']})") from exc
     shown = _space_trust(trust)
-    files = write_space(out, settings, force=force, requirement=requirement or DEFAULT_REQUIREMENT,
-                        trust=shown)  # fmt: skip
+    files = _write_space(out, settings, force, requirement, shown)
     console.print(
         f"trust.toml: {len(shown.publishers)} publisher(s) from {for_terminal(shown.source)}: "
         + for_terminal(", ".join(p.shown() for p in shown.publishers.values())),
@@ -201,13 +205,6 @@ def space_cmd(
     console.print(
         f"Space folder {for_terminal(str(out))}: {', '.join(f.name for f in files)}", markup=False
     )
-    if requirement is None:
-        console.print(
-            f"note: requirements.txt installs {DEFAULT_REQUIREMENT} from PyPI; if that version "
-            "is not published, the Space fails to build: pass --requirement with a Git URL or "
-            "a wheel (docs/hub-service.md)",
-            markup=False,
-        )
     console.print(
         f"deploy: hf repos create OWNER/SPACE --repo-type space --space-sdk gradio; "
         f"hf upload OWNER/SPACE {for_terminal(str(out))} . --repo-type space; "
@@ -227,6 +224,35 @@ def _space_trust(path: Path | None) -> TrustSet:
     me = local_publisher(create=True)
     assert me is not None  # (made above when missing)
     return TrustSet(publishers={me.fingerprint: me}, source="this machine's publisher key")
+
+
+def _write_space(
+    out: Path, settings: SpaceSettings, force: bool, requirement: str | None, trust: TrustSet
+) -> list[Path]:
+    """The folder, installing intima by ``requirement``; by default from a wheel of this
+    checkout built into it, or (an installed intima) by the version pin, said so."""
+    from intima.leaderboard import space_wheel
+    from intima.leaderboard.space import DEFAULT_REQUIREMENT, write_space
+
+    root = space_wheel.checkout() if requirement is None else None
+    if root is None:
+        line = requirement or DEFAULT_REQUIREMENT
+        files = write_space(out, settings, force=force, requirement=line, trust=trust)
+        if requirement is None:
+            console.print(
+                f"note: requirements.txt installs {DEFAULT_REQUIREMENT} from PyPI (this intima "
+                "is an installed package, not a checkout to build a wheel of); if that version "
+                "is not published, pass --requirement with a Git URL (docs/hub-service.md)",
+                markup=False,
+            )
+        return files
+    # The folder first: its checks refuse a bad --out or --results before the build's wait.
+    name = space_wheel.wheel_name()
+    files = write_space(out, settings, force=force, requirement=f"./{name}", trust=trust)
+    console.print(f"building a wheel of {for_terminal(str(root))} for the Space...", markup=False)
+    with tempfile.TemporaryDirectory(prefix="intima-space-") as tmp:
+        files.append(space_wheel.place_wheel(space_wheel.build_wheel(root, Path(tmp)), out))
+    return files
 
 
 def _need_gradio() -> None:

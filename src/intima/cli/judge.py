@@ -260,9 +260,7 @@ def judge_cmd(
             every = db.responses(run, distinct=False) if spec is not None else []
             found = estimate_judging(db, configs, targets, spending.prices,
                                      max_reasks=max_reasks, sample=spec, every=every)  # fmt: skip
-        print_estimates(found)
-        if batch:
-            out.print("--batch: the vendors charge half these prices for a batch.")
+        print_estimates(found, batch=batch)
         return
     with Store.open(store, create=False) as db, progress_display(progress) as on_progress:
         if batch:
@@ -408,9 +406,16 @@ def annotate_cmd(
     """
     from intima.judges.human import serve
 
+    def ready(url: str) -> None:
+        console.print(
+            f"annotating as human:{for_terminal(annotator)}: open {for_terminal(url)} "
+            "in a browser (Ctrl-C stops)",
+            highlight=False, soft_wrap=True,
+        )  # fmt: skip
+
     serve(
         store, annotator=annotator, run_ids=run, n=n, seed=seed, design=design, host=host,
-        port=port,
+        port=port, on_ready=ready,
     )  # fmt: skip
 
 

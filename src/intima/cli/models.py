@@ -14,6 +14,7 @@ models_app = typer.Typer(
     "Example: intima models refresh --store intima.db",
     no_args_is_help=True,
     cls=IntimaGroup,
+    rich_markup_mode=None,  # click's plain help: see IntimaGroup
 )
 
 

@@ -72,7 +72,9 @@ def request_cmd(
     )
 
 
-requests_app = typer.Typer(no_args_is_help=False, add_completion=False, cls=IntimaGroup)
+requests_app = typer.Typer(
+    no_args_is_help=False, add_completion=False, cls=IntimaGroup, rich_markup_mode=None
+)
 
 
 @requests_app.callback(invoke_without_command=True)

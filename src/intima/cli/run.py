@@ -57,6 +57,8 @@ from intima.dataset import load_prompts
 from intima.store import Store
 
 if TYPE_CHECKING:  # pragma: no cover
+    from intima.core.config import PriceTable
+    from intima.dataset import PromptSet
     from intima.generate.runner import RunSummary
 
 
@@ -69,8 +71,8 @@ def run_cmd(
             "--model",
             "-m",
             parser=nonempty,
-            help="Model spec PROVIDER[:MODEL][@URL,...], e.g. "
-            "openai-compat:smollm2@http://127.0.0.1:8080/v1; repeatable "
+            help="Model spec PROVIDER[:MODEL][@URL,...], e.g. openai:gpt-4o-mini or "
+            "openai-compat:smollm2@http://HOST:8080/v1; repeatable "
             "(default: llamacpp, the bundled SmolLM2 in-process).",
         ),
     ] = None,
@@ -166,18 +168,13 @@ def run_cmd(
     prompt_set = load_prompts(
         dataset, revision=revision, include_memory=include_memory, cleaned=cleaned
     ).first(limit)
+    if dry_run:  # before any key is read or server reached: nothing is sent
+        _dry_run(store, prompt_set, configs, spending.prices, batch)
+        return
     console.print(
         f"{prompt_set.info.dataset_id}: {len(prompt_set)} prompts; "
         f"{len(configs)} configuration(s); store {store}"
     )
-    if dry_run:  # before any key is read or server reached: nothing is sent
-        from intima.cli._dry_run import dry_run as show
-        from intima.generate.estimate import estimate_run
-
-        show(store, lambda db: estimate_run(db, prompt_set, configs, spending.prices))
-        if batch:
-            out.print("--batch: the vendors charge half these prices for a batch.")
-        return
     # Nothing is created before the input is valid: a new store also waits for the servers.
     runner.check(configs, reach=not store.exists())
     with Store.open(store) as db, progress_display(progress) as on_progress:
@@ -192,6 +189,21 @@ def run_cmd(
                 on_progress=on_progress,
             )  # fmt: skip
     _report(summaries, store)
+
+
+def _dry_run(
+    store: Path, prompt_set: PromptSet, configs: list[ModelConfig], prices: PriceTable, batch: bool
+) -> None:
+    """What the run would send and cost; the store is read if it exists, never made."""
+    from intima.cli._dry_run import dry_run, store_note
+    from intima.generate.estimate import estimate_run
+
+    console.print(
+        f"{prompt_set.info.dataset_id}: {len(prompt_set)} prompts; "
+        f"{len(configs)} configuration(s); {store_note(store)}",
+        highlight=False, markup=False,
+    )  # fmt: skip
+    dry_run(store, lambda db: estimate_run(db, prompt_set, configs, prices), batch)
 
 
 #: The options that say which models run and how; with --config, the file says it.

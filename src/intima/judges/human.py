@@ -22,7 +22,7 @@ import json
 import os
 import random
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -238,8 +238,13 @@ def serve(
     host: str = "127.0.0.1",
     port: int = 7861,
     block: bool = True,
+    on_ready: Callable[[str], None] | None = None,
 ) -> Any:
+    """Build the form and serve it; ``on_ready`` is told the form's address once the sample is
+    drawn, before the server starts (the command prints it, as ``board serve`` does)."""
     app = build_app(store_path, annotator=annotator, run_ids=run_ids, n=n, seed=seed, design=design)
+    if on_ready is not None:
+        on_ready(f"http://{host}:{port}")
     # System fonts: the default theme's web fonts cannot load offline.
     import gradio as gr
 

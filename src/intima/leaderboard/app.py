@@ -99,7 +99,7 @@ class BoardIndex:
         """Prediction-powered shares, the scorer's validation, table, raw share and mean."""
         v = self.view
         return (
-            prediction_view.prediction_html(v.prediction, v.table.configs, scope)
+            prediction_view.prediction_html(v.prediction, v.table.configs, scope, v.cards)
             + validity_view.validity_html(v.cards, scorer)
             + render.scores_table(v.table, v.paired, scorer, scope, sort_metric, v.titles)
             + validity_view.means_html(v.table, v.means, scorer, scope, sort_metric)
@@ -120,7 +120,7 @@ class BoardIndex:
         for r in rows:
             if code and code != ALL_CODES and r.code != code:
                 continue
-            seen.setdefault(r.prompt_id, f"{r.code}: {_one_line(r.prompt)[:80]}")
+            seen.setdefault(r.prompt_id, f"{r.code}: {render.snippet(r.prompt)}")
         return [(label, pid) for pid, label in seen.items()]
 
     def detail(self, run_id: str | None, prompt_id: str | None) -> str:
@@ -134,10 +134,6 @@ class BoardIndex:
 
 def _models(ix: BoardIndex) -> list[dict[str, Any]]:
     return models_view.model_rows(ix.data, ix.table.configs)
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
 
 
 def board_parts(

@@ -9,7 +9,9 @@ from collections.abc import Sequence
 from typing import Final
 
 from intima.leaderboard.render import esc, pct
+from intima.leaderboard.validity_view import validity_status
 from intima.results.board import BoardView
+from intima.results.cards import Card
 from intima.results.prediction import LABELS, PredictionRow
 from intima.results.table import OVERALL
 
@@ -38,13 +40,19 @@ PREDICTION_NOTE: Final = (
 
 
 def prediction_html(
-    rows: Sequence[PredictionRow], configs: Sequence[tuple[str, str]], scope: str = OVERALL
+    rows: Sequence[PredictionRow],
+    configs: Sequence[tuple[str, str]],
+    scope: str = OVERALL,
+    cards: dict[str, list[Card]] | None = None,
 ) -> str:
     """Per judge with a sample, configurations x labels in ``scope``: beside each model its
     predictor (chosen per configuration, so named on every row), each cell the
     prediction-powered share and its 95% interval, under them the predictor's raw share, then
-    what the row estimates (``rows``: :attr:`BoardView.prediction`). Empty without a share in
-    ``scope`` (a code's: the shares are per configuration, overall and per dimension)."""
+    what the row estimates (``rows``: :attr:`BoardView.prediction`). Under each judge's heading,
+    whether that judge is validated (``cards``: :attr:`BoardView.cards`): these shares open the
+    page, so their trust is said beside them, not only in the card further down. Empty without
+    a share in ``scope`` (a code's: the shares are per configuration, overall and per
+    dimension)."""
     index = {(r.judge, r.run_id, r.scope, r.metric): r for r in rows}
     where = "overall" if scope == OVERALL else f"in {scope}"
     out = []
@@ -58,7 +66,8 @@ def prediction_html(
         head = "".join(f"<th>{esc(m)}</th>" for m in LABELS)
         out.append(
             f"<h3>As {esc(judge)} would label every response</h3>"
-            f'<p class="intima-note">{esc(judge)} labelled a random sample of each model\'s '
+            + validity_status(cards or {}, judge)
+            + f'<p class="intima-note">{esc(judge)} labelled a random sample of each model\'s '
             f"responses; {esc(preds)} scored every response (the predictor). Each cell: the "
             f"prediction-powered share [95% interval], {esc(where)}; under it, raw: "
             f"{esc(preds)}'s own share.</p>"
@@ -104,6 +113,6 @@ def prediction_templates(view: BoardView) -> str:
         return ""
     return "".join(
         f'<template id="prediction-{k}">'
-        f"{prediction_html(view.prediction, view.table.configs, scope)}</template>\n"
+        f"{prediction_html(view.prediction, view.table.configs, scope, view.cards)}</template>\n"
         for k, scope in enumerate(view.scopes)
     )

@@ -24,9 +24,10 @@ from intima.results.rank import (
     Ranked,
     format_rank,
     format_rank_interval,
+    unranked_reason,
 )
 from intima.results.sources import AFFECT_FACTORS
-from intima.results.table import CATEGORIES, LABEL_METRICS, ScoreRow, ScoreTable
+from intima.results.table import CATEGORIES, ScoreRow, ScoreTable, label_metrics_of
 from intima.store import StoredResponse
 
 if TYPE_CHECKING:
@@ -52,6 +53,23 @@ def clip(text: str | None, limit: int = EMBED_MAX_CHARS) -> str | None:
         text[:limit] + f"\n\n[… cut: this page shows the first {limit:,} of {len(text):,} "
         "characters; `intima export` writes the whole text]"
     )
+
+
+#: How much of a prompt a list shows (the explorer's, the side-by-side's and the app's menus).
+SNIPPET_CHARS = 90
+
+
+def snippet(text: str, limit: int = SNIPPET_CHARS) -> str:
+    """``text`` on one line, whole if it fits in ``limit`` characters, else cut at the last
+    word boundary before it and ended with "…" (never in the middle of a word)."""
+    line = " ".join(text.split())
+    if len(line) <= limit:
+        return line
+    cut = line[: limit - 1]
+    space = cut.rfind(" ")
+    if space > limit // 2:  # a word boundary not too far back; else one long word is cut
+        cut = cut[:space]
+    return cut.rstrip(" ,;:.-") + "…"
 
 
 def pct(x: float | None) -> str:
@@ -91,7 +109,7 @@ def scores_table(
     run_ids = [c for c, _ in table.configs]
     rows = [table.get(scorer, c, scope, sort_metric) for c in run_ids]
     ranked: list[Ranked] = paired.ranks(scorer, scope, sort_metric, rows)
-    cols = list(LABEL_METRICS)
+    cols = list(label_metrics_of(scorer))  # no "no majority" column for a single scorer
     # data-sort: the site ranks on a metric when its header is clicked (board.js swaps in that
     # metric's fragment); the app ranks with its "Rank by" control.
     head = "".join(
@@ -119,7 +137,7 @@ def scores_table(
         out.append(
             f'<tr data-run-id="{esc(rk.run_id)}"><td class="rank"{_rank_title(rk)}>'
             '<span class="rank-value">'
-            f"{esc(format_rank(rk))}</span>{_rank_interval(rk)}</td>"
+            f"{esc(format_rank(rk))}</span>{_rank_interval(rk)}{_unranked(rk, rows)}</td>"
             f'<td class="model" title="{esc((titles or {}).get(rk.run_id, ""))}">'
             f"{esc(first.label)}</td>{''.join(cells)}<td>{first.n}</td>"
             f'<td class="{"unscored some" if first.n_unscored else "unscored"}">'
@@ -133,8 +151,13 @@ def affect_table(rows: Sequence[Sequence[object]]) -> str:
     if not rows:
         return ""
     head = "".join(f"<th>{esc(f)}</th>" for f in ("category", "level", *AFFECT_FACTORS))
+    # The category's words wrap ("companionship reinforcing"): one unbroken name was the
+    # widest cell, and pushed the last factors out of a half-page panel.
     body = "".join(
-        "<tr>" + "".join(f"<td>{esc(_num(v))}</td>" for v in row) + "</tr>" for row in rows
+        f'<tr><td class="cat">{esc(str(row[0]).replace("_", " "))}</td>'
+        + "".join(f"<td>{esc(_num(v))}</td>" for v in row[1:])
+        + "</tr>"
+        for row in rows
     )
     legend = "".join(f"<dt>{esc(k)}</dt><dd>{esc(v)}</dd>" for k, v in AFFECT_LEGEND)
     return (
@@ -225,7 +248,16 @@ CSS = """
 .intima-ratings td.lv1 { background: #f7d7d6; } .intima-ratings td.lv2 { background: #e9908d; }
 .intima-method pre { white-space: pre-wrap; word-break: break-word; max-height: 320px;
   overflow-y: auto; }
+.intima-affect td.cat { white-space: normal; min-width: 6em; }
+/* Side by side, each response has half the page: the breakdown's 13 columns fit at 1280 px. */
+.pair .intima-affect, #cmp-a-detail .intima-affect, #cmp-b-detail .intima-affect {
+  font-size: 11px; }
+.pair .intima-affect td, .pair .intima-affect th, #cmp-a-detail .intima-affect td,
+#cmp-a-detail .intima-affect th, #cmp-b-detail .intima-affect td,
+#cmp-b-detail .intima-affect th { padding: 1px 2px; }
 .intima-scores th.sortable { cursor: pointer; }
+.intima-scores .unranked-why { display: block; white-space: normal; min-width: 9em;
+  font-size: 11px; font-weight: normal; color: #777; }
 .intima-scores .unscored.some { color: #a05a00; font-weight: 600; }
 .intima-validity { margin: 6px 0 10px; padding: 6px 10px; border-radius: 4px; font-size: 13px; }
 .intima-unvalidated { background: #fff4e0; border: 1px solid #e0b060; color: #6a4500; }
@@ -265,6 +297,14 @@ def theme() -> gr.themes.Default:
 
 def _rank_title(rk: Ranked) -> str:
     return f' title="{esc(UNRANKED_NOTE if rk.rank is None else TIES_NOTE)}"'
+
+
+def _unranked(rk: Ranked, rows: Sequence[ScoreRow]) -> str:
+    """Beside an unranked row's "–", why it has no rank (the tooltip has the whole rule)."""
+    if rk.rank is not None:
+        return ""
+    row = next(r for r in rows if r.run_id == rk.run_id)
+    return f'<span class="unranked-why">{esc(unranked_reason(row))}</span>'
 
 
 def _rank_interval(rk: Ranked) -> str:

@@ -56,7 +56,7 @@ from intima.leaderboard.drift_view import (
 from intima.leaderboard.method_view import methodology_html
 from intima.leaderboard.models_view import MODELS_SCRIPT, model_rows, with_models
 from intima.leaderboard.prediction_view import PREDICTION_SCRIPT, prediction_templates
-from intima.leaderboard.render import CSS, chunk_file, response_detail, scores_table
+from intima.leaderboard.render import CSS, chunk_file, response_detail, scores_table, snippet
 from intima.leaderboard.validity_view import means_html, validity_html
 from intima.results.board import BoardView, assemble_board
 from intima.results.conversations import ConversationBoard, drift_tables
@@ -74,8 +74,6 @@ if TYPE_CHECKING:
     from intima.results.paired import Pairs
 
 _STATIC = ("board.js", "board.css", MODELS_SCRIPT)  # models.js: what each model is, search
-#: How much of each prompt the explorer's list shows (the detail view has the whole text).
-LIST_CHARS = 120
 
 
 @dataclass(frozen=True)
@@ -359,7 +357,7 @@ def _chunks(data: BoardData) -> list[list[dict[str, Any]]]:
                 "id": r.response_id,
                 "prompt_id": r.prompt_id,
                 "code": r.code,
-                "prompt": r.prompt[:LIST_CHARS],
+                "prompt": snippet(r.prompt),
                 "html": response_detail(r, sets, affect),
             }
         )

@@ -1,11 +1,11 @@
 """The leaderboard as a Hugging Face Space, reading its results from a results repo on the Hub.
 
 ``intima board space`` writes the Space folder (:func:`write_space`): ``README.md`` (the Space's
-metadata), ``app.py`` (it only calls :func:`main`), ``requirements.txt`` (this intima, pinned)
-``space.json`` (the settings) and ``trust.toml`` (the publishers whose bundles it shows:
-:mod:`intima.bundles.trust`; the Space repo is the maintainers', so bundle writers cannot change
-it). Nothing secret goes in it: the token for the requests repo is the Space's ``HF_TOKEN``
-secret, read at run time.
+metadata), ``app.py`` (it only calls :func:`main`), ``requirements.txt`` (this intima: by
+default a wheel of the checkout, in the folder: :mod:`.space_wheel`), ``space.json`` (the
+settings) and ``trust.toml`` (the publishers whose bundles it shows: :mod:`intima.bundles.trust`;
+the Space repo is the maintainers', so bundle writers cannot change it). Nothing secret goes in
+it: the requests repo's token is the Space's ``HF_TOKEN`` secret, read at run time.
 
 The app (:class:`LiveBoard`) reads the results repo's head commit at start and then every
 ``refresh_s`` seconds in a background thread. When the repo moved, it downloads every bundle
@@ -50,6 +50,7 @@ from intima.leaderboard.hub_results import (
 )
 from intima.leaderboard.render import esc
 from intima.leaderboard.space_form import _log, request_backend
+from intima.leaderboard.space_wheel import WHEEL_GLOB
 from intima.results import DEFAULT_BOOTSTRAP, DEFAULT_SEED
 from intima.results.conversations import ConversationBoard
 from intima.results.table import OVERALL
@@ -99,7 +100,8 @@ class SpaceSettings(BaseModel):
 
 
 # -- the folder ---------------------------------------------------------------------------------
-#: How the Space installs intima by default: this version, from PyPI.
+#: How the Space installs intima when it runs from an installed package (from a checkout, the
+#: default is a wheel of it: :mod:`intima.leaderboard.space_wheel`): this version, from PyPI.
 DEFAULT_REQUIREMENT = f"intima=={__version__}"
 
 
@@ -126,11 +128,13 @@ def write_space(
         dataset_url(settings.requests, "--requests")
     if out.exists() and not out.is_dir():
         raise SpaceError(f"{out} is a file; write the Space into a folder")
-    present = {p.name for p in out.iterdir()} if out.is_dir() else set()
-    if present and not (force and present <= SPACE_FILES | _CLONE_FILES):
+    # An earlier Space folder: its files, a clone's, and the intima wheel it installs.
+    present = {p.name for p in out.iterdir() if not p.match(WHEEL_GLOB)} if out.is_dir() else set()
+    ours = present <= SPACE_FILES | _CLONE_FILES
+    if (present or any(out.glob(WHEEL_GLOB))) and not (force and ours):
         hint = (
             "--force replaces an earlier Space folder"
-            if present <= SPACE_FILES | _CLONE_FILES
+            if ours
             else "it holds other files; write the Space into a new or empty folder"
         )
         raise SpaceError(f"{out} is not empty ({hint})")

@@ -46,6 +46,31 @@ def validity_html(cards: dict[str, list[Card]], scorer: str) -> str:
     )
 
 
+def validity_status(cards: dict[str, list[Card]], scorer: str) -> str:
+    """One line for beside a headline a scorer makes (the prediction-powered shares, which open
+    the page): validated or not, in the validation card's words; the card itself, with every
+    figure, stays with the scorer's scores. People (``human``) are the reference: no line."""
+    if scorer.split(":")[0] == "human":
+        return ""
+    own = cards.get(scorer) or []
+    graded = [(c, *grade(c, [x for every in cards.values() for x in every])) for c in own]
+    passed = [(c, why) for c, word, why in graded if word == "validated"]
+    if passed:
+        card, why = passed[0]
+        mark, text = "validated", f"validated on {card.name} ({why})"
+    elif graded:
+        mark, text = (
+            "failed-validation",
+            "failed its validation: " + "; ".join(f"{c.name}: {why}" for c, _, why in graded),
+        )
+    else:
+        mark, text = "unvalidated", f"not validated: {UNVALIDATED}"
+    return (
+        f'<p class="intima-validity intima-{mark} intima-status" data-scorer="{esc(scorer)}">'
+        f"<strong>{esc(scorer)}</strong> {esc(text)}. Its validation card: under Scores.</p>"
+    )
+
+
 def _card(card: Card, word: str, why: str) -> str:
     facts = "".join(f"<dt>{esc(k)}</dt><dd>{esc(v)}</dd>" for k, v in card.facts())
     return (

@@ -69,7 +69,7 @@ def board_title(dataset_ids: Iterable[str]) -> str:
 
 #: What an empty board says, in the subtitle and in place of the scores.
 NO_RESULTS = (
-    "No results yet: runs appear here once they are scored (intima judge or intima affect) "
+    "No results yet: runs appear here once they are scored (intima judge or intima score) "
     "and, on a Space, published to its results repo."
 )
 

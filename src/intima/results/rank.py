@@ -85,6 +85,16 @@ def rank_groups(rows: Sequence[ScoreRow], intervals: Mapping[str, tuple[int, int
     return out
 
 
+def unranked_reason(row: ScoreRow) -> str:
+    """Why ``row`` has no rank, in a few words for beside its "–" (:func:`is_rankable`'s rule,
+    row by row: the page's note says the rule, this says which part the row misses)."""
+    if row.rate is None or row.n <= 0:
+        return "not ranked: no scored responses"
+    if row.n < MIN_N:
+        return f"not ranked: {row.n} scored, under {MIN_N}"
+    return f"not ranked: scored on {row.n} of {row.n_scope} prompts, under {MIN_SHARE:.0%}"
+
+
 def format_rank(r: Ranked) -> str:
     if r.rank is None:
         return UNRANKED

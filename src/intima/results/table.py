@@ -38,10 +38,21 @@ from intima.results.intervals import intervals_from_replicates
 #: Primary labels, as metric names: reinforcing, boundary, neutral, mixed, no_majority.
 LABEL_METRICS: Final = tuple(str(p) for p in Primary)
 METRICS: Final = LABEL_METRICS + CATEGORIES
+#: Scorers that combine several raters (the judges' panel, several people), the only ones whose
+#: primary label can be ``no_majority``.
+COMBINED_SCORERS: Final = ("panel", "human")
 OVERALL: Final = "overall"
 DIMENSIONS: Final = tuple(str(d) for d in Dimension)
 CONFIDENCE: Final = 0.95
 _TOP_LEVEL: Final = tuple(str(b) for b in Behaviour)
+
+
+def label_metrics_of(scorer: str) -> tuple[str, ...]:
+    """The label metrics ``scorer`` can give: ``no_majority`` only for a combined scorer
+    (:data:`COMBINED_SCORERS`); for one judge or the affect measure it is always 0."""
+    if scorer in COMBINED_SCORERS:
+        return LABEL_METRICS
+    return tuple(m for m in LABEL_METRICS if m != str(Primary.NO_MAJORITY))
 
 
 class Placed(Protocol):

@@ -144,7 +144,7 @@
         var li = el("li", { "data-response-id": r.id, tabindex: "0" });
         li.appendChild(el("span", { "class": "code" }, r.code));
         li.appendChild(el("code", { "class": "rid", title: "response id (intima explain " + r.id + ")" }, " " + r.id.slice(0, 10)));
-        li.appendChild(el("span", null, " " + r.prompt.slice(0, 90)));
+        li.appendChild(el("span", null, " " + r.prompt));  // cut at a word, with "…", in Python
         li.addEventListener("click", function () { state.exploreId = r.id; showDetail(detail, r); });
         list.appendChild(li);
         if (state.exploreId === r.id) { showDetail(detail, r); }
@@ -183,7 +183,7 @@
         if (!shared.length) { left.appendChild(el("p", null, "The two configurations share no prompt.")); return; }
         if (!shared.some(function (r) { return r.prompt_id === state.cmpPrompt; })) { state.cmpPrompt = shared[0].prompt_id; }
         pick.appendChild(select("cmp-prompt", "Prompt", shared.map(function (r) {
-          return [r.prompt_id, r.code + " · " + r.prompt.slice(0, 80)];
+          return [r.prompt_id, r.code + " · " + r.prompt];
         }), state.cmpPrompt, function (v) { state.cmpPrompt = v; show(); }));
         function show() {
           var a = shared.filter(function (r) { return r.prompt_id === state.cmpPrompt; })[0];
