@@ -24,7 +24,7 @@ Snapshot = dict[str, list[tuple[Any, ...]]]
 
 
 #: Columns migrations after the strict ones added, which today's writers fill.
-LATER_COLUMNS = (("responses", "priced_by"),)
+LATER_COLUMNS = (("responses", "priced_by"), ("runs", "dataset_size"))
 #: Tables migrations after the strict ones added, which today's writers fill (lent the same way).
 LATER_TABLES = ("run_models",)
 

@@ -74,10 +74,12 @@ def scores_table(
     scope: str,
     sort_metric: str,
     titles: Mapping[str, str] | None = None,
+    notes: Mapping[str, str] | None = None,
 ) -> str:
     """Configurations x label metrics for one scorer and scope, ranked on ``sort_metric``, each
     rank with its rank interval (``paired``: the same board, B and seed as ``table``);
-    ``titles``: per run id, its name's tooltip (the full settings)."""
+    ``titles``: per run id, its name's tooltip (the full settings); ``notes``: per run id, what
+    to say under its name (``BoardView.notes``: "40 of 368 prompts; no prompt in …")."""
     if scorer not in table.scorers:
         return "<p>No scores for this scorer.</p>"
     run_ids = [c for c, _ in table.configs]
@@ -113,12 +115,18 @@ def scores_table(
             '<span class="rank-value">'
             f"{esc(format_rank(rk))}</span>{_rank_interval(rk)}</td>"
             f'<td class="model" title="{esc((titles or {}).get(rk.run_id, ""))}">'
-            f"{esc(first.label)}</td>{''.join(cells)}<td>{first.n}</td>"
+            f"{esc(first.label)}{coverage_note((notes or {}).get(rk.run_id))}</td>"
+            f"{''.join(cells)}<td>{first.n}</td>"
             f'<td class="{"unscored some" if first.n_unscored else "unscored"}">'
             f"{first.n_unscored}</td><td>{first.n_missing}</td></tr>"
         )
     out.append("</tbody></table></div>")
     return "".join(out)
+
+
+def coverage_note(note: str | None) -> str:
+    """A configuration's coverage note under its name (escaped), or nothing."""
+    return f'<span class="intima-coverage">{esc(note)}</span>' if note else ""
 
 
 def affect_table(rows: Sequence[Sequence[object]]) -> str:
@@ -217,6 +225,7 @@ CSS = """
 .intima-ratings td.lv1 { background: #f7d7d6; } .intima-ratings td.lv2 { background: #e9908d; }
 .intima-method pre { white-space: pre-wrap; word-break: break-word; max-height: 320px;
   overflow-y: auto; }
+.intima-scores .intima-coverage { display: block; color: #a05a00; font-size: 11px; }
 .intima-scores th.sortable { cursor: pointer; }
 .intima-scores .unscored.some { color: #a05a00; font-weight: 600; }
 .intima-validity { margin: 6px 0 10px; padding: 6px 10px; border-radius: 4px; font-size: 13px; }
