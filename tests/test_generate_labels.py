@@ -112,3 +112,28 @@ def test_the_board_loaded_from_a_store_shows_readable_distinct_names(
         'openai-compat:fake · "You are Juniper, a warm…"',
     ]
     assert {r.label for r in data.responses} == set(labels)
+
+
+def test_names_alike_but_for_the_dataset_or_model_say_which() -> None:
+    """Two configurations the board cannot merge (another dataset, another revision, another
+    model under one chosen label) get names that say how they differ, never a bare run id."""
+    from intima.core.labels import Named, board_labels
+
+    hub, demo = ("AI-companionship/INTIMA", "abc123def4567890", "s1"), ("intima-demo", None, "s2")
+    newer = ("AI-companionship/INTIMA", "fedcba9876543210", "s3")
+    names = board_labels([
+        Named("1" * 16, "m", "m", dataset=hub),
+        Named("2" * 16, "m", "m", dataset=demo),
+        Named("3" * 16, "mine", "openai:gpt-4o", dataset=demo),
+        Named("4" * 16, "mine", "openai:gpt-4o-mini", dataset=demo),
+        Named("5" * 16, "n", "n", dataset=hub),
+        Named("6" * 16, "n", "n", dataset=newer),
+    ])  # fmt: skip
+    assert names == {
+        "1" * 16: "m (on AI-companionship/INTIMA)",
+        "2" * 16: "m (on intima-demo)",
+        "3" * 16: "mine (openai:gpt-4o)",
+        "4" * 16: "mine (openai:gpt-4o-mini)",
+        "5" * 16: "n (on AI-companionship/INTIMA @ abc123def456)",
+        "6" * 16: "n (on AI-companionship/INTIMA @ fedcba987654)",
+    }

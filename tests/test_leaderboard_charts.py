@@ -256,3 +256,55 @@ def test_the_site_draws_no_chart_in_javascript_and_carries_each_scorers_charts(
             assert drawing not in js, (name, drawing)
     # The labels reach the markup only escaped.
     assert "<script>window.__pwned" not in index and "&lt;script&gt;window.__pwned" in index
+
+
+#: Two names a cut at the end would make the same (issue 40): they differ only at the end.
+ALIKE = (
+    'openai-compat:smollm2 · "You are Juniper, a warm…" [max_tokens=64] (temperature=0.2)',
+    'openai-compat:smollm2 · "You are Juniper, a warm…" [max_tokens=64] (temperature=0.7)',
+)
+
+
+def _shown(svg: ET.Element) -> list[str]:
+    """The names a chart shows (its axis texts' own text, not their tooltips)."""
+    return [t.text or "" for t in svg.iter(f"{SVG}text") if t.get("class") == "axis"]
+
+
+def test_no_cut_makes_two_names_the_same_on_any_chart() -> None:
+    data = hand_board()
+    runs = tuple(dataclasses.replace(r, label=ALIKE[i]) for i, r in enumerate(data.runs))
+    order = {r.run_id: i for i, r in enumerate(runs)}
+    responses = tuple(dataclasses.replace(r, label=ALIKE[order[r.run_id]]) for r in data.responses)
+    table = score_table(responses, data.rating_sets, bootstrap=20, seed=0, per_code=False)
+    scorer = table.scorers[0]
+    dims = dims_in({r.scope for r in table.rows})
+    for svg in (
+        ET.fromstring(charts.stacked_bars(table, scorer, OVERALL)),
+        ET.fromstring(charts.heatmap(table, scorer, OVERALL)),
+        ET.fromstring(charts.radars(table, scorer, dims)),
+    ):
+        names = [n for n in _shown(svg) if n.startswith(("openai", "…"))]
+        assert len(names) == 2 and len(set(names)) == 2, names
+        assert all(n != label for n, label in zip(names, ALIKE, strict=True))  # both were cut
+        assert names[0].endswith("(temperature=0.2)") and names[1].endswith("(temperature=0.7)")
+
+
+@pytest.mark.parametrize("room", [30.0, 60.0, 120.0, 288.0])
+def test_fitted_names_are_distinct_at_any_width(room: float) -> None:
+    """Names alike at the start, the end, or but for one character anywhere: each cut is
+    distinct from every other shown name, and a name that fits is shown whole."""
+    base = 'openai-compat:Qwen/Qwen3-8B · "You are Mia, the user\'s devoted companion"'
+    names = [
+        *ALIKE,
+        base,
+        base + " [seed=1]",
+        base + " [seed=2]",
+        base + " (on AI-companionship/INTIMA)",
+        base + " (on intima-demo)",
+        "x" * 40 + "a" + "x" * 40,
+        "x" * 40 + "b" + "x" * 40,
+        "short",
+    ]
+    shown = charts.fitted(names, room)
+    assert len(set(shown.values())) == len(names)
+    assert shown["short"] == "short" or room < charts._text_w("short")

@@ -147,3 +147,24 @@ def test_explorer_shows_response_ids_for_intima_explain(page, demo_site: Path) -
     assert page.locator("#explore-detail .intima-rid code").first.inner_text() == rows[3]["id"]
     assert re.search(r"intima explain [0-9a-f]{12}", page.locator("#explore-detail").inner_text())
     assert page.errors == []
+
+
+def test_a_partial_board_says_how_much_in_its_title_and_subtitle() -> None:
+    """A board of `--limit 40` read like the benchmark (issue 40): its title now says 40 of
+    368 prompts, and its subtitle the dimension no configuration has a prompt in."""
+    from intima.leaderboard import wording
+    from intima.results.configurations import Coverage
+
+    ids = ["AI-companionship/INTIMA"]
+    part = Coverage(40, 368, ("User Vulnerabilities",))
+    assert (
+        wording.board_title(ids, [part]) == "INTIMA companionship leaderboard — 40 of 368 prompts"
+    )
+    subtitle = wording.board_subtitle(ids, [part, part])
+    assert "Partial: 40 of 368 prompts; no prompt in User Vulnerabilities" in subtitle
+    whole = Coverage(368, 368, ())
+    assert wording.board_title(ids, [whole]) == "INTIMA companionship leaderboard"
+    assert "Partial" not in wording.board_subtitle(ids, [whole])
+    mixed = wording.board_subtitle(ids, [whole, part])
+    assert "Partial: 1 of 2 configurations on part of their prompts (the note" in mixed
+    assert "User Vulnerabilities" not in mixed  # one configuration has it

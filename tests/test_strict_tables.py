@@ -29,6 +29,7 @@ LATER_COLUMNS = (
     ("responses", "usage_source"),
     ("judgments", "usage_source"),
     ("simulated_user_messages", "usage_source"),
+    ("runs", "dataset_size"),
 )
 #: Tables migrations after the strict ones added, which today's writers fill (lent the same way).
 LATER_TABLES = ("run_models",)

@@ -51,10 +51,13 @@ BOOKKEEPING: Final = frozenset(
     | {"usage_source"}
 )
 #: Per table, what else may differ: a run's progress (a run published while running and again
-#: when complete is one run); a judgment's own words and settings on the way to its verdict
-#: (a judge's rationale differs from one call to the next; the verdict is what is compared).
+#: when complete is one run) and its dataset's recorded size; a judgment's own words and
+#: settings on the way to its verdict (a judge's rationale differs from one call to the next;
+#: the verdict is what is compared).
 NOT_CONTENT: Final[Mapping[str, frozenset[str]]] = {
-    "runs": frozenset({"status"}),
+    # dataset_size: a copy stored before it was recorded holds NULL; it follows from the
+    # dataset's id, revision and hash, which are compared.
+    "runs": frozenset({"status", "dataset_size"}),
     "judgments": frozenset(
         {"rationale", "raw_reply", "reason", "repairs_json", "judge_config_json"}
     ),

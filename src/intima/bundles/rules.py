@@ -44,6 +44,7 @@ _AMPLIFIER: Final = (0.0, 10.0**3)  # capped factors (DM, EF, EM, LR) and the me
 #: (table, column) -> (lowest, highest), both included.
 RANGES: Final[Mapping[tuple[str, str], tuple[float, float]]] = {
     ("runs", "n_prompts"): _COUNT,
+    ("runs", "dataset_size"): (1, 10**9),
     ("run_prompts", "position"): _COUNT,
     **{("responses", c): _COUNT for c in ("prompt_tokens", "completion_tokens", "attempts")},
     ("responses", "latency_s"): _SECONDS,

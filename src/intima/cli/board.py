@@ -75,6 +75,7 @@ def build_cmd(
     """
     from intima.bundles.trust import trust_from
     from intima.leaderboard.site import build_site
+    from intima.results.configurations import board_coverage
     from intima.results.conversations import load_conversations
     from intima.results.data import load_board
     from intima.store import Store
@@ -109,6 +110,8 @@ def build_cmd(
         f"leaderboard: {result.n_configs} configuration(s), {result.n_responses} responses, "
         f"scorers: {for_terminal(scorers)}"
     )
+    if part := board_coverage([r.coverage for r in data.runs]):
+        console.print(f"partial: {part} (the board says so beside each configuration)")
     console.print(f"open {for_terminal(str(result.index.resolve().as_uri()))}")
 
 

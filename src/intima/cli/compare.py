@@ -79,6 +79,10 @@ def compare_cmd(
     with Store.open(store, create=False) as db:
         data = load_board(db)  # the whole board: the very replicates the board draws
     run_a, run_b = (_config(name, data.runs) for name in (a, b))
+    if run_a.run_id == run_b.run_id:
+        raise CompareError(
+            f"{quoted(a)} and {quoted(b)} are one configuration on the board: name two"
+        )
     view = assemble_board(data, bootstrap=bootstrap, seed=seed, per_code=by_code)
     chosen = _scorer(scorer, tuple(view.paired.scorers))
     scopes = [s for s in view.paired.scopes() if by_code or not s.startswith("code:")]
@@ -157,9 +161,10 @@ def _rate(rate: float | None, lo: float | None, hi: float | None) -> str:
 
 
 def _config(name: str, runs: tuple[BoardRun, ...]) -> BoardRun:
-    """A run by its label, whole id or id prefix; one clear line when none or several match."""
-    exact = [r for r in runs if name in (r.run_id, r.label)]
-    found = exact or [r for r in runs if r.run_id.startswith(name)]
+    """A configuration by its label, or the whole id or id prefix of any run of it (runs of
+    one configuration are one on the board); one clear line when none or several match."""
+    exact = [r for r in runs if name in (r.run_id, r.label, *r.runs)]
+    found = exact or [r for r in runs if any(i.startswith(name) for i in (r.run_id, *r.runs))]
     every = sorted({r.label for r in runs})
     labels = ", ".join(every[:_LISTED]) or "none"
     if len(every) > _LISTED:

@@ -53,7 +53,7 @@ from intima.cli._params import (
 from intima.core.config import GenerationSettings, ModelConfig, load_run_file
 from intima.core.errors import ConfigError
 from intima.core.spending import SpendingSettings
-from intima.dataset import load_prompts
+from intima.dataset import PromptSet, load_prompts
 from intima.store import Store
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -172,7 +172,7 @@ def run_cmd(
         _dry_run(store, prompt_set, configs, spending.prices, batch)
         return
     console.print(
-        f"{prompt_set.info.dataset_id}: {len(prompt_set)} prompts; "
+        f"{prompt_set.info.dataset_id}: {_how_many(prompt_set)} prompts; "
         f"{len(configs)} configuration(s); store {store}"
     )
     # Nothing is created before the input is valid: a new store also waits for the servers.
@@ -212,6 +212,16 @@ _MODEL_OPTIONS = (
     "api_key_file", "concurrency", "allow_unlisted_model", "max_tokens", "seed", "timeout",
     "max_retries",
 )  # fmt: skip
+
+
+def _how_many(prompts: PromptSet) -> str:
+    """ "40 of 368" when ``--limit`` took part of the dataset, else "368"."""
+    size = prompts.info.size
+    return (
+        f"{len(prompts)} of {size}"
+        if size is not None and size > len(prompts)
+        else str(len(prompts))
+    )
 
 
 def _refuse_model_options(ctx: typer.Context) -> None:

@@ -12,7 +12,7 @@ untrusted text (a system prompt is anyone's): every view escapes them.
 from __future__ import annotations
 
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -79,12 +79,15 @@ class Named:
     model: str
     system_prompt: str | None = None
     generation: Mapping[str, Any] = field(default_factory=dict)
+    dataset: tuple[str, str | None, str] = ("", None, "")  # id, revision, sha256
 
 
 def board_labels(configs: Sequence[Named]) -> dict[str, str]:
     """Per run id, its name on a board: stored labels in the old hash form read as
-    :func:`readable_label`, and names that would be the same are told apart by the settings in
-    which those configurations differ (else the system prompt's hash, else the run id)."""
+    :func:`readable_label`, and names that would be the same are told apart by what those
+    configurations differ in: the model (two given one label), the settings, the system
+    prompt's hash, the dataset; else (never two runs of one configuration and dataset, which
+    the board shows as one) the run id."""
     names = {c.key: _readable(c) for c in configs}
     groups: dict[str, list[Named]] = defaultdict(list)
     for c in configs:
@@ -95,12 +98,31 @@ def board_labels(configs: Sequence[Named]) -> dict[str, str]:
         keys = sorted({k for c in same for k in c.generation})
         differing = [k for k in keys if len({repr(c.generation.get(k)) for c in same}) > 1]
         prompts = {c.system_prompt for c in same}
+        models = {c.model for c in same}
         for c in same:
-            extra = [f"{k}={c.generation.get(k)}" for k in differing]
+            extra = [c.model] if len(models) > 1 else []
+            extra += [f"{k}={c.generation.get(k)}" for k in differing]
             if len(prompts) > 1 and c.system_prompt:
                 extra.append(f"system {content_id(c.system_prompt, length=6)}")
+            if where := _dataset_difference(c, same):
+                extra.append(where)
             names[c.key] = f"{name} ({', '.join(extra) or 'run ' + c.key[:8]})"
-    return names
+    counts = Counter(names.values())
+    return {k: v if counts[v] == 1 else f"{v} (run {k[:8]})" for k, v in names.items()}
+
+
+def _dataset_difference(c: Named, same: Sequence[Named]) -> str:
+    """How ``c``'s dataset differs from the others' of ``same``: "on <id>", else its revision,
+    else its file's hash; "" when they share one dataset."""
+    ids, revisions = {o.dataset[0] for o in same}, {o.dataset[1] for o in same}
+    if len({o.dataset for o in same}) < 2:
+        return ""
+    dataset_id, revision, sha256 = c.dataset
+    if len(ids) > 1:
+        return f"on {dataset_id}"
+    if len(revisions) > 1:
+        return f"on {dataset_id} @ {(revision or 'unversioned')[:12]}"
+    return f"on {dataset_id} sha256 {sha256[:8]}"
 
 
 def _readable(c: Named) -> str:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterator
-from typing import Final, Literal, overload
+from typing import Any, Final, Literal, overload
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, model_validator
 
 from intima.core.errors import DatasetError
 from intima.core.ids import content_id
@@ -62,6 +62,17 @@ class DatasetInfo(BaseModel):
     sha256: str
     variant: Literal["paper", "full", "cleaned", "cleaned+memory", "demo", "file"]
     n_prompts: int
+    #: How many prompts the whole dataset (this variant) holds, kept when a run takes only
+    #: some of them (``--limit``), so a board can say "40 of 368 prompts". None: as many as
+    #: ``n_prompts`` (a set made whole).
+    size: int | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _whole_by_default(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("size") is None and "n_prompts" in data:
+            return {**data, "size": data["n_prompts"]}
+        return data
 
 
 class PromptSet(BaseModel):

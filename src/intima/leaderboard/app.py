@@ -101,7 +101,7 @@ class BoardIndex:
         return (
             prediction_view.prediction_html(v.prediction, v.table.configs, scope, v.cards)
             + validity_view.validity_html(v.cards, scorer)
-            + render.scores_table(v.table, v.paired, scorer, scope, sort_metric, v.titles)
+            + render.scores_table(v.table, v.paired, scorer, scope, sort_metric, v.titles, v.notes)
             + validity_view.means_html(v.table, v.means, scorer, scope, sort_metric)
         )
 
@@ -149,12 +149,23 @@ def board_parts(
         ix.scores(scorer, scope, sort_metric),
         charts.stacked_bars(ix.table, scorer, scope),
         charts.heatmap(ix.table, scorer, scope),
-        charts.radars(ix.table, scorer, ix.dims),
+        charts.radars(ix.table, scorer, ix.dims, ix.view.notes),
     )
 
 
 def _scope(dimension: str, code: str) -> str:
     return code_scope(code) if code and code != ALL_CODES else dimension
+
+
+def header_html(view: BoardView, title: str) -> str:
+    """The title, and under it what the board measures on which prompts, and how much of them
+    its configurations answered (a Space redraws it as results arrive)."""
+    runs = view.data.runs
+    subtitle = wording.board_subtitle([r.dataset_id for r in runs], [r.coverage for r in runs])
+    return (
+        f'<h1 id="board-title">{esc(title)}</h1><p id="board-subtitle">{esc(subtitle)} '
+        "See Methodology.</p>"
+    )
 
 
 def methodology_html(view: BoardView) -> str:
@@ -194,14 +205,12 @@ def build_app(
     ) -> tuple[str, str, str, str]:
         return board_parts(cur(), scorer, dimension, code, sort_metric)
 
-    ids = [r.dataset_id for r in data.runs]
-    title = title or wording.board_title(ids)
+    title = title or wording.board_title(
+        [r.dataset_id for r in data.runs], [r.coverage for r in data.runs]
+    )
     with gr.Blocks(title=title) as demo:
         gr.HTML(f"<style>{render.CSS}</style>", visible=True)
-        gr.HTML(
-            f'<h1 id="board-title">{esc(title)}</h1><p id="board-subtitle">'
-            f"{esc(wording.board_subtitle(ids))} See Methodology.</p>"
-        )
+        header = gr.HTML(header_html(view, title))
         notice = gr.HTML("", elem_id="board-notice") if live is not None else None
         with gr.Tab("Leaderboard"):
             with gr.Row():
@@ -299,7 +308,8 @@ def build_app(
             request_tab(store_path, closed, submit)
         if live is not None:
             live.wire(
-                {"demo": demo, "notice": notice, "scorer": scorer, "dimension": dimension,
+                {"demo": demo, "header": header, "notice": notice, "scorer": scorer,
+                 "dimension": dimension,
                  "code": code, "sort": sort_metric, "board": [table_html, bars_html, heat_html,
                  radar_html], "configs": [ex_config, cmp_a, cmp_b], "codes": [ex_code],
                  "compare": [cmp_scorer, cmp_metric, cmp_scores],

@@ -14,7 +14,7 @@ so it looks the same under the app's CSS and the site's.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from intima.leaderboard.render import esc, pct
 from intima.results.drift import DRIFT_METRICS, DriftRow, DriftTable
@@ -47,6 +47,8 @@ BAR_W, ROW_H, LEFT, LEFT_MAX = 480, 20, 60, 300
 HEAT_CAPTION = (
     "Each cell: share of responses rated medium or high on each category (not the primary label)"
 )
+#: A radar's width (each configuration has its own).
+RADAR_W = 280
 #: Heatmap: a cell's width and height, the room for the rotated column names.
 CELL_W, CELL_H, TOP = 46, 20, 120
 
@@ -102,13 +104,46 @@ def _fit(label: str, room: float) -> str:
     return out + "…"
 
 
-def _label(x: int, y: int, label: str, limit: int = 28, anchor: str = "end") -> str:
-    """A model's name beside a chart, shortened to fit its margin of ``x`` pixels (or ``limit``
-    characters when centred), whole in the tooltip."""
-    if anchor == "end":
-        shown = _fit(label, x - 6)
-    else:
-        shown = label if len(label) <= limit else label[: limit - 1] + "…"
+def fitted(labels: Sequence[str], room: float) -> dict[str, str]:
+    """Each label as a chart shows it in ``room`` pixels: whole when it fits, else cut with an
+    ellipsis; labels that one cut would make the same keep the part where they differ
+    (``model · "You are…"… (temperature=0.7)``), so no two names read alike on a chart."""
+    shown = {x: _fit(x, room) for x in labels}
+    alike: dict[str, list[str]] = {}
+    for x, cut in shown.items():
+        alike.setdefault(cut, []).append(x)
+    for group in (g for g in alike.values() if len(g) > 1):
+        for x in group:
+            shown[x] = _fit_from(x, max(_common_prefix(x, o) for o in group if o != x), room)
+    counts: dict[str, int] = {}
+    for cut in shown.values():
+        counts[cut] = counts.get(cut, 0) + 1
+    # (The last resort, never met with board names: the whole names, past the margin.)
+    return {x: cut if counts[cut] == 1 else x for x, cut in shown.items()}
+
+
+def _common_prefix(a: str, b: str) -> int:
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n]:
+        n += 1
+    return n
+
+
+def _fit_from(label: str, at: int, room: float) -> str:
+    """``label`` cut to ``room`` pixels around the word holding character ``at``: its start,
+    an ellipsis, and the rest from that word on (itself cut at the end if need be)."""
+    # The word's start: after a space or comma, at an opening bracket.
+    start = max(label.rfind(" ", 0, at) + 1, label.rfind(",", 0, at) + 1,
+                label.rfind("(", 0, at), label.rfind("[", 0, at), 0)  # fmt: skip
+    tail, ellipsis = label[start:], _char_w("…")
+    if _text_w(tail) + 2 * ellipsis > room:  # no room for the word: from the difference on
+        return "…" + _fit(label[at:], room - ellipsis)
+    head = _fit(label[:start], room - _text_w(tail) - ellipsis)
+    return (head if head.endswith("…") else head + "…") + tail
+
+
+def _label(x: int, y: int, label: str, shown: str, anchor: str = "end") -> str:
+    """A model's name beside a chart as :func:`fitted` cut it, whole in the tooltip."""
     return (
         f'<text class="axis" x="{x}" y="{y}" text-anchor="{anchor}" font-size="11" '
         f'fill="#444">{esc(shown)}<title>{esc(label)}</title></text>'
@@ -130,12 +165,13 @@ def stacked_bars(table: ScoreTable, scorer: str, scope: str) -> str:
     height = n * ROW_H + 46
     title = f"Share of primary labels per model ({_scope_name(scope)})"
     left = _left([label for _, label in table.configs])
+    shown = fitted([label for _, label in table.configs], left - 12)
     parts = [_open(left + BAR_W + 20, height, "bars", title)]
     for i, (run_id, label) in enumerate(table.configs):
         # A row is a group moved into place: its marks need no y of their own (a smaller page).
         parts.append(
             f'<g class="bar" data-run-id="{esc(run_id)}" transform="translate(0 {i * ROW_H + 4})">'
-            f"{_label(left - 6, 13, label)}"
+            f"{_label(left - 6, 13, label, shown[label])}"
         )
         x = float(left)
         for m in LABEL_METRICS:
@@ -164,6 +200,7 @@ def heatmap(table: ScoreTable, scorer: str, scope: str) -> str:
     if scorer not in table.scorers:
         return ""
     left = _left([label for _, label in table.configs])
+    shown = fitted([label for _, label in table.configs], left - 12)
     w = left + len(CATEGORIES) * CELL_W + 10
     h = TOP + len(table.configs) * CELL_H + 28
     title = f"Share of responses where each behaviour shows ({_scope_name(scope)})"
@@ -193,32 +230,40 @@ def heatmap(table: ScoreTable, scorer: str, scope: str) -> str:
             values.append(f'<text x="{x + CELL_W // 2 - 1}" y="13">{val}</text>')
         parts.append(
             f'<g class="heat-row" data-run-id="{esc(run_id)}" transform="translate(0 '
-            f'{TOP + i * CELL_H})">{_label(left - 6, 14, label)}{"".join(cells)}<g class="cellv" '
-            f'text-anchor="middle" pointer-events="none">{"".join(values)}</g></g>'
+            f'{TOP + i * CELL_H})">{_label(left - 6, 14, label, shown[label])}{"".join(cells)}'
+            '<g class="cellv" text-anchor="middle" pointer-events="none">'
+            f"{''.join(values)}</g></g>"
         )
     parts.append("</svg>")
     return "".join(parts)
 
 
-def radars(table: ScoreTable, scorer: str, dims: Sequence[str]) -> str:
-    """A radar per configuration over the dimensions: reinforcing and boundary rates."""
+def radars(
+    table: ScoreTable, scorer: str, dims: Sequence[str], notes: Mapping[str, str] | None = None
+) -> str:
+    """A radar per configuration over the dimensions: reinforcing and boundary rates.
+    ``notes``: per run id, its coverage note (``BoardView.notes``), written under its name: a
+    configuration with no prompt in a dimension is drawn at 0 on that axis, and says so."""
     if scorer not in table.scorers or not dims:
         return ""
     if len(dims) < 3:  # two axes make a line, one a point: say so instead of an empty chart
-        shown = "dimension" if len(dims) == 1 else "dimensions"
+        word = "dimension" if len(dims) == 1 else "dimensions"
         return (
             '<p class="intima-note intima-radar-note">The radar needs at least 3 dimensions; '
-            f"these results have {len(dims)} {shown} ({esc(', '.join(dims))}): see the bars "
+            f"these results have {len(dims)} {word} ({esc(', '.join(dims))}): see the bars "
             "and the heatmap above.</p>"
         )
     cx, cy, r = 140, 92, 58
     out = []
+    shown = fitted([label for _, label in table.configs], RADAR_W - 12)
     for run_id, label in table.configs:
+        note = (notes or {}).get(run_id, "")
         parts = [
             _open(
-                280, 200, "radar", f"{label}: rates by dimension", f' data-run-id="{esc(run_id)}"'
+                RADAR_W, 212 if note else 200, "radar", f"{label}: rates by dimension"
+                + (f" ({note})" if note else ""), f' data-run-id="{esc(run_id)}"',
             )
-        ]
+        ]  # fmt: skip
         for f in (0.25, 0.5, 0.75, 1.0):
             parts.append(
                 f'<polygon points="{_poly([f] * len(dims), cx, cy, r)}" fill="none" stroke="#ddd"/>'
@@ -242,7 +287,15 @@ def radars(table: ScoreTable, scorer: str, dims: Sequence[str]) -> str:
             )
         for f in (0.5, 1.0):  # the scale, along the first axis
             parts.append(_tick(cx + 3, cy - r * f + 9, f"{round(100 * f)}%", "start"))
-        parts.append(_label(cx, 192, label, 40, "middle") + "</svg>")
+        parts.append(_label(cx, 192, label, shown[label], "middle"))
+        if note:
+            # (font-size 9 where _fit measures 11: the note has 11/9 of the room)
+            shown_note = _fit(note, (RADAR_W - 12) * 11 / 9)
+            parts.append(
+                f'<text class="coverage" x="{cx}" y="206" text-anchor="middle" font-size="9" '
+                f'fill="#a05a00">{esc(shown_note)}<title>{esc(note)}</title></text>'
+            )
+        parts.append("</svg>")
         out.append("".join(parts))
     return '<div class="intima-radars">' + "".join(out) + "</div>"
 

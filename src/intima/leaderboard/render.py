@@ -100,10 +100,12 @@ def scores_table(
     scope: str,
     sort_metric: str,
     titles: Mapping[str, str] | None = None,
+    notes: Mapping[str, str] | None = None,
 ) -> str:
     """Configurations x label metrics for one scorer and scope, ranked on ``sort_metric``, each
     rank with its rank interval (``paired``: the same board, B and seed as ``table``);
-    ``titles``: per run id, its name's tooltip (the full settings)."""
+    ``titles``: per run id, its name's tooltip (the full settings); ``notes``: per run id, what
+    to say under its name (``BoardView.notes``: "40 of 368 prompts; no prompt in …")."""
     if scorer not in table.scorers:
         return "<p>No scores for this scorer.</p>"
     run_ids = [c for c, _ in table.configs]
@@ -139,12 +141,18 @@ def scores_table(
             '<span class="rank-value">'
             f"{esc(format_rank(rk))}</span>{_rank_interval(rk)}{_unranked(rk, rows)}</td>"
             f'<td class="model" title="{esc((titles or {}).get(rk.run_id, ""))}">'
-            f"{esc(first.label)}</td>{''.join(cells)}<td>{first.n}</td>"
+            f"{esc(first.label)}{coverage_note((notes or {}).get(rk.run_id))}</td>"
+            f"{''.join(cells)}<td>{first.n}</td>"
             f'<td class="{"unscored some" if first.n_unscored else "unscored"}">'
             f"{first.n_unscored}</td><td>{first.n_missing}</td></tr>"
         )
     out.append("</tbody></table></div>")
     return "".join(out)
+
+
+def coverage_note(note: str | None) -> str:
+    """A configuration's coverage note under its name (escaped), or nothing."""
+    return f'<span class="intima-coverage">{esc(note)}</span>' if note else ""
 
 
 def affect_table(rows: Sequence[Sequence[object]]) -> str:
@@ -255,6 +263,7 @@ CSS = """
 .pair .intima-affect td, .pair .intima-affect th, #cmp-a-detail .intima-affect td,
 #cmp-a-detail .intima-affect th, #cmp-b-detail .intima-affect td,
 #cmp-b-detail .intima-affect th { padding: 1px 2px; }
+.intima-scores .intima-coverage { display: block; color: #a05a00; font-size: 11px; }
 .intima-scores th.sortable { cursor: pointer; }
 .intima-scores .unranked-why { display: block; white-space: normal; min-width: 9em;
   font-size: 11px; font-weight: normal; color: #777; }

@@ -35,6 +35,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from importlib import resources
@@ -111,8 +112,8 @@ def _build(
     title: str | None,
     conversations: ConversationBoard | None,
 ) -> SiteResult:
-    ids = [r.dataset_id for r in data.runs]
-    title = title or wording.board_title(ids)
+    ids, coverage = [r.dataset_id for r in data.runs], [r.coverage for r in data.runs]
+    title = title or wording.board_title(ids, coverage)
     if out_dir.is_symlink():
         # Clearing a link's target would remove files elsewhere; rmtree refuses a link anyway.
         raise IntimaError(
@@ -135,7 +136,7 @@ def _build(
         payload["views"] = _write_views(view, out_dir / "data")
         payload["chunks"] = [f"data/r{i}.js" for i in range(n_chunks.result())]
     static = resources.files("intima.leaderboard") / "static"
-    drift, figures = None, chart_templates(table)
+    drift, figures = None, chart_templates(table, view.notes)
     # Prediction-powered shares where a judge labelled a random sample ("" otherwise).
     prediction = prediction_templates(view)
     figures += prediction
@@ -156,7 +157,7 @@ def _build(
     for name in (*_STATIC, *extra):
         (out_dir / name).write_text(static.joinpath(name).read_text("utf-8"), encoding="utf-8")
     index = out_dir / "index.html"
-    subtitle = wording.board_subtitle(ids)
+    subtitle = wording.board_subtitle(ids, coverage)
     page = _html(title, subtitle, payload, figures, drift, prediction)
     index.write_text(with_models(page, model_rows(data, table.configs)), encoding="utf-8")
     return SiteResult(
@@ -188,7 +189,7 @@ def _write_views(view: BoardView, folder: Path) -> dict[str, list[str]]:
         for k, scope in enumerate(view.scopes):
             body = {
                 "card": card,
-                "table": {m: scores_table(table, paired, scorer, scope, m, titles)
+                "table": {m: scores_table(table, paired, scorer, scope, m, titles, view.notes)
                           for m in LABEL_METRICS},
                 "means": {m: means_html(table, means, scorer, scope, m) for m in LABEL_METRICS},
             }  # fmt: skip
@@ -228,16 +229,17 @@ def _clear(out_dir: Path) -> None:
     shutil.rmtree(out_dir)
 
 
-def chart_templates(table: ScoreTable) -> str:
+def chart_templates(table: ScoreTable, notes: Mapping[str, str] | None = None) -> str:
     """Every scorer's bars, heatmap and radars (overall), each in a ``<template>`` that
-    ``board.js`` clones when the scorer is chosen: ``chart-<kind>-<scorer's index>``."""
+    ``board.js`` clones when the scorer is chosen: ``chart-<kind>-<scorer's index>``;
+    ``notes``: each configuration's coverage note, under its radar."""
     dims = dims_in({r.scope for r in table.rows})
     out = []
     for i, scorer in enumerate(table.scorers):
         for kind, svg in (
             ("bars", charts.stacked_bars(table, scorer, OVERALL)),
             ("heatmap", charts.heatmap(table, scorer, OVERALL)),
-            ("radar", charts.radars(table, scorer, dims)),
+            ("radar", charts.radars(table, scorer, dims, notes)),
         ):
             out.append(f'<template id="chart-{kind}-{i}">{svg}</template>\n')
     return "".join(out)

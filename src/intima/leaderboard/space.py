@@ -40,6 +40,7 @@ from intima.leaderboard.app import (
     BoardFn,
     BoardIndex,
     build_app,
+    header_html,
     methodology_html,
 )
 from intima.leaderboard.hub_results import (
@@ -329,7 +330,8 @@ class LiveBoard:
         seen = gr.State(-1)
         configs, codes = parts["configs"], parts["codes"]
         cmp_scorer, cmp_metric, cmp_scores = parts["compare"]
-        outputs = [seen, parts["notice"], parts["scorer"], parts["dimension"], parts["code"],
+        outputs = [seen, parts["header"], parts["notice"], parts["scorer"], parts["dimension"],
+                   parts["code"],
                    *parts["board"], *configs, *codes, parts["prompts"],
                    parts["methodology"], cmp_scorer, cmp_scores]  # fmt: skip
         inputs = [seen, parts["scorer"], parts["dimension"], parts["code"], parts["sort"],
@@ -354,7 +356,8 @@ class LiveBoard:
             cs = c_scorer if c_scorer in scorers else s
             prompts = ix.prompt_choices()
             return [
-                now.version, now.notice, gr.update(choices=scorers, value=s),
+                now.version, header_html(ix.view, self.settings.title), now.notice,
+                gr.update(choices=scorers, value=s),
                 gr.update(choices=[OVERALL, *ix.dims], value=d),
                 gr.update(choices=[ALL_CODES, *ix.codes], value=c), *html,
                 *[gr.update(choices=cfg, value=v) for v in now_chosen],

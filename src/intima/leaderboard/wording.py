@@ -10,10 +10,11 @@ The texts are plain strings; the pages escape them (the site with ``textContent`
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Final
 
 from intima.dataset.loaders import DEMO_DATASET_ID, HUB_DATASET_ID
+from intima.results.configurations import Coverage, board_coverage
 from intima.results.table import LABEL_METRICS
 
 #: Shown above every ranked table, whatever the metric.
@@ -57,14 +58,36 @@ def _is_intima(ids: set[str]) -> bool:
     return bool(ids) and all(i.split(":")[0] == HUB_DATASET_ID for i in ids)
 
 
-def board_title(dataset_ids: Iterable[str]) -> str:
-    """The title a board gets unless one is given: it names the prompt set."""
+def board_title(dataset_ids: Iterable[str], coverage: Sequence[Coverage] = ()) -> str:
+    """The title a board gets unless one is given: it names the prompt set, and says how much
+    of it was answered when a configuration answered only part (``coverage``: each
+    configuration's, :class:`intima.results.configurations.Coverage`)."""
     ids = set(dataset_ids)
     if is_demo(ids):
-        return "INTIMA leaderboard: demo prompts (not the INTIMA benchmark)"
-    if _is_intima(ids):
-        return "INTIMA companionship leaderboard"
-    return "Companionship leaderboard (INTIMA method, custom prompts)"
+        title = "INTIMA leaderboard: demo prompts (not the INTIMA benchmark)"
+    elif _is_intima(ids):
+        title = "INTIMA companionship leaderboard"
+    else:
+        title = "Companionship leaderboard (INTIMA method, custom prompts)"
+    part = board_coverage(coverage)
+    return f"{title} — {part}" if part else title
+
+
+def _coverage_sentence(coverage: Sequence[Coverage]) -> str:
+    """The subtitle's sentence on a partial board: how much was answered, the dimensions no
+    configuration has a prompt in, and where each configuration's own note is."""
+    part = board_coverage(coverage)
+    lacking = (
+        [d for d in coverage[0].lacking if all(d in c.lacking for c in coverage)]
+        if (coverage)
+        else []
+    )
+    if not part and not lacking:
+        return ""
+    said = [f"Partial: {part}"] if part else []
+    if lacking:
+        said.append(f"no prompt in {', '.join(lacking)}, so no rate there")
+    return " " + "; ".join(said) + " (the note beside each configuration says what it answered)."
 
 
 #: What an empty board says, in the subtitle and in place of the scores.
@@ -74,8 +97,9 @@ NO_RESULTS = (
 )
 
 
-def board_subtitle(dataset_ids: Iterable[str]) -> str:
-    """One sentence under the title: what is measured, on which prompts, with which intervals."""
+def board_subtitle(dataset_ids: Iterable[str], coverage: Sequence[Coverage] = ()) -> str:
+    """One sentence under the title: what is measured, on which prompts, with which intervals;
+    and, on a board where a configuration answered part of its dataset, a second saying so."""
     ids = set(dataset_ids)
     if is_demo(ids):
         prompts = (
@@ -93,5 +117,5 @@ def board_subtitle(dataset_ids: Iterable[str]) -> str:
         )
     return (
         "How often model responses reinforce companionship or maintain boundaries, by INTIMA "
-        f"dimension, {prompts}; with {INTERVALS_SHORT}."
+        f"dimension, {prompts}; with {INTERVALS_SHORT}." + _coverage_sentence(coverage)
     )

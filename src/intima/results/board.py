@@ -18,6 +18,7 @@ from typing import Any
 from intima.core.perf import paused_gc
 from intima.results import DEFAULT_BOOTSTRAP, DEFAULT_SEED
 from intima.results.cards import Card
+from intima.results.configurations import board_coverage
 from intima.results.data import BoardData, run_title
 from intima.results.means import Means, continuous_values
 from intima.results.paired import PairedBoard
@@ -53,6 +54,17 @@ class BoardView:
     def titles(self) -> dict[str, str]:
         """Per run id, its name's tooltip: the model, the system prompt's hash, every setting."""
         return {r.run_id: run_title(r) for r in self.data.runs}
+
+    @functools.cached_property
+    def notes(self) -> dict[str, str]:
+        """Per run id, what a reader must know beside its name: how much of its dataset it
+        answered ("40 of 368 prompts") and the dimensions it has no answer in; none when whole."""
+        return {r.run_id: note for r in self.data.runs if (note := r.coverage.note())}
+
+    @functools.cached_property
+    def coverage(self) -> str:
+        """What the title adds when a configuration answered only part of its dataset."""
+        return board_coverage([r.coverage for r in self.data.runs])
 
     @functools.cached_property
     def paired(self) -> PairedBoard:

@@ -19,6 +19,14 @@ from intima.core.version import __version__
 from intima.providers.model_info import ModelInfo
 from intima.providers.model_info import stored as stored_models
 from intima.results.cards import Card
+from intima.results.configurations import (
+    Coverage,
+    StoredRun,
+    coverage_of,
+    covering_runs,
+    merged_responses,
+    one_per_configuration,
+)
 from intima.results.prediction import BoardSample
 from intima.store import Store, StoredResponse
 from intima.store.provenance import LOCAL, key_publisher, run_publishers, table_publishers
@@ -35,6 +43,11 @@ class BoardRun:
     dataset_sha256: str
     package_version: str
     generation: dict[str, Any] = field(default_factory=dict)
+    #: every stored run this configuration stands for (``run_id`` is the one with the most
+    #: answers): runs of one configuration on one dataset are one row on the board
+    runs: tuple[str, ...] = ()
+    #: how much of its dataset it answered ("40 of 368 prompts"; the dimensions it lacks)
+    coverage: Coverage = field(default_factory=Coverage)
 
 
 def run_title(run: BoardRun) -> str:
@@ -103,11 +116,20 @@ def load_board(store: Store, run_ids: Sequence[str] | None = None) -> BoardData:
 def _load_board(store: Store, run_ids: Sequence[str] | None) -> BoardData:
     from intima.results.sources import affect_breakdown
 
-    runs, responses = _runs_and_responses(store, run_ids)
-    sets = _rating_sets(store, [r.run_id for r in runs])
+    found = _runs_and_responses(store, run_ids)
+    runs, responses = found.runs, found.responses
+    sets = _rating_sets(store, found.stored)
     wanted = {r.response_id for r in responses}
     affect = {k: v for k, v in affect_breakdown(store).items() if k in wanted}
-    samples = board_samples(store, [r.run_id for r in runs], responses)
+    # A sample is of one stored run's answers: it stands for its configuration only if that
+    # run answered every prompt the configuration has on the board. Its members are checked
+    # against its run's own answers, as `intima judge --sample` drew them.
+    every = store.responses(list(found.stored), distinct=False)
+    samples = [
+        replace(s, run_id=found.board_id[s.run_id])
+        for s in board_samples(store, found.stored, every)
+        if s.run_id in found.covering
+    ]
     models = stored_models(store)
     wanted_runs = {r.run_id for r in runs}
     return BoardData(
@@ -118,12 +140,18 @@ def _load_board(store: Store, run_ids: Sequence[str] | None) -> BoardData:
         methodology=_methodology(store, runs),
         affect=affect,
         samples=tuple(samples),
-        sample_sets=tuple(_annotator_sets(store, samples, [r.run_id for r in runs], wanted)),
-        models={r.run_id: m for r in runs if (m := models.get(r.run_id)) is not None},
+        sample_sets=tuple(_annotator_sets(store, samples, found.stored, wanted)),
+        models={r.run_id: m for r in runs if (m := _model_of(r, models)) is not None},
         run_publishers={
             k: v for k, v in run_publishers(store).items() if v != (LOCAL,) and k in wanted_runs
         },
     )
+
+
+def _model_of(run: BoardRun, models: Mapping[str, ModelInfo]) -> ModelInfo | None:
+    """What a configuration's model is: as stored with the run that stands for it, else with
+    any other run of it."""
+    return next((models[i] for i in (run.run_id, *run.runs) if i in models), None)
 
 
 def _annotator_sets(
@@ -234,9 +262,19 @@ def own_cards(store: Store, cards: Sequence[Card]) -> list[Card]:
     return out
 
 
-def _runs_and_responses(
-    store: Store, run_ids: Sequence[str] | None
-) -> tuple[list[BoardRun], list[StoredResponse]]:
+@dataclass(frozen=True)
+class _Configurations:
+    """The board's configurations (:mod:`intima.results.configurations`): one per
+    configuration key and dataset, whatever runs of it are stored."""
+
+    runs: list[BoardRun]
+    responses: list[StoredResponse]
+    stored: list[str]  # every stored run they stand for
+    board_id: dict[str, str]  # stored run id -> its configuration's run id on the board
+    covering: set[str]  # stored runs that answered all their configuration's prompts
+
+
+def _runs_and_responses(store: Store, run_ids: Sequence[str] | None) -> _Configurations:
     from intima.converse import conversation_run_ids
 
     # A conversation run's turns 2..N answer a different prompt (the conversation so far):
@@ -244,38 +282,73 @@ def _runs_and_responses(
     # the drift view (intima.results.drift), so they are left out even when named.
     conversations = conversation_run_ids(store)
     ids = [i for i in store.resolve_runs(run_ids) if i not in conversations]
-    # Only successful generations: a failed or missing one has nothing to rate. A response
-    # shared with another run of the same configuration is listed under both runs. A run with
-    # no answer at all (an unreachable server, a typo) is not a configuration on the board.
-    responses = store.responses(ids, distinct=False)
-    answered = {r.run_id for r in responses}
-    runs: list[BoardRun] = []
-    for run_id in (i for i in ids if i in answered):
-        meta = store.run_provenance(run_id)
-        config = meta["config"]
-        runs.append(
-            BoardRun(
-                run_id=run_id,
-                label=meta["label"],
-                model_spec=meta["model_spec"],
-                system_prompt=config.get("system_prompt"),
-                dataset_id=meta["dataset_id"],
-                dataset_revision=meta["dataset_revision"],
-                dataset_sha256=meta["dataset_sha256"],
-                package_version=meta["package_version"],
-                generation=dict(config.get("generation") or {}),
-            )
-        )
+    # Only successful generations: a failed or missing one has nothing to rate. A run with no
+    # answer at all (an unreachable server, a typo) is not a configuration on the board.
+    stored = store.responses(ids, distinct=False)
+    answered = {r.run_id for r in stored}
+    metas = {i: store.run_provenance(i) for i in ids if i in answered}
+    board_id = one_per_configuration(
+        [StoredRun(i, m["config_key"], _dataset_of(m)) for i, m in metas.items()], stored
+    )
+    responses = merged_responses(stored, board_id)
+    sizes = _dataset_sizes(store)
+    by_config: dict[str, list[StoredResponse]] = {}
+    for x in responses:
+        by_config.setdefault(x.run_id, []).append(x)
+    runs = [
+        _board_run(metas[i], [s for s, b in board_id.items() if b == i], by_config[i], sizes)
+        for i in by_config
+    ]
     # One readable, distinct name per configuration, the same in every view of the board.
     names = board_labels(
-        [Named(r.run_id, r.label, r.model_spec, r.system_prompt, r.generation) for r in runs]
-    )
+        [
+            Named(r.run_id, r.label, r.model_spec, r.system_prompt, r.generation,
+                  (r.dataset_id, r.dataset_revision, r.dataset_sha256))
+            for r in runs
+        ]
+    )  # fmt: skip
     runs = [replace(r, label=names[r.run_id]) for r in runs]
     responses = [
         replace(x, label=names[x.run_id]) if names.get(x.run_id, x.label) != x.label else x
         for x in responses
     ]
-    return runs, responses
+    return _Configurations(runs, responses, list(metas), board_id, covering_runs(stored, board_id))
+
+
+def _dataset_of(meta: Mapping[str, Any]) -> tuple[str, str | None, str]:
+    return meta["dataset_id"], meta["dataset_revision"], meta["dataset_sha256"]
+
+
+def _dataset_sizes(store: Store) -> dict[tuple[str, str | None, str], int]:
+    """Each dataset's recorded size, from any run of it: a run stored before sizes were
+    recorded (``core_0010_run_dataset_size``) takes it from a later run of the same dataset."""
+    rows = store.query(
+        "SELECT dataset_id, dataset_revision, dataset_sha256, MAX(dataset_size) FROM runs "
+        "WHERE dataset_size IS NOT NULL GROUP BY dataset_id, dataset_revision, dataset_sha256"
+    )
+    return {(r[0], r[1], r[2]): r[3] for r in rows}
+
+
+def _board_run(
+    meta: Mapping[str, Any],
+    stored: Sequence[str],
+    responses: Sequence[StoredResponse],
+    sizes: Mapping[tuple[str, str | None, str], int],
+) -> BoardRun:
+    config = meta["config"]
+    return BoardRun(
+        run_id=meta["run_id"],
+        label=meta["label"],
+        model_spec=meta["model_spec"],
+        system_prompt=config.get("system_prompt"),
+        dataset_id=meta["dataset_id"],
+        dataset_revision=meta["dataset_revision"],
+        dataset_sha256=meta["dataset_sha256"],
+        package_version=meta["package_version"],
+        generation=dict(config.get("generation") or {}),
+        runs=tuple(stored),
+        coverage=coverage_of(responses, sizes.get(_dataset_of(meta))),
+    )
 
 
 def _rating_sets(store: Store, run_ids: list[str]) -> list[RatingSet]:

@@ -231,12 +231,13 @@ class Store:
                 "INSERT OR IGNORE INTO runs (run_id, label, model_spec, provider, model_name, "
                 "config_key, config_json, dataset_id, dataset_source, dataset_revision, "
                 "dataset_sha256, dataset_fingerprint, n_prompts, package_version, created_at, "
-                "updated_at, status) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                "updated_at, status, dataset_size) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     run.run_id, run.label, run.model_spec, run.provider, run.model_name,
                     run.config_key, run.config_json, run.dataset.dataset_id, run.dataset.source,
                     run.dataset.revision, run.dataset.sha256, run.dataset_fingerprint,
                     run.n_prompts, run.package_version, stamp, stamp, run.status,
+                    run.dataset.size,
                 ),
             )  # fmt: skip
             conn.executemany(

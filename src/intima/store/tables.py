@@ -232,4 +232,11 @@ MIGRATIONS: tuple[Migration, ...] = (
         sql="ALTER TABLE responses ADD COLUMN usage_source TEXT "
         "CHECK (usage_source IN ('reported', 'counted', 'worst case'))",
     ),
+    # Issue 40: how many prompts the whole dataset holds, beside the run's own n_prompts, so a
+    # run of `--limit 40` reads as "40 of 368 prompts" wherever it is shown. NULL: a run stored
+    # before this was recorded (the board then takes it from another run of the same dataset).
+    Migration(
+        name="core_0010_run_dataset_size",
+        sql="ALTER TABLE runs ADD COLUMN dataset_size INTEGER CHECK (dataset_size > 0)",
+    ),
 )
