@@ -26,8 +26,8 @@ from intima.results.data import load_board
 from intima.results.table import score_table
 from intima.store import Store
 
-N = 15  # per configuration
-RATED = 24  # the session stopped early: 12 shown of each configuration's 15
+N = 20  # per configuration
+RATED = 32  # the session stopped early: 16 shown of each configuration's 20 (at least MIN_LABELLED)
 
 
 def notes(path: Path) -> list[str]:

@@ -134,7 +134,8 @@ def test_a_cancelled_hub_request_stays_cancelled_when_asked_for_again(hub: FakeH
     """Issue 38: one form post of a model a maintainer had cancelled put it back to pending
     (without --require-review, workers ran it). It stays cancelled; the Space's form says so;
     only a maintainer's `reopen` puts it back (pending: a maintainer decided)."""
-    from intima.leaderboard.space import HubRequests, SpaceSettings
+    from intima.leaderboard.space import SpaceSettings
+    from intima.leaderboard.space_form import HubRequests
 
     q = HubQueue(URL)
     rid = q.add(SPEC).request_id

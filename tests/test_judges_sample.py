@@ -419,34 +419,36 @@ def test_a_configuration_no_scorer_covered_says_what_to_run(
 def test_the_recorded_strata_populations_weigh_the_overall_share_not_the_rows_counts() -> None:
     """Issue 41: the overall share of a stratified sample weighs each dimension by the
     population the design recorded, even where the predictor's rows count otherwise (here the
-    predictor scored 20 of each dimension, the run held 30 and 10). Judge and predictor agree:
-    every response of "A" reinforcing, every one of "B" boundary, so each dimension's estimate
-    is exactly 1 or 0 whatever lambda, and the overall reinforcing share is 30 / (30 + 10)."""
+    predictor scored 60 of each dimension, the run held 90 and 30; the sample is proportional
+    to those: 45 and 15). Judge and predictor agree: every response of "A" reinforcing, every
+    one of "B" boundary, so each dimension's estimate is exactly 1 or 0 whatever lambda, and the
+    overall reinforcing share is 90 / (90 + 30)."""
     from intima.results.prediction import BoardSample
     from intima.store import StoredResponse
 
     responses = [
         StoredResponse(f"{dim}{i}", "run", "run", "spec", f"p{dim}{i}", "c", dim, "q", "a")
         for dim in ("A", "B")
-        for i in range(20)
+        for i in range(60)
     ]
+    taken = {"A": 45, "B": 15}
     primary = {"A": Primary.REINFORCING, "B": Primary.BOUNDARY}
     sets = [
         RatingSet(scorer=scorer, response_id=r.response_id, status="scored",
                   primary=primary[r.dimension])
         for r in responses
         for scorer in ("judge:predictor", "judge:sampled")
-        if scorer == "judge:predictor" or int(r.response_id[1:]) < 10
+        if scorer == "judge:predictor" or int(r.response_id[1:]) < taken[r.dimension]
     ]  # fmt: skip
-    members = tuple(f"{d}{i}" for i in range(10) for d in ("A", "B"))
-    sample = BoardSample("run", "judge:sampled", "stratified_proportional", 0, 20, 40, members,
-                         strata=(("A", 30), ("B", 10)))  # fmt: skip
+    members = tuple(f"{d}{i}" for d in ("A", "B") for i in range(taken[d]))
+    sample = BoardSample("run", "judge:sampled", "stratified_proportional", 0, 60, 120, members,
+                         strata=(("A", 90), ("B", 30)))  # fmt: skip
     rows = prediction_rows(responses, sets, [sample], {})
     shares = {r.metric: r for r in rows if r.scope == "overall"}
     assert shares["reinforcing"].predictor == "judge:predictor"
-    assert shares["reinforcing"].n_labelled == 20 and shares["reinforcing"].n_total == 40
-    assert shares["reinforcing"].estimate == pytest.approx(30 / 40)  # not 20 / 40
-    assert shares["boundary"].estimate == pytest.approx(10 / 40)
+    assert shares["reinforcing"].n_labelled == 60 and shares["reinforcing"].n_total == 120
+    assert shares["reinforcing"].estimate == pytest.approx(90 / 120)  # not 60 / 120
+    assert shares["boundary"].estimate == pytest.approx(30 / 120)
     # Within a dimension no weight applies: each is the share of its own rows.
     assert {r.scope: r.estimate for r in rows if r.metric == "reinforcing"} == pytest.approx(
         {"overall": 0.75, "A": 1.0, "B": 0.0}

@@ -32,7 +32,7 @@ LATER_COLUMNS = (
     ("runs", "dataset_size"),
 )
 #: Tables migrations after the strict ones added, which today's writers fill (lent the same way).
-LATER_TABLES = ("run_models",)
+LATER_TABLES = ("run_models", "publishers", "row_publishers")
 
 
 def _before_strict() -> tuple[Migration, ...]:
@@ -105,11 +105,15 @@ def _tables(conn: sqlite3.Connection) -> dict[str, int]:
 def _snapshot(conn: sqlite3.Connection) -> Snapshot:
     """Every row of every table with its rowid, each value with its SQLite storage class."""
     out: Snapshot = {}
+    without_rowid = {r[1] for r in conn.execute("PRAGMA main.table_list") if r[4]}
     for table in _tables(conn):
         cols = [r[1] for r in conn.execute(f'PRAGMA table_info("{table}")')]
         picked = ", ".join(f'"{c}", typeof("{c}")' for c in cols)
+        # A WITHOUT ROWID table (row_publishers) has its primary key as its only identity.
+        order = ", ".join(f'"{c}"' for c in cols) if table in without_rowid else "rowid"
+        head = "" if table in without_rowid else "rowid, "
         out[table] = conn.execute(
-            f'SELECT rowid, {picked} FROM "{table}" ORDER BY rowid'
+            f'SELECT {head}{picked} FROM "{table}" ORDER BY {order}'
         ).fetchall()
     return out
 

@@ -111,7 +111,7 @@ def _read_key(path: Path) -> Ed25519PrivateKey:
             f"{KEY_ENV} at a key made by `intima publisher`, or move the file away to make one"
         ) from exc
     if not isinstance(key, Ed25519PrivateKey):
-        raise SigningError(f"{path} is not an ed25519 key; intima signs bundles with ed25519")
+        raise SigningError(f"{path} is not an ed25519 key; bundles are signed with ed25519")
     return key
 
 

@@ -14,9 +14,11 @@ def doctor_cmd(
     fix: Annotated[bool, typer.Option(help="Remove the rows found (one transaction).")] = False,
     store: StoreOpt = DEFAULT_STORE,
 ) -> None:
-    """Check a store: SQLite's integrity, value types, JSON columns, orphan rows, foreign claims,
-    random samples that are not what their seed and design give, and who published each
-    table's rows (and any row its publisher may not speak for).
+    """Check a store: integrity, types, JSON, orphans, claims, samples and publishers.
+
+    SQLite's integrity, value types, JSON columns, orphan rows, foreign claims, random samples
+    that are not what their seed and design give, and who published each table's rows (and any
+    row its publisher may not speak for).
 
     Example: intima doctor --store intima.db   (then --fix to remove what it lists)
     """
