@@ -88,6 +88,7 @@ def test_validate_reports_the_length_diagnostic_on_the_card_and_the_terminal(
     facts = dict(card.facts())
     assert facts["Error vs response length"] == length_note(eff)
     res = invoke_cli("validate", "--labels", str(path), "--scorer", "keyword", "--bootstrap",
-                     "200", "--store", str(tmp_path / "cli.db"))  # fmt: skip
+                     "200", "--store", str(tmp_path / "cli.db"),
+                     "--out", str(tmp_path / "validation"))  # fmt: skip
     assert res.returncode == 0, res.stderr
     assert "keyword: error vs response length: +" in res.stdout
