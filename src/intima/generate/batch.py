@@ -79,6 +79,18 @@ def batch_price(price: Price | None) -> Price | None:
     )
 
 
+def batch_pricing(
+    prices: PriceTable | None, config: ModelConfig
+) -> tuple[Price | None, str | None]:
+    """What one of the model's batch requests costs (None: unpriced), and the source each
+    stored cost names ("TABLE, at the batch price")."""
+    if prices is None:
+        return None, None
+    source = prices.priced_by(config.parsed)
+    priced_by = None if source is None else f"{source}, at the batch price"
+    return batch_price(prices.for_model(config.parsed)), priced_by
+
+
 @dataclass
 class BatchJob:
     """One batch's worth of work for one model: which items, and what each one answers."""
@@ -348,9 +360,7 @@ async def _generate_one(
     config = model.config
     run = await open_run(store, prompts, model)
     record, by_id, missing = run.record, run.by_id, run.missing
-    price = batch_price(prices.for_model(config.parsed) if prices else None)
-    source = prices.priced_by(config.parsed) if prices else None
-    priced_by = None if source is None else f"{source}, at the batch price"
+    price, priced_by = batch_pricing(prices, config)
     started = time.perf_counter()
 
     def build() -> list[Ask]:

@@ -21,7 +21,7 @@ from intima.generate.batch import (
     BatchJob,
     Sleep,
     batch_client,
-    batch_price,
+    batch_pricing,
     run_batch,
     warning_notes,
 )
@@ -32,7 +32,7 @@ from intima.judges.parse import parse_reply
 from intima.judges.prompt import judge_messages
 from intima.judges.store_io import JudgmentRecord, load_targets, write_judgments
 from intima.providers import get_model
-from intima.providers.base import BatchResult, Model
+from intima.providers.base import BatchResult
 from intima.store import Store, StoredResponse
 
 
@@ -53,11 +53,10 @@ async def ajudge_batch(
     models = [get_model(c) for c in judges]  # a bad spec fails before anything is submitted
     for model in models:
         batch_client(model)
-    jobs = [
-        JudgeJob(store, m, batch_price(prices.for_model(m.config.parsed) if prices else None),
-                  Budget(limit=None), max_reasks=0, priced_by=_priced_by(prices, m))
-        for m in models
-    ]  # fmt: skip
+    jobs = []
+    for m in models:
+        price, priced_by = batch_pricing(prices, m.config)
+        jobs.append(JudgeJob(store, m, price, Budget(), max_reasks=0, priced_by=priced_by))
     try:
         # A panel's batches are all submitted before any is waited for: each takes hours.
         return list(
@@ -135,8 +134,3 @@ def _record(job: JudgeJob, target: StoredResponse, result: BatchResult) -> Judgm
     if parsed.ok:
         return job.record(target, acc, raw, parsed, None)
     return job.record(target, acc, raw, None, f"invalid reply: {parsed.problem or 'unparsed'}")
-
-
-def _priced_by(prices: PriceTable | None, model: Model) -> str | None:
-    source = prices.priced_by(model.config.parsed) if prices else None
-    return None if source is None else f"{source}, at the batch price"
