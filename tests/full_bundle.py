@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sqlite3
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -17,10 +18,12 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from conftest import invoke_cli
 from fake_openai import FakeOpenAI
 from intima.core.config import ModelConfig
 from intima.dataset import PromptSet, load_prompts
 from intima.store import Store
+from reliability_summary import TALLY
 from signed import resign
 
 #: Every table a full bundle has rows in.
@@ -110,3 +113,26 @@ def rewrite(bundle: Path, table: str, edit: Callable[[list[dict[str, Any]]], Any
     entry["files"] = [{"name": path.name, "sha256": sha256_file(path), "rows": len(rows)}]
     (bundle / "manifest.json").write_text(json.dumps(manifest))
     resign(bundle)  # a trusted publisher's bundle: only the row checks stand in its way
+
+
+def dump_tables(db: Path) -> dict[str, list[str]]:
+    with sqlite3.connect(db) as conn:
+        names = [n for (n,) in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+        return {t: sorted(map(repr, conn.execute(f'SELECT * FROM "{t}"'))) for t in names}
+
+
+def refused_by_cli(bundle: Path, db: Path, needle: str, *more: str) -> None:
+    """``intima import`` exits 2 with one error line holding ``needle`` (and ``more``); the
+    store is as it was. Counted in the reliability tally (crafted bundles tried and refused)."""
+    before = dump_tables(db)
+    TALLY.bundles_crafted += 1
+    res = invoke_cli("import", str(bundle), "--store", str(db), timeout=120)
+    lines = res.stderr.strip().splitlines()
+    said = len(lines) == 1 and all(n in lines[0] for n in (needle, *more))
+    ok = res.returncode == 2 and said and dump_tables(db) == before
+    TALLY.bundles_refused += ok
+    assert res.returncode == 2, (res.returncode, res.stderr[-1500:])
+    assert len(lines) == 1 and lines[0].startswith("error:"), res.stderr[-1500:]
+    for n in (needle, *more):
+        assert n in lines[0], lines[0]
+    assert dump_tables(db) == before

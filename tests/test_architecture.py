@@ -109,6 +109,56 @@ def test_core_imports_nothing_else_from_intima() -> None:
             assert all(d.startswith("intima.core") for d in deps), (module, deps)
 
 
+def _private_imports(source: str, module: str) -> list[str]:
+    """Names starting with ``_`` (a module or a name in it) that ``module`` imports from
+    another of intima's packages: what a package keeps to itself, others must not reach."""
+    mine = _subsystem(module)
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [f"{node.module}.{a.name}" for a in node.names]
+        elif isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        else:
+            continue
+        for name in names:
+            parts = name.split(".")
+            private = any(p.startswith("_") and not p.startswith("__") for p in parts[1:])
+            if parts[0] == "intima" and private and _subsystem(name) != mine:
+                found.append(f"{module} imports {name}")
+    return found
+
+
+def test_the_private_import_check_sees_each_form() -> None:
+    """The check below can fail: each way of reaching into another package is seen, a
+    package's own private names and ``__future__``-style dunders are not."""
+    here = "intima.results.board"
+    seen = _private_imports(
+        "from intima.judges.loop import _MAX_ECHO_CHARS\n"
+        "from intima.cli import _params\n"
+        "import intima.generate._hidden\n"
+        "def f():\n    from intima.core.config import _first_problem\n"
+        "from intima.results.table import _N_COL\n"  # its own package: allowed
+        "from intima.core.config import ModelConfig\n",
+        here,
+    )
+    assert seen == [
+        f"{here} imports intima.judges.loop._MAX_ECHO_CHARS",
+        f"{here} imports intima.cli._params",
+        f"{here} imports intima.generate._hidden",
+        f"{here} imports intima.core.config._first_problem",
+    ]
+
+
+def test_no_package_imports_another_packages_private_names() -> None:
+    found = [
+        hit
+        for path in sorted(SRC.rglob("*.py"))
+        for hit in _private_imports(path.read_text(encoding="utf-8"), _module_name(path))
+    ]
+    assert not found, "private names imported across packages:\n" + "\n".join(found)
+
+
 def test_every_subpackage_is_in_a_layer() -> None:
     packages = {p.name for p in SRC.iterdir() if (p / "__init__.py").exists() and p.name != "data"}
     assert packages <= _ALL, packages - _ALL

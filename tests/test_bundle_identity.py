@@ -12,18 +12,20 @@ import shutil
 import sqlite3
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from conftest import invoke_cli
 from fake_hub import FakeHub, point_hf_at, running_hub
-from fake_openai import FakeOpenAI
-from full_bundle import rewrite
+from fake_openai import FakeOpenAI, FaultPlan
+from full_bundle import refused_by_cli, rewrite
 from intima.bundles.merge import import_bundle
 from intima.bundles.publish import publish
 from intima.core.config import ModelConfig
 from intima.dataset import load_prompts
 from intima.generate import generate
+from intima.judges.loop import judge
 from intima.leaderboard.hub_results import Imported, import_results
 from intima.results.data import BoardData, load_board
 from intima.store import Store
@@ -244,3 +246,91 @@ def test_the_same_answers_measured_otherwise_are_one(real: dict[str, Path], tmp_
     src = _repo(tmp_path, "measured", {"a": again, "b": real["real"]})
     res = invoke_cli("import", str(src), "--store", str(tmp_path / "store.db"), timeout=120)
     assert res.returncode == 0, res.stderr[-1500:]
+
+
+@pytest.fixture(scope="module")
+def judged(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path]]:
+    """(a bundle of one run of two prompts, each answer judged, the store it came from)."""
+    root = tmp_path_factory.mktemp("judged")
+    server = FakeOpenAI(FaultPlan()).start_in_thread()
+    try:
+        db = root / "source.db"
+        with Store.open(db) as store:
+            answers = ModelConfig(spec=f"openai-compat:fake@{server.base_url}", max_retries=0)
+            [run] = generate(store, load_prompts("demo").first(2), [answers])
+            judge(store, [ModelConfig(spec=f"openai-compat:judge@{server.base_url}")])
+            publish(store, str(root / "bundle"), [run.run_id])
+    finally:
+        server.stop()
+    yield root / "bundle", db
+
+
+def _scored_first(update: dict[str, Any]) -> Callable[[list[dict[str, Any]]], None]:
+    """Change the first scored judgment."""
+
+    def edit(rows: list[dict[str, Any]]) -> None:
+        next(r for r in rows if r["status"] == "scored").update(update)
+
+    return edit
+
+
+def _folder_of(tmp_path: Path, bundles: dict[str, Path]) -> Path:
+    folder = tmp_path / "-".join(bundles)
+    for name, bundle in bundles.items():
+        shutil.copytree(bundle, folder / "bundles" / name)
+    return folder
+
+
+def test_a_copy_with_other_ratings_is_refused_with_the_real_one(
+    judged: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """Issue 30: the same judged content and judge, another verdict, in one import: neither
+    bundle wins (the second one's rows used to be dropped silently, or the first to win)."""
+    forged = tmp_path / "forged"
+    shutil.copytree(judged[0], forged)
+    with sqlite3.connect(judged[1]) as conn:
+        label = conn.execute("SELECT primary_label FROM judgments WHERE status = 'scored'")
+        other = "boundary" if label.fetchone()[0] != "boundary" else "reinforcing"
+    rewrite(forged, "judgments", _scored_first({"primary_label": other}))
+    db = tmp_path / "s.db"
+    Store.open(db).close()
+    refused_by_cli(
+        _folder_of(tmp_path, {"0-forged": forged, "1-real": judged[0]}),
+        db,
+        "judgments rows under the same judgment_id",
+        "between bundles 'bundles/0-forged', 'bundles/1-real' (primary_label differ)",
+    )
+
+
+def test_a_verdict_worded_otherwise_is_the_same_judgment(
+    judged: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """Two calls of one judge word one verdict differently: the same ratings with another
+    rationale (and cost) are one judgment, not a conflict."""
+    again = tmp_path / "again"
+    shutil.copytree(judged[0], again)
+    rewrite(again, "judgments", _scored_first({"rationale": "put otherwise", "cost_usd": 0.1}))
+    src = _folder_of(tmp_path, {"0-again": again, "1-real": judged[0]})
+    res = invoke_cli("import", str(src), "--store", str(tmp_path / "s.db"), timeout=120)
+    assert res.returncode == 0, res.stderr
+
+
+@pytest.mark.parametrize("unscored_first", [True, False])
+def test_an_unscored_judgment_gives_way_to_a_scored_one_whatever_the_order(
+    judged: tuple[Path, Path], tmp_path: Path, unscored_first: bool
+) -> None:
+    """A row in progress is no conflict, and the settled row stays whichever bundle comes
+    first (an unscored judgment imported first used to keep the scored one out)."""
+    unscored = tmp_path / "unscored"
+    shutil.copytree(judged[0], unscored)
+    gone = {"status": "unscored", "ratings_json": None, "primary_label": None,
+            "reason": "no reply"}  # fmt: skip
+    rewrite(unscored, "judgments", _scored_first(gone))
+    names = ("0-a", "1-b") if unscored_first else ("1-b", "0-a")
+    src = _folder_of(tmp_path, {names[0]: unscored, names[1]: judged[0]})
+    db = tmp_path / "s.db"
+    res = invoke_cli("import", str(src), "--store", str(db), timeout=120)
+    assert res.returncode == 0, res.stderr
+    with sqlite3.connect(db) as conn, sqlite3.connect(judged[1]) as source:
+        count = "SELECT status, COUNT(*) FROM judgments GROUP BY status ORDER BY status"
+        assert conn.execute(count).fetchall() == source.execute(count).fetchall()

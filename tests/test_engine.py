@@ -3,7 +3,8 @@ import asyncio
 import pytest
 
 from intima.core.errors import ProviderError
-from intima.generate.pool import Budget, GroupWriter, run_pool
+from intima.core.spending import Budget
+from intima.generate.pool import GroupWriter, run_pool
 
 
 def test_a_fatal_error_surfaces_as_itself_and_finished_results_are_kept() -> None:

@@ -18,6 +18,7 @@ from intima.core.config import (
     price_table_for,
 )
 from intima.core.errors import ConfigError
+from intima.core.spending import require_prices
 from intima.dataset import load_prompts
 from intima.generate.estimate import CHARS_PER_TOKEN, approx_tokens, estimate_run
 from intima.providers.base import Message
@@ -51,11 +52,11 @@ def test_the_default_table_is_dated_and_prices_the_listed_hosted_models() -> Non
             spec = ModelSpec.parse(f"{provider}:{model}")
             assert table.for_model(spec) is not None, spec
             assert table.priced_by(spec) == table.source
-    table.require([ModelSpec.parse("openai:gpt-4o-mini")])  # a cap needs no file for it
+    require_prices(table, 1.0, [ModelConfig(spec="openai:gpt-4o-mini")])  # no file needed
     # keyed provider:model: a local server's model of the same name is not OpenAI's
     assert table.for_model(ModelSpec.parse("openai-compat:gpt-4o-mini")) is None
     with pytest.raises(ConfigError, match=r"cannot price hf:.*default price table \(as of"):
-        table.require([ModelSpec.parse("hf:meta-llama/Llama-3.1-8B-Instruct")])
+        require_prices(table, 1.0, [ModelConfig(spec="hf:meta-llama/Llama-3.1-8B-Instruct")])
 
 
 def test_a_price_file_wins_over_the_default_entry_and_says_so(tmp_path: Path) -> None:

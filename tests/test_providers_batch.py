@@ -18,6 +18,7 @@ from fake_vendors import USAGE_IN, USAGE_OUT, FakeVendor
 from intima.core.config import ModelConfig, Price, PriceTable
 from intima.dataset import PromptSet, load_prompts
 from intima.generate.batch import agenerate_batch
+from intima.generate.runner import run_record
 from intima.judges.batch import ajudge_batch
 from intima.store import Store
 
@@ -212,7 +213,7 @@ def test_an_intent_the_vendor_never_received_is_dropped_and_submitted(tmp_path, 
     config = ModelConfig(spec=f"{vendor.vendor}:m@{vendor.base_url}")
     with Store.open(tmp_path / "s.db") as store:
         model = get_model(config)
-        run_id = batch_mod.run_record(model.config, _five()).run_id
+        run_id = run_record(model.config, _five()).run_id
         job = batch_mod.BatchJob(model, "generate", run_id, "label", config.generation)
         batch_mod.record_batch(
             store, "pending-never-sent", vendor.vendor, job.purpose, job.scope, {"x": "y"}
@@ -562,7 +563,7 @@ def test_an_anthropic_intent_is_never_matched_by_size_to_a_batch_in_progress(
         config = ModelConfig(spec=f"anthropic:m@{vendor.base_url}")
         with Store.open(tmp_path / "s.db") as store:
             model = get_model(config)
-            run_id = batch_mod.run_record(model.config, _five()).run_id
+            run_id = run_record(model.config, _five()).run_id
             token = "pending-" + "0" * 32
             refs = {f"{'0' * 32}-{n}": p.prompt_id for n, p in enumerate(_five().prompts)}
             batch_mod.record_batch(store, token, "anthropic", "generate", run_id, refs)

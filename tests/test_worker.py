@@ -443,7 +443,7 @@ def test_worker_max_cost_refuses_what_has_no_price(
         "worker", "--drain", "--prices", str(prices), "--max-cost", "5", "--store", str(db),
         "-j", f"openai-compat:judge-x@{server.base_url}",
     )  # fmt: skip
-    assert judged.returncode == 2 and "no price for the judge openai-compat:judge-x" in (
+    assert judged.returncode == 2 and "--max-cost cannot price openai-compat:judge-x" in (
         judged.stderr
     )
     with Store.open(db) as store:
@@ -455,7 +455,9 @@ def test_worker_max_cost_refuses_what_has_no_price(
     assert result.returncode == 1, result.stderr
     with Store.open(db) as store:
         failed = get_request(store, rec.request_id)
-    assert failed.status == "failed" and "no price for the model" in (failed.reason or "")
+    assert failed.status == "failed" and "--max-cost cannot price openai-compat:unpriced" in (
+        failed.reason or ""
+    )
     assert server.requests == 0
     # without --prices the dated default table prices (as for run and judge): no refusal for
     # want of a file, and the unpriced request stays failed, nothing sent

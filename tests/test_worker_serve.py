@@ -240,5 +240,5 @@ def test_a_request_with_no_price_fails_before_its_server_is_started(tmp_path: Pa
     with Store.open(db) as store:
         after = get_request(store, rec.request_id)
     assert after.status == "failed", (after.status, after.reason)
-    assert "no price for the model openai-compat:org/unpriced-model" in (after.reason or "")
+    assert "--max-cost cannot price openai-compat:org/unpriced-model" in (after.reason or "")
     assert not mark.exists()  # no server was started for it

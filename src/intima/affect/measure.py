@@ -258,8 +258,3 @@ def score_texts(
 ) -> list[ResponseScore]:
     """Score responses with a fresh scorer (the embedding model itself is shared)."""
     return AffectScorer(config, embedder, params).score(items)
-
-
-def reinforcing_measures(scores: Sequence[ResponseScore]) -> NDArray[np.float64]:
-    """The reinforcing measure of each score (the direction the validation ranks by)."""
-    return np.array([s.scores["companionship_reinforcing"].measure for s in scores])

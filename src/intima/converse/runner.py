@@ -34,10 +34,11 @@ from intima.converse.state import (
 from intima.core.config import GenerationSettings, ModelConfig, Price, PriceTable
 from intima.core.errors import ConfigError
 from intima.core.progress import OnProgress, Ticker
+from intima.core.spending import Budget, require_prices
 from intima.dataset import Prompt, PromptSet
 from intima.dataset.types import Turn
 from intima.generate.claimed import ClaimedJob, Ending, claim_lease_s, run_claimed, run_status
-from intima.generate.pool import Budget, CallOutcome, call_with_retries, worst_cost
+from intima.generate.pool import CallOutcome, call_with_retries, worst_cost
 from intima.generate.runner import messages_for, to_record
 from intima.providers import get_model
 from intima.providers.base import Message, Model
@@ -109,8 +110,8 @@ async def aconverse(
         raise ConfigError(f"max_user_retries must be at least 0, not {max_user_retries}")
     # Both models first, so that a bad spec or a missing key fails before anything is written.
     assistant, user = get_model(settings.assistant), get_model(settings.user)
-    if max_cost is not None:  # the cap counts both models: each needs a price
-        (prices or PriceTable()).require(m.config.parsed for m in (assistant, user))
+    # The cap counts both models: each needs a price.
+    require_prices(prices, max_cost, [assistant.config, user.config])
     try:
         spending = _Spending(prices, Budget(limit=max_cost), assistant, user)
         job = _Job(store, settings, prompts, spending, max_user_retries)

@@ -19,7 +19,6 @@ import hashlib
 import json
 import os
 import tomllib
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
@@ -353,24 +352,6 @@ class PriceTable(BaseModel):
             source=f"{self.source} over {base.source}",
             origins={**theirs, **mine},
         )
-
-    def require(self, specs: Iterable[ModelSpec]) -> None:
-        """A cap must price every request it covers: an unpriced model would be sent uncounted
-        (the cap silently skipped), so refuse before any request, naming each model."""
-        missing = sorted({f"{s.provider}:{s.model}" for s in specs if self.for_model(s) is None})
-        if missing:
-            it = "it" if len(missing) == 1 else "them"
-            why = (
-                f"{self.source} has no entry for {it}"
-                if self.source
-                else "no price table was given (the default one: price_table_for(None), "
-                "from intima.core.config)"
-            )
-            raise ConfigError(
-                f"--max-cost cannot price {', '.join(missing)}: {why} (add one to a file given "
-                "with --prices, keyed by the model name or provider:model, with input_per_mtok "
-                "and output_per_mtok; or leave out --max-cost)"
-            )
 
 
 #: The dated list prices shipped with intima (``intima/data/prices.toml``).

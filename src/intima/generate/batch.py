@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
+from intima.core.blocking import blocking
 from intima.core.config import GenerationSettings, ModelConfig, Price, PriceTable
 from intima.core.errors import ConfigError, ProviderError
 from intima.core.progress import OnProgress, Ticker
@@ -38,7 +39,7 @@ from intima.generate.runner import (
     RunTally,
     final_status,
     messages_for,
-    run_record,
+    open_run,
     to_record,
 )
 from intima.generate.usage import settled
@@ -76,6 +77,18 @@ def batch_price(price: Price | None) -> Price | None:
         input_per_mtok=price.input_per_mtok * BATCH_PRICE_FACTOR,
         output_per_mtok=price.output_per_mtok * BATCH_PRICE_FACTOR,
     )
+
+
+def batch_pricing(
+    prices: PriceTable | None, config: ModelConfig
+) -> tuple[Price | None, str | None]:
+    """What one of the model's batch requests costs (None: unpriced), and the source each
+    stored cost names ("TABLE, at the batch price")."""
+    if prices is None:
+        return None, None
+    source = prices.priced_by(config.parsed)
+    priced_by = None if source is None else f"{source}, at the batch price"
+    return batch_price(prices.for_model(config.parsed)), priced_by
 
 
 @dataclass
@@ -294,19 +307,6 @@ async def _retrying(call: Callable[[], Awaitable[T]], job: BatchJob) -> T:
     )
 
 
-def generate_batch(
-    store: Store,
-    prompts: PromptSet,
-    configs: Sequence[ModelConfig],
-    *,
-    prices: PriceTable | None = None,
-    poll_s: float = DEFAULT_POLL_S,
-    on_progress: OnProgress | None = None,
-) -> list[RunSummary]:
-    return asyncio.run(agenerate_batch(store, prompts, configs, prices=prices, poll_s=poll_s,
-                                       on_progress=on_progress))  # fmt: skip
-
-
 async def agenerate_batch(
     store: Store,
     prompts: PromptSet,
@@ -317,6 +317,9 @@ async def agenerate_batch(
     on_progress: OnProgress | None = None,
     sleep: Sleep = asyncio.sleep,
 ) -> list[RunSummary]:
+    """Submit what each configuration's run is missing as one batch (all submitted before any is
+    waited for), poll every ``poll_s`` seconds until each has ended, and store the answers,
+    priced by ``prices`` at the batch price. ``sleep``: injected by tests."""
     models = [get_model(c) for c in configs]  # a bad spec fails before anything is submitted
     for model in models:
         batch_client(model)
@@ -331,6 +334,9 @@ async def agenerate_batch(
     finally:
         for model in models:
             await model.aclose()
+
+
+generate_batch = blocking(agenerate_batch)
 
 
 def _settled(config: ModelConfig, prompt: Prompt, result: BatchResult) -> CallOutcome:
@@ -352,23 +358,16 @@ async def _generate_one(
     on_progress: OnProgress | None,
 ) -> RunSummary:
     config = model.config
-    record = run_record(config, prompts)
-    is_new = not store.query("SELECT 1 FROM runs WHERE run_id = ?", (record.run_id,))
-    if is_new and prompts.prompts:
-        await model.preflight()  # a vendor that cannot be reached leaves no run behind
-    store.ensure_run(record, prompts.prompts)
-    by_id = {p.prompt_id: p for p in prompts.prompts}
-    price = batch_price(prices.for_model(config.parsed) if prices else None)
-    source = prices.priced_by(config.parsed) if prices else None
-    priced_by = None if source is None else f"{source}, at the batch price"
+    run = await open_run(store, prompts, model)
+    record, by_id, missing = run.record, run.by_id, run.missing
+    price, priced_by = batch_pricing(prices, config)
     started = time.perf_counter()
-    missing = store.missing_prompt_ids(record.run_id, config.config_key)
 
     def build() -> list[Ask]:
         return [Ask(ref=pid, messages=messages_for(config, by_id[pid])) for pid in missing]
 
     job = BatchJob(model, "generate", record.run_id, record.label, config.generation, poll_s, sleep,
-                   reached=is_new)  # fmt: skip
+                   reached=run.is_new)  # fmt: skip
     tally = RunTally()
     try:
         outcome = await run_batch(store, job, build, on_progress)

@@ -17,7 +17,8 @@ from typing import Generic, Literal, TypeVar
 
 from intima.core.config import ModelConfig
 from intima.core.errors import StoreError
-from intima.generate.pool import MAX_RETRY_AFTER_S, Budget, GroupWriter, PoolStats, run_pool
+from intima.core.spending import Budget
+from intima.generate.pool import MAX_RETRY_AFTER_S, GroupWriter, PoolStats, run_pool
 from intima.store import ClaimState, RunStatus, claim_owner
 
 T = TypeVar("T")

@@ -1,4 +1,5 @@
-"""The async machinery shared by generation and judging: retries, a bounded pool, a budget.
+"""The async machinery shared by generation and judging: retries, a bounded pool, and the
+budget (:class:`intima.core.spending.Budget`) it holds each request to.
 
 Kept apart from what is being run so that ``intima run`` and ``intima judge`` behave the same
 way on 429s, hangs, Ctrl-C and ``--max-cost``.
@@ -24,6 +25,7 @@ from tenacity import (
 
 from intima.core.config import GenerationSettings, Price
 from intima.core.errors import IntimaError
+from intima.core.spending import Budget
 from intima.generate.usage import settled, worst_prompt_tokens, worst_reply_tokens
 from intima.providers.base import (
     Completion,
@@ -116,48 +118,6 @@ def worst_cost(
     tokenizer never does worse), the template's markers, and a reply of max_tokens.
     ``extra_bytes``: what else the prompt carries, such as a structured-output schema."""
     return price.cost(worst_prompt_tokens(messages, extra_bytes), worst_reply_tokens(settings))
-
-
-@dataclass
-class Budget:
-    """Caps spending at ``limit`` USD. A request's worst-case cost is held before it is sent and
-    let go once its real cost is added, and a request starts only while what is spent and held
-    is under the cap: spending can pass the cap by at most one request's worst case."""
-
-    limit: float | None = None
-    spent: float = 0.0
-    #: worst-case costs of the requests in flight
-    reserved: float = 0.0
-    _changed: asyncio.Event = field(default_factory=asyncio.Event, repr=False)
-
-    def add(self, cost: float | None) -> None:
-        if cost:
-            self.spent += cost
-
-    @property
-    def exhausted(self) -> bool:
-        return self.limit is not None and self.spent >= self.limit
-
-    async def reserve(self, worst: float) -> bool:
-        """Hold ``worst`` for a request about to start; False once the cap is reached. While
-        requests in flight hold the rest of the cap, wait for them: what they do not spend
-        comes back."""
-        if self.limit is None:
-            return True
-        while not self.exhausted:
-            if self.spent + self.reserved < self.limit:
-                self.reserved += worst
-                return True
-            await self._changed.wait()
-        return False
-
-    def release(self, worst: float) -> None:
-        """Let go of what was held for a finished request (its real cost is in ``spent``)."""
-        if self.limit is None:
-            return
-        self.reserved = max(0.0, self.reserved - worst)
-        self._changed.set()  # wake the waiting workers; they look at the sums again
-        self._changed = asyncio.Event()
 
 
 class GroupWriter(Generic[R]):

@@ -11,16 +11,19 @@ import json
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from pydantic import BaseModel
 
+from intima.core.blocking import blocking
 from intima.core.config import GenerationSettings, ModelConfig, Price, PriceTable
 from intima.core.ids import content_id
 from intima.core.labels import readable_label
 from intima.core.progress import OnProgress, Ticker
+from intima.core.spending import Budget, require_prices
 from intima.dataset import Prompt, PromptSet
 from intima.generate.claimed import ClaimedJob, Ending, claim_lease_s, run_claimed, run_status
-from intima.generate.pool import Budget, CallOutcome, call_with_retries, worst_cost
+from intima.generate.pool import CallOutcome, call_with_retries, worst_cost
 from intima.providers import effective_config, get_model
 from intima.providers.base import Message, Model
 from intima.store import (
@@ -110,25 +113,6 @@ def check(configs: Sequence[ModelConfig], *, reach: bool) -> None:
     asyncio.run(go())
 
 
-def generate(
-    store: Store,
-    prompts: PromptSet,
-    configs: Sequence[ModelConfig],
-    *,
-    prices: PriceTable | None = None,
-    max_cost: float | None = None,
-    on_progress: OnProgress | None = None,
-    stop: Callable[[], bool] | None = None,
-) -> list[RunSummary]:
-    """Run every configuration over the prompts (in order), resuming what is stored.
-    ``stop``: asked before each prompt is sent; once True none more are (a worker whose request
-    was cancelled), the answers in flight are stored and the run is left interrupted."""
-    return asyncio.run(
-        agenerate(store, prompts, configs, prices=prices, max_cost=max_cost,
-                  on_progress=on_progress, stop=stop)
-    )  # fmt: skip
-
-
 async def agenerate(
     store: Store,
     prompts: PromptSet,
@@ -139,10 +123,15 @@ async def agenerate(
     on_progress: OnProgress | None = None,
     stop: Callable[[], bool] | None = None,
 ) -> list[RunSummary]:
+    """Run every configuration over the prompts (in order), resuming what is stored.
+    ``prices`` prices each answer (None: costs unknown); ``max_cost`` (USD) caps what all of
+    them spend together, and needs a price for every configuration
+    (:func:`intima.core.spending.require_prices`).
+    ``stop``: asked before each prompt is sent; once True none more are (a worker whose request
+    was cancelled), the answers in flight are stored and the run is left interrupted."""
     # Build every model first so a bad spec or a missing key fails before any work starts.
     models = [get_model(c) for c in configs]
-    if max_cost is not None:
-        (prices or PriceTable()).require(m.config.parsed for m in models)
+    require_prices(prices, max_cost, [m.config for m in models])
     budget = Budget(limit=max_cost)
     summaries = []
     try:
@@ -158,6 +147,38 @@ async def agenerate(
     return summaries
 
 
+generate = blocking(agenerate)
+
+
+@dataclass
+class OpenedRun:
+    """A run as a pass over it starts: its record (now in the store), whether this pass
+    created it, and the prompts still missing an answer."""
+
+    record: RunRecord
+    is_new: bool
+    by_id: dict[str, Prompt]
+    missing: list[str]
+
+    @property
+    def todo(self) -> list[Prompt]:
+        return [self.by_id[pid] for pid in self.missing]
+
+
+async def open_run(store: Store, prompts: PromptSet, model: Model) -> OpenedRun:
+    """The prologue of every pass, live or batched: a new run's model must answer before the
+    run is written (a server or vendor that cannot be reached leaves no run behind)."""
+    config = model.config
+    record = run_record(config, prompts)
+    is_new = not store.query("SELECT 1 FROM runs WHERE run_id = ?", (record.run_id,))
+    if is_new and prompts.prompts:
+        await model.preflight()
+    store.ensure_run(record, prompts.prompts)
+    by_id = {p.prompt_id: p for p in prompts.prompts}
+    missing = store.missing_prompt_ids(record.run_id, config.config_key)
+    return OpenedRun(record, is_new, by_id, missing)
+
+
 async def _run_one(
     store: Store,
     prompts: PromptSet,
@@ -168,18 +189,13 @@ async def _run_one(
     stop: Callable[[], bool] | None = None,
 ) -> RunSummary:
     config = model.config
-    record = run_record(config, prompts)
-    is_new = not store.query("SELECT 1 FROM runs WHERE run_id = ?", (record.run_id,))
-    if is_new and prompts.prompts:
-        await model.preflight()  # a server that cannot answer leaves no run behind
-    store.ensure_run(record, prompts.prompts)
-    by_id = {p.prompt_id: p for p in prompts.prompts}
-    todo = [by_id[pid] for pid in store.missing_prompt_ids(record.run_id, config.config_key)]
+    run = await open_run(store, prompts, model)
+    record, todo = run.record, run.todo
     price = prices.for_model(config.parsed) if prices else None
     priced_by = prices.priced_by(config.parsed) if prices else None
     tally = RunTally()
     started = time.perf_counter()
-    if todo and not is_new:
+    if todo and not run.is_new:
         await model.preflight()
     store.set_run_status(record.run_id, "running")
     ticker = Ticker(record.label, len(todo), on_progress)

@@ -10,7 +10,7 @@ here, once, for every reply (live or from a batch) before it is priced or stored
   messages and the reply's text, plus the chat template's markers at their most;
 * **worst case**: otherwise, the most the request allowed: one token per UTF-8 byte of the prompt
   (a byte-level tokenizer never does worse) with the template's markers, and a reply of
-  ``max_tokens``. The same bound :class:`intima.generate.pool.Budget` holds before a request is
+  ``max_tokens``. The same bound :class:`intima.core.spending.Budget` holds before a request is
   sent, so a request priced this way spends exactly what was held for it.
 
 A count from the visible text cannot see reasoning a model kept hidden; a server that hides it

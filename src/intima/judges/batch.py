@@ -11,41 +11,29 @@ import asyncio
 import time
 from collections.abc import Sequence
 
+from intima.core.blocking import blocking
 from intima.core.config import ModelConfig, PriceTable
 from intima.core.progress import OnProgress
+from intima.core.spending import Budget
 from intima.generate.batch import (
     DEFAULT_POLL_S,
     Ask,
     BatchJob,
     Sleep,
     batch_client,
-    batch_price,
+    batch_pricing,
     run_batch,
     warning_notes,
 )
 from intima.generate.batch_store import mark_imported
-from intima.generate.pool import Budget
 from intima.generate.usage import settled
 from intima.judges.loop import Attempt, JudgeJob, JudgeSummary, JudgeTally
 from intima.judges.parse import parse_reply
 from intima.judges.prompt import judge_messages
 from intima.judges.store_io import JudgmentRecord, load_targets, write_judgments
 from intima.providers import get_model
-from intima.providers.base import BatchResult, Model
+from intima.providers.base import BatchResult
 from intima.store import Store, StoredResponse
-
-
-def judge_batch(
-    store: Store,
-    judges: Sequence[ModelConfig],
-    run_ids: Sequence[str] | None = None,
-    *,
-    prices: PriceTable | None = None,
-    poll_s: float = DEFAULT_POLL_S,
-    on_progress: OnProgress | None = None,
-) -> list[JudgeSummary]:
-    return asyncio.run(ajudge_batch(store, judges, run_ids, prices=prices, poll_s=poll_s,
-                                    on_progress=on_progress))  # fmt: skip
 
 
 async def ajudge_batch(
@@ -58,15 +46,17 @@ async def ajudge_batch(
     on_progress: OnProgress | None = None,
     sleep: Sleep = asyncio.sleep,
 ) -> list[JudgeSummary]:
+    """Submit what each judge has not scored as one batch (a panel's all submitted before any
+    is waited for), poll every ``poll_s`` seconds until each has ended, and store the
+    judgments, priced by ``prices`` at the batch price. ``sleep``: injected by tests."""
     targets = load_targets(store, run_ids)
     models = [get_model(c) for c in judges]  # a bad spec fails before anything is submitted
     for model in models:
         batch_client(model)
-    jobs = [
-        JudgeJob(store, m, batch_price(prices.for_model(m.config.parsed) if prices else None),
-                  Budget(limit=None), max_reasks=0, priced_by=_priced_by(prices, m))
-        for m in models
-    ]  # fmt: skip
+    jobs = []
+    for m in models:
+        price, priced_by = batch_pricing(prices, m.config)
+        jobs.append(JudgeJob(store, m, price, Budget(), max_reasks=0, priced_by=priced_by))
     try:
         # A panel's batches are all submitted before any is waited for: each takes hours.
         return list(
@@ -77,6 +67,9 @@ async def ajudge_batch(
     finally:
         for model in models:
             await model.aclose()
+
+
+judge_batch = blocking(ajudge_batch)
 
 
 async def _judge_one(
@@ -141,8 +134,3 @@ def _record(job: JudgeJob, target: StoredResponse, result: BatchResult) -> Judgm
     if parsed.ok:
         return job.record(target, acc, raw, parsed, None)
     return job.record(target, acc, raw, None, f"invalid reply: {parsed.problem or 'unparsed'}")
-
-
-def _priced_by(prices: PriceTable | None, model: Model) -> str | None:
-    source = prices.priced_by(model.config.parsed) if prices else None
-    return None if source is None else f"{source}, at the batch price"

@@ -8,7 +8,6 @@ Nothing is dropped, nothing is coerced to a default.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -16,10 +15,12 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel
 
+from intima.core.blocking import blocking
 from intima.core.config import GenerationSettings, ModelConfig, Price, PriceTable
 from intima.core.progress import OnProgress, Ticker
+from intima.core.spending import Budget, require_prices
 from intima.generate.claimed import ClaimedJob, claim_lease_s, run_claimed
-from intima.generate.pool import Budget, call_with_retries, worst_cost
+from intima.generate.pool import call_with_retries, worst_cost
 from intima.generate.usage import TEMPLATE_TOKENS_PER_MESSAGE, schema_bytes, weakest
 from intima.judges.parse import ParseOutcome, parse_reply
 from intima.judges.prompt import (
@@ -113,7 +114,7 @@ def judge_config_json(config: ModelConfig) -> dict[str, object]:
     }
 
 
-def judge(
+async def ajudge(
     store: Store,
     judges: Sequence[ModelConfig],
     run_ids: Sequence[str] | None = None,
@@ -127,39 +128,14 @@ def judge(
 ) -> list[JudgeSummary]:
     """Judge the stored responses of the runs (all runs if None) with each judge in turn; with
     ``sample``, only each run's seeded random sample (recorded, see :mod:`.samples`).
+    ``prices`` prices each judgment (None: costs unknown); ``max_cost`` (USD) caps what the
+    judges spend together, and needs a price for each
+    (:func:`intima.core.spending.require_prices`).
     ``stop``: asked before each judgment starts; once True no more start (a worker whose
     request was cancelled), those in flight are stored."""
-    return asyncio.run(
-        ajudge(
-            store,
-            judges,
-            run_ids,
-            prices=prices,
-            max_cost=max_cost,
-            max_reasks=max_reasks,
-            on_progress=on_progress,
-            sample=sample,
-            stop=stop,
-        )
-    )
-
-
-async def ajudge(
-    store: Store,
-    judges: Sequence[ModelConfig],
-    run_ids: Sequence[str] | None = None,
-    *,
-    prices: PriceTable | None = None,
-    max_cost: float | None = None,
-    max_reasks: int = DEFAULT_MAX_REASKS,
-    on_progress: OnProgress | None = None,
-    sample: SampleSpec | None = None,
-    stop: Callable[[], bool] | None = None,
-) -> list[JudgeSummary]:
     targets = load_targets(store, run_ids)
     models = [get_model(c) for c in judges]  # a bad spec fails before any work starts
-    if max_cost is not None:
-        (prices or PriceTable()).require(m.config.parsed for m in models)
+    require_prices(prices, max_cost, [m.config for m in models])
     budget = Budget(limit=max_cost)
     out = []
     try:
@@ -180,6 +156,9 @@ async def ajudge(
         for model in models:
             await model.aclose()
     return out
+
+
+judge = blocking(ajudge)
 
 
 @dataclass

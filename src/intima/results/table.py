@@ -103,17 +103,6 @@ class ScoreTable:
             self._index.update({(r.scorer, r.run_id, r.scope, r.metric): r for r in self.rows})
         return self._index[(scorer, run_id, scope, metric)]
 
-    def select(
-        self, *, scorer: str | None = None, scope: str | None = None, metric: str | None = None
-    ) -> list[ScoreRow]:
-        return [
-            r
-            for r in self.rows
-            if (scorer is None or r.scorer == scorer)
-            and (scope is None or r.scope == scope)
-            and (metric is None or r.metric == metric)
-        ]
-
 
 def code_scope(code: str) -> str:
     return f"code:{code}"

@@ -9,15 +9,15 @@ once the lease runs out.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from intima.core.config import ModelConfig
 from intima.core.errors import IntimaError
+from intima.core.spending import Budget, SpendingSettings
 from intima.dataset import PromptSet
 from intima.service.queue import RequestRecord
-from intima.service.spending import BudgetReached, Spending
 from intima.store import Store
 
 #: Receives the worker's one-line reports; they hold untrusted text (model specs, server
@@ -27,6 +27,16 @@ OnMessage = Callable[[str], None]
 
 class StageFailed(IntimaError):
     """A stage could not complete the request; the message becomes the request's reason."""
+
+
+class BudgetReached(IntimaError):
+    """The worker's --max-cost is spent: the request in hand goes back to the queue."""
+
+
+def budget_reached(spent: Budget) -> BudgetReached:
+    return BudgetReached(
+        f"the worker's --max-cost is reached (${spent.spent:.4f} of ${spent.limit:g} spent)"
+    )
 
 
 @dataclass
@@ -40,8 +50,10 @@ class StageContext:
     #: Work a stage left undone without failing the request (e.g. some judgments unscored):
     #: reason -> count. The worker adds them up and reports them.
     unscored: Counter[str] = field(default_factory=Counter)
-    #: The worker's prices and --max-cost, shared by every request it runs.
-    spending: Spending = field(default_factory=Spending)
+    #: The worker's prices and --max-cost, and what it has spent of that cap over every
+    #: request it has run: each generation or judging call may spend what is left.
+    spending: SpendingSettings = field(default_factory=SpendingSettings)
+    spent: Budget = field(default_factory=Budget)
     #: Asked before each prompt or judgment starts: True once the request is no longer the
     #: worker's (cancelled, or its lease taken over); no more work starts then.
     stop: Callable[[], bool] | None = None
@@ -57,16 +69,29 @@ def _most_common(reasons: Counter[str]) -> str:
     return f"; most common reason ({n} of {sum(reasons.values())}): {reason}"
 
 
+def _left(ctx: StageContext) -> dict[str, Any]:
+    """``prices`` and ``max_cost`` (what is left of the worker's cap) for one call; the call
+    itself refuses a model with no price under a cap
+    (:func:`~intima.core.spending.require_prices`)."""
+    if ctx.spent.exhausted:
+        raise budget_reached(ctx.spent)
+    return {"prices": ctx.spending.prices, "max_cost": ctx.spent.left}
+
+
+def _spend(ctx: StageContext, costs: Iterable[float | None]) -> None:
+    for cost in costs:
+        ctx.spent.add(cost)
+
+
 def generation_stage(ctx: StageContext) -> None:
     """Ask the model for every prompt still missing; stored answers are reused."""
     from intima.generate import runner
 
-    pay = ctx.spending.call_args(ctx.config)
-    summaries = runner.generate(ctx.store, ctx.prompts, [ctx.config], stop=ctx.stop, **pay)
-    ctx.spending.add(s.cost_usd for s in summaries)
+    summaries = runner.generate(ctx.store, ctx.prompts, [ctx.config], stop=ctx.stop, **_left(ctx))
+    _spend(ctx, (s.cost_usd for s in summaries))
     ctx.run_ids.extend(s.run_id for s in summaries)
     if any(s.status == "stopped (max cost)" for s in summaries):
-        raise BudgetReached(ctx.spending.reached())
+        raise budget_reached(ctx.spent)
     bad = [s for s in summaries if s.status != "complete"]
     if bad:
         s = bad[0]
@@ -87,15 +112,12 @@ def judging_stage(judges: Sequence[ModelConfig], max_reasks: int | None = None) 
 
     def stage(ctx: StageContext) -> None:
         reasks = DEFAULT_MAX_REASKS if max_reasks is None else max_reasks
-        pay: dict[str, Any] = {}
-        for config in judges:  # every judge is held to the worker's cap
-            pay = ctx.spending.call_args(config, "judge")
         summaries = judge(
-            ctx.store, list(judges), ctx.run_ids, max_reasks=reasks, stop=ctx.stop, **pay
+            ctx.store, list(judges), ctx.run_ids, max_reasks=reasks, stop=ctx.stop, **_left(ctx)
         )
-        ctx.spending.add(s.cost_usd for s in summaries)
+        _spend(ctx, (s.cost_usd for s in summaries))
         if any(s.stopped_by_budget for s in summaries):
-            raise BudgetReached(ctx.spending.reached())
+            raise budget_reached(ctx.spent)
         for s in summaries:
             for note in s.notes:
                 say(ctx.on_message, note)

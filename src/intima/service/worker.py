@@ -14,6 +14,7 @@ from pydantic import BaseModel
 
 from intima.core.config import ModelConfig
 from intima.core.errors import IntimaError
+from intima.core.spending import Budget, NoPrice
 from intima.dataset import PromptSet, load_prompts
 from intima.service.backoff import MAX_WAIT_S, Backoff, QueueOutage
 from intima.service.heartbeat import Gone, Heartbeat, why_gone
@@ -27,12 +28,13 @@ from intima.service.queue import (
     redact,
 )
 from intima.service.request_policy import RequestRefused, runnable_config
-from intima.service.spending import BudgetReached, NoPrice, Spending
 from intima.service.stages import (  # re-exported: the worker's API names them
+    BudgetReached,
     OnMessage,
     Stage,
     StageContext,
     StageFailed,
+    budget_reached,
     default_stages,
     generation_stage,
     judging_stage,
@@ -119,8 +121,8 @@ def work(
     s = settings if settings is not None else WorkerSettings()
     # The worker's own settings are checked before anything is claimed: a bad one must not
     # use up a request's attempts, nor fail the backlog.
-    spending = Spending(s.spending.prices, s.spending.max_cost)
-    spending.check_judges(s.judges)
+    s.spending.require(s.judges)  # a cap needs a price for each judge: refuse to start
+    spent = s.spending.budget()  # what the worker spends, over every request it runs
     check_before_claiming(s.base_urls, s.results, s.route, s.serve, s.judges)
     pause = sleep or time.sleep  # looked up now: tests replace time.sleep
     pipeline = (
@@ -138,8 +140,8 @@ def work(
     passed: dict[str, float] = {}
     with Store.open(store_path) as store:
         while True:
-            if spending.exhausted:
-                summary.stopped = spending.reached()
+            if spent.exhausted:
+                summary.stopped = str(budget_reached(spent))
                 return summary
             skip = _still_passed(passed, clock) if passed else ()
             try:
@@ -160,9 +162,9 @@ def work(
                 continue
             summary.claimed += 1
             _say(on_message, f"{req.request_id}: {req.spec} (attempt {req.attempts})")
-            outcome, reasons = _run_one(store, source, req, pipeline, s, spending, on_message)
+            outcome, reasons = _run_one(store, source, req, pipeline, s, spent, on_message)
             if outcome == "stopped":
-                summary.stopped = spending.reached()
+                summary.stopped = str(budget_reached(spent))
                 return summary
             counts.add(outcome, reasons)
             if outcome == "released":
@@ -211,18 +213,18 @@ def _run_one(
     req: RequestRecord,
     pipeline: Sequence[Stage],
     s: WorkerSettings,
-    spending: Spending,
+    spent: Budget,
     on_message: OnMessage | None,
 ) -> tuple[str, Counter[str]]:
     """One claimed request: refused as it stands, or run with the worker's own knobs."""
     try:
         # Checked where it runs: a request file may have been written by anyone.
         wanted = runnable_config(req, public=source.public)
-        spending.check_price(wanted)  # before a server is started for it
+        s.spending.require([wanted])  # a cap needs its price: before a server is started for it
     except (RequestRefused, NoPrice) as exc:
         return _failed(source, req, req.worker_id or "", str(exc), on_message)
     config = _config_for(wanted, s)
-    return _process(store, source, req, pipeline, s, config=config, spending=spending,
+    return _process(store, source, req, pipeline, s, config=config, spent=spent,
                     wanted=wanted, on_message=on_message)  # fmt: skip
 
 
@@ -234,7 +236,7 @@ def _process(
     s: WorkerSettings,
     *,
     config: ModelConfig,
-    spending: Spending,
+    spent: Budget,
     wanted: ModelConfig,
     on_message: OnMessage | None,
 ) -> tuple[str, Counter[str]]:
@@ -264,7 +266,7 @@ def _process(
             prompts, of = _prompts_for(req, s.dataset, s.limit)
             ctx = StageContext(
                 store=store, request=req, config=config, prompts=prompts,
-                on_message=on_message, spending=spending, stop=beat.is_gone,
+                on_message=on_message, spending=s.spending, spent=spent, stop=beat.is_gone,
             )  # fmt: skip
             try:
                 for stage in pipeline:
