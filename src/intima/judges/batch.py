@@ -44,8 +44,9 @@ def judge_batch(
     poll_s: float = DEFAULT_POLL_S,
     on_progress: OnProgress | None = None,
 ) -> list[JudgeSummary]:
-    return asyncio.run(ajudge_batch(store, judges, run_ids, prices=prices, poll_s=poll_s,
-                                    on_progress=on_progress))  # fmt: skip
+    return asyncio.run(
+        ajudge_batch(store, judges, run_ids, prices=prices, poll_s=poll_s, on_progress=on_progress)
+    )
 
 
 async def ajudge_batch(
@@ -63,10 +64,16 @@ async def ajudge_batch(
     for model in models:
         batch_client(model)
     jobs = [
-        JudgeJob(store, m, batch_price(prices.for_model(m.config.parsed) if prices else None),
-                  Budget(limit=None), max_reasks=0, priced_by=_priced_by(prices, m))
+        JudgeJob(
+            store,
+            m,
+            batch_price(prices.for_model(m.config.parsed) if prices else None),
+            Budget(limit=None),
+            max_reasks=0,
+            priced_by=_priced_by(prices, m),
+        )
         for m in models
-    ]  # fmt: skip
+    ]
     try:
         # A panel's batches are all submitted before any is waited for: each takes hours.
         return list(
@@ -93,10 +100,13 @@ async def _judge_one(
 
     def build() -> list[Ask]:
         return [
-            Ask(ref=t.content_hash, messages=judge_messages(t.prompt, t.response, t.context),
-                json_schema=job.schema)
+            Ask(
+                ref=t.content_hash,
+                messages=judge_messages(t.prompt, t.response, t.context),
+                json_schema=job.schema,
+            )
             for t in todo
-        ]  # fmt: skip
+        ]
 
     label = f"judge {job.config.display_name}"
     spec = BatchJob(job.model, "judge", job.key, label, job.settings, poll_s, sleep)
@@ -115,14 +125,21 @@ async def _judge_one(
             tally.add(rec, 1)
         mark_imported(store, outcome.batch_id, outcome.state.status)
     return JudgeSummary(
-        judge_label=job.config.display_name, judge_key=job.key, n_targets=n_unique,
-        already_done=n_unique - len(todo), scored=tally.scored, unscored=tally.unscored,
-        requests=tally.requests, prompt_tokens=tally.prompt_tokens,
+        judge_label=job.config.display_name,
+        judge_key=job.key,
+        n_targets=n_unique,
+        already_done=n_unique - len(todo),
+        scored=tally.scored,
+        unscored=tally.unscored,
+        requests=tally.requests,
+        prompt_tokens=tally.prompt_tokens,
         completion_tokens=tally.completion_tokens,
-        cost_usd=tally.cost if job.price else None, elapsed_s=time.perf_counter() - started,
-        stopped_by_budget=False, unscored_reasons=dict(tally.reasons),
+        cost_usd=tally.cost if job.price else None,
+        elapsed_s=time.perf_counter() - started,
+        stopped_by_budget=False,
+        unscored_reasons=dict(tally.reasons),
         notes=[*job.model.notes, *warning_notes(outcome)],
-    )  # fmt: skip
+    )
 
 
 def _record(job: JudgeJob, target: StoredResponse, result: BatchResult) -> JudgmentRecord:
