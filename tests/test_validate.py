@@ -290,3 +290,15 @@ def test_a_judge_that_never_answers_fails_loudly_with_the_report_written(
     assert (
         judge["report"]["n_unscored"] == 4 and judge["report"]["groups"]["overall"]["auroc"] is None
     )
+
+
+def test_validation_settings_refuse_an_unknown_scorer_and_aggregate_before_any_work() -> None:
+    """What ``validate()`` used to check among its keyword arguments, its settings check when
+    they are made: a notebook's typo is one error naming it, before a store is touched."""
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError, match="unknown scorer 'afect': use affect, keyword"):
+        ValidationSettings(scorers=("afect",))
+    with pytest.raises(ValidationError, match="aggregate"):
+        ValidationSettings(aggregate="median")  # type: ignore[arg-type]
+    assert ValidationSettings().scorers == ("affect",)  # the default, as validate()'s was
