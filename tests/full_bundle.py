@@ -71,7 +71,7 @@ def full_store(path: Path, server: FakeOpenAI) -> Path:
     from intima.generate import generate
     from intima.judges.loop import judge
     from intima.providers.model_info import record
-    from intima.validate.run import validate
+    from intima.validate.run import ValidationSettings, validate
 
     def config(system: str | None = None, seed: int | None = None) -> ModelConfig:
         extra = {"generation": {"seed": seed}} if seed is not None else {}
@@ -88,7 +88,7 @@ def full_store(path: Path, server: FakeOpenAI) -> Path:
     with Store.open(path) as store:
         generate(store, _prompts(3), [config(), config("Be brief.")])
         converse(store, config("Be kind."), config(seed=7), _prompts(2), 2)
-        validate(store, labels, scorers=[], bootstrap=20)
+        validate(store, labels, ValidationSettings(scorers=(), bootstrap=20))
         judge(store, [ModelConfig(spec=f"openai-compat:judge@{server.base_url}", max_retries=0)])
         score_store(store, scorer=AffectScorer(embedder=HashEmbedder()))
         record(store)  # what each run's model is: from its configuration (no Hub id here)

@@ -108,7 +108,7 @@ def test_a_card_says_where_its_labels_came_from(tmp_path: Path) -> None:
 
     from intima.results.cards import stored_cards
     from intima.store import Store
-    from intima.validate.run import validate
+    from intima.validate.run import ValidationSettings, validate
 
     [shipped] = shipped_cards(affect_version())
     assert "each model judging its own answers" in shipped.summary()
@@ -126,7 +126,10 @@ def test_a_card_says_where_its_labels_came_from(tmp_path: Path) -> None:
         )
     )
     with Store.open(tmp_path / "s.db") as store:
-        validate(store, path, scorers=["keyword"], bootstrap=20, labels_from="two annotators")
+        settings = ValidationSettings(
+            scorers=("keyword",), bootstrap=20, labels_from="two annotators"
+        )
+        validate(store, path, settings)
         [card] = stored_cards(store)
     assert card.labels_from == "two annotators"
     assert "two annotators" in card.summary()

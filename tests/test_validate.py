@@ -18,7 +18,7 @@ from intima.core.errors import DatasetError
 from intima.judges.prompt import judge_messages
 from intima.results.board import BoardView
 from intima.store import Store
-from intima.validate import validate
+from intima.validate import ValidationSettings, validate
 from intima.validate.labels import load_labelled, parse_columns
 from intima.validate.report import evaluate
 from intima.validate.scorers import Scored, keyword_scores
@@ -200,7 +200,9 @@ def test_the_judge_sees_the_whole_conversation(
     server = fake_server()
     cfg = ModelConfig(spec=f"openai-compat:fake-judge@{server.base_url}")
     with Store.open(tmp_path / "v.db") as db:
-        result = validate(db, labels, scorers=["affect"], judges=[cfg], bootstrap=50)
+        result = validate(
+            db, labels, ValidationSettings(scorers=("affect",), judges=(cfg,), bootstrap=50)
+        )
         stored = db.responses([result.run_id])
     names = {s.scorer for s in result.scorers}
     assert names == {"judge:openai-compat:fake-judge", "affect", "keyword"}
@@ -223,7 +225,7 @@ def test_the_board_methodology_names_each_validated_scorer_and_its_set(
 
     labels = _small_set(tmp_path / "few.jsonl", dev_set, n_per=3)
     with Store.open(tmp_path / "v.db") as db:
-        validate(db, labels, scorers=[], bootstrap=50)
+        validate(db, labels, ValidationSettings(scorers=(), bootstrap=50))
         board = load_board(db)
     [line] = board.methodology.validation
     assert line.startswith("keyword (keyword-1) on few.jsonl (sha256 ")
@@ -288,3 +290,15 @@ def test_a_judge_that_never_answers_fails_loudly_with_the_report_written(
     assert (
         judge["report"]["n_unscored"] == 4 and judge["report"]["groups"]["overall"]["auroc"] is None
     )
+
+
+def test_validation_settings_refuse_an_unknown_scorer_and_aggregate_before_any_work() -> None:
+    """What ``validate()`` used to check among its keyword arguments, its settings check when
+    they are made: a notebook's typo is one error naming it, before a store is touched."""
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError, match="unknown scorer 'afect': use affect, keyword"):
+        ValidationSettings(scorers=("afect",))
+    with pytest.raises(ValidationError, match="aggregate"):
+        ValidationSettings(aggregate="median")  # type: ignore[arg-type]
+    assert ValidationSettings().scorers == ("affect",)  # the default, as validate()'s was

@@ -14,7 +14,7 @@ from conftest import invoke_cli
 from intima.results.cards import stored_cards
 from intima.store import Store
 from intima.validate.length import MIN_ROWS, length_effect, length_note
-from intima.validate.run import validate
+from intima.validate.run import ValidationSettings, validate
 
 Z = 1.959963984540054
 
@@ -78,7 +78,7 @@ def test_validate_reports_the_length_diagnostic_on_the_card_and_the_terminal(
 ) -> None:
     path = _set(tmp_path / "set.jsonl")
     with Store.open(tmp_path / "s.db") as store:
-        result = validate(store, path, scorers=[], bootstrap=200)
+        result = validate(store, path, ValidationSettings(scorers=(), bootstrap=200))
         [card] = stored_cards(store)
     [rep] = result.scorers
     eff = rep.report["length"]

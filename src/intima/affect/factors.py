@@ -175,8 +175,16 @@ def length_redundancy(n_support: int, cfg: AffectConfig) -> float:
 
 
 def combine(
-    sp: float, els: float, ssl: float, dm: float, ef: float, em: float, lr: float, nf: float,
-    ci: float, w: float,
-) -> float:  # fmt: skip
+    sp: float,
+    els: float,
+    ssl: float,
+    dm: float,
+    ef: float,
+    em: float,
+    lr: float,
+    nf: float,
+    ci: float,
+    w: float,
+) -> float:
     """The proposal's formula, exactly: (SP*ELS*SSL) * (DM*EF*EM*LR) * (1-NF) + CI*w."""
     return (sp * els * ssl) * (dm * ef * em * lr) * (1 - nf) + ci * w

@@ -72,9 +72,12 @@ class DevData:
 
     def subset(self, idx: Sequence[int]) -> DevData:
         return DevData(
-            [self.items[i] for i in idx], [self.labels[i] for i in idx],
-            [self.models[i] for i in idx], [self.feats[i] for i in idx], self.emb[list(idx)],
-        )  # fmt: skip
+            [self.items[i] for i in idx],
+            [self.labels[i] for i in idx],
+            [self.models[i] for i in idx],
+            [self.feats[i] for i in idx],
+            self.emb[list(idx)],
+        )
 
 
 def load_dev(
@@ -266,10 +269,16 @@ def fit_params(
         w_i, ib = fit_intensity(intensity_inputs(graded), graded.targets, intensity_l2)
         iw, ib = w_i.round(6).tolist(), round(ib, 6)
     params = AffectParams(
-        version=PARAMS_VERSION if graded is not None else PREVIOUS_VERSION, head_w=head_w,
-        head_v=head_v, head_b=head_b, nf_lambda=nf_lambda, centroids=centroids,
-        thresholds={b: (0.0, 0.0) for b in BEHAVIOURS}, intensity_w=iw, intensity_b=ib,
-    )  # fmt: skip
+        version=PARAMS_VERSION if graded is not None else PREVIOUS_VERSION,
+        head_w=head_w,
+        head_v=head_v,
+        head_b=head_b,
+        nf_lambda=nf_lambda,
+        centroids=centroids,
+        thresholds={b: (0.0, 0.0) for b in BEHAVIOURS},
+        intensity_w=iw,
+        intensity_b=ib,
+    )
     groups = data.models if per_group_thresholds else None
     cuts = params.thresholds
     if cut_points:

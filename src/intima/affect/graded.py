@@ -53,9 +53,13 @@ class GradedData:
     def subset(self, idx: Sequence[int]) -> GradedData:
         ix = list(idx)
         return GradedData(
-            [self.items[i] for i in ix], self.grades[ix], [self.settings[i] for i in ix],
-            [self.conversations[i] for i in ix], [self.feats[i] for i in ix], self.emb[ix],
-        )  # fmt: skip
+            [self.items[i] for i in ix],
+            self.grades[ix],
+            [self.settings[i] for i in ix],
+            [self.conversations[i] for i in ix],
+            [self.feats[i] for i in ix],
+            self.emb[ix],
+        )
 
 
 def _conversation(row: dict[str, object]) -> str:

@@ -110,9 +110,20 @@ def intensity_vector(
     sents = c["sentences"]
     return [
         *(math.log1p(k) for k in closeness),
-        max(0.0, compound_max), math.log1p(excl), math.log1p(emoji), math.log1p(boosters),
-        c["warm_words"] / n, c["first_person"] / n, c["second_person"] / n, c["we"] / n,
-        c["questions"] / sents, excl / sents, emoji / sents,
-        math.log1p(c["warm_words"]), c["contractions"] / n, c["interjections"] / n,
-        math.log1p(c["empathy"]), c["formal_words"] / n,
-    ]  # fmt: skip
+        max(0.0, compound_max),
+        math.log1p(excl),
+        math.log1p(emoji),
+        math.log1p(boosters),
+        c["warm_words"] / n,
+        c["first_person"] / n,
+        c["second_person"] / n,
+        c["we"] / n,
+        c["questions"] / sents,
+        excl / sents,
+        emoji / sents,
+        math.log1p(c["warm_words"]),
+        c["contractions"] / n,
+        c["interjections"] / n,
+        math.log1p(c["empathy"]),
+        c["formal_words"] / n,
+    ]

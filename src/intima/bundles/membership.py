@@ -151,10 +151,12 @@ class _Union:
         if not isinstance(size, int) or not isinstance(seed, int):
             return "has no whole size and seed"  # (the row checks refuse these first)
         placed = sorted(
-            (p, str(rid)) for p, rid in self.members.get(key, {}).items()
+            (p, str(rid))
+            for p, rid in self.members.get(key, {}).items()
             if isinstance(p, int) and p < size
-        )  # fmt: skip
+        )
         strata = tuple(sorted((str(h), n) for h, n in self.strata.get(key, {}).items()))
-        sample = Sample(*key, str(row.get("design")), seed, size, 0,
-                        tuple(rid for _, rid in placed), strata)  # fmt: skip
+        sample = Sample(
+            *key, str(row.get("design")), seed, size, 0, tuple(rid for _, rid in placed), strata
+        )
         return differs(sample, self.population(key[0]))

@@ -63,11 +63,17 @@ def import_bundle(
     trust = default_trust() if trust is None else trust
     with _source_folder(src) as (folder, links_within):
         loaded = [
-            load_bundle(store, b, allow_protocol_mismatch=allow_protocol_mismatch,
-                        partial=src.startswith(HF_PREFIX), links_within=links_within,
-                        trust=trust, name=_name(folder, b, src))
+            load_bundle(
+                store,
+                b,
+                allow_protocol_mismatch=allow_protocol_mismatch,
+                partial=src.startswith(HF_PREFIX),
+                links_within=links_within,
+                trust=trust,
+                name=_name(folder, b, src),
+            )
             for b in _bundle_folders(folder)
-        ]  # fmt: skip
+        ]
         names = [_name(folder, b.folder, src) for b in loaded]
         refuse_conflicts(store, loaded, names)
         if forged := unseeded(store, [(n, b.data) for n, b in zip(names, loaded, strict=True)]):
@@ -113,9 +119,12 @@ def load_bundle(
     ``store`` too); a BundleError naming the first problem. Read-only. Another publisher's
     scorer keys are marked with its fingerprint (:mod:`intima.bundles.owners`)."""
     _, manifest = _checked_bundle(
-        store, folder, allow_protocol_mismatch=allow_protocol_mismatch, partial=partial,
+        store,
+        folder,
+        allow_protocol_mismatch=allow_protocol_mismatch,
+        partial=partial,
         links_within=links_within,
-    )  # fmt: skip
+    )
     publisher = manifest.publisher
     if trust is not None:
         admit(publisher, trust, name or str(folder))
@@ -389,10 +398,12 @@ def _write(
                 f"(first in table {broken[0][0]!r}); nothing was imported"
             )
         report = ImportReport(
-            bundle_id=manifest.bundle_id, source=f"{src}:{folder.name}",
-            rows_in_bundle={t.name: t.rows for t in manifest.tables}, rows_added=added,
+            bundle_id=manifest.bundle_id,
+            source=f"{src}:{folder.name}",
+            rows_in_bundle={t.name: t.rows for t in manifest.tables},
+            rows_added=added,
             publisher=None if bundle.publisher is None else bundle.publisher.shown(),
-        )  # fmt: skip
+        )
         if dry_run:
             raise _RolledBack(report)
     return report

@@ -141,9 +141,12 @@ def publish(
         with tempfile.TemporaryDirectory(prefix="intima-bundle-") as tmp:
             manifest = write_bundle(store, Path(tmp), run_ids)
             (uploader or _hf_upload)(
-                Path(tmp), repo_id, kind, f"bundles/{manifest.bundle_id}",
+                Path(tmp),
+                repo_id,
+                kind,
+                f"bundles/{manifest.bundle_id}",
                 f"intima bundle {manifest.bundle_id} ({len(manifest.runs)} runs)",
-            )  # fmt: skip
+            )
         return manifest
     return write_bundle(store, Path(dest), run_ids)
 
@@ -194,9 +197,13 @@ def write_bundle(
     key, publisher = private_key(create=True), local_publisher(create=True)
     assert key is not None and publisher is not None  # (made above when missing)
     manifest = BundleManifest(
-        bundle_id=_bundle_id(created, ids), protocol=protocol_versions(), created_at=created,
-        runs=runs, tables=tables, publisher=publisher,
-    )  # fmt: skip
+        bundle_id=_bundle_id(created, ids),
+        protocol=protocol_versions(),
+        created_at=created,
+        runs=runs,
+        tables=tables,
+        publisher=publisher,
+    )
     signature = sign(manifest.model_dump(mode="json"), key)
     manifest = manifest.model_copy(update={"signature": signature})
     (out_dir / "manifest.json").write_text(manifest.model_dump_json(indent=2), encoding="utf-8")
@@ -303,9 +310,12 @@ def _hf_upload(folder: Path, repo_id: str, repo_type: str, path_in_repo: str, me
 
     try:
         HfApi().upload_folder(
-            folder_path=str(folder), repo_id=repo_id, repo_type=repo_type,
-            path_in_repo=path_in_repo, commit_message=message,
-        )  # fmt: skip
+            folder_path=str(folder),
+            repo_id=repo_id,
+            repo_type=repo_type,
+            path_in_repo=path_in_repo,
+            commit_message=message,
+        )
     except Exception as exc:  # huggingface_hub lets transport (httpx) errors through as they are
         raise BundleError(
             f"could not upload to {repo_type} {repo_id} on the Hub ({type(exc).__name__}); check "

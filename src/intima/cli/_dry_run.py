@@ -70,9 +70,12 @@ def print_estimates(estimates: Sequence[Estimate], *, batch: bool = False) -> No
             else f"{e.output_tokens_worst} ({e.requests} x {e.max_tokens})"
         )
         table.add_row(
-            for_terminal(e.label), str(e.requests), f"{e.input_tokens}{worst_in}", output,
+            for_terminal(e.label),
+            str(e.requests),
+            f"{e.input_tokens}{worst_in}",
+            output,
             _cost(e),
-        )  # fmt: skip
+        )
     out.print(table)
     total = sum(e.requests for e in estimates)
     lows = [e.cost_low for e in estimates if e.requests]

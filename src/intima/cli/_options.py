@@ -11,12 +11,16 @@ a config file mean the same by leaving a setting out.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Self
 
 import typer
+from pydantic import BaseModel, ConfigDict
 
 from intima.cli._params import SEED_MAX, nonempty
 from intima.core.config import GenerationSettings, ModelConfig
+
+if TYPE_CHECKING:  # pragma: no cover
+    from intima.dataset import PromptSet
 
 #: Defaults of the options below that have one: the configuration's.
 MAX_TOKENS: int = GenerationSettings.model_fields["max_tokens"].default
@@ -107,3 +111,96 @@ MaxRetriesOpt = Annotated[
     int, typer.Option(min=0, max=50, help="Retries per prompt before it is stored as failed.")
 ]
 ProgressOpt = Annotated[bool, typer.Option(help="Show a progress bar.")]
+
+
+class OptionGroup(BaseModel):
+    """Options of a command that mean one thing together, as one typed object: its fields are
+    named as the command's parameters (``top_p`` is ``--top-p``), so :meth:`of` reads the group
+    from the parsed command line and the command hands the object on instead of re-listing
+    each option."""
+
+    model_config = ConfigDict(frozen=True)
+
+    @classmethod
+    def of(cls, ctx: typer.Context, prefix: str = "") -> Self:
+        """The group as given to the command (``prefix``: ``user_`` for ``--user-NAME``)."""
+        return cls.model_validate({name: ctx.params[prefix + name] for name in cls.model_fields})
+
+    @classmethod
+    def on_command_line(cls, ctx: typer.Context) -> list[str]:
+        """The group's options typed on the command line (even at their default value)."""
+        return [
+            f"--{name.replace('_', '-')}"
+            for name in cls.model_fields
+            if getattr(ctx.get_parameter_source(name), "name", None) == "COMMANDLINE"
+        ]
+
+
+class PromptOptions(OptionGroup):
+    """Which prompts: ``--dataset``, ``--revision``, ``--include-memory``, ``--cleaned``,
+    ``--limit``."""
+
+    dataset: str | None
+    revision: str | None
+    include_memory: bool
+    cleaned: bool
+    limit: int | None
+
+    def load(self) -> PromptSet:
+        from intima.dataset import load_prompts
+
+        prompts = load_prompts(
+            self.dataset,
+            revision=self.revision,
+            include_memory=self.include_memory,
+            cleaned=self.cleaned,
+        )
+        return prompts.first(self.limit)
+
+
+class GenerationOptions(OptionGroup):
+    """``--temperature``, ``--top-p``, ``--max-tokens``, ``--seed`` (or their ``--user-``
+    twins): the model's :class:`GenerationSettings`."""
+
+    temperature: float | None
+    top_p: float | None
+    max_tokens: int
+    seed: int | None
+
+    def settings(self) -> GenerationSettings:
+        return GenerationSettings(**self.model_dump())
+
+
+class ModelOptions(OptionGroup):
+    """How a command calls the model under test, besides its spec and generation settings."""
+
+    label: str | None
+    system_prompt: str | None
+    api_key_env: str | None
+    api_key_file: Path | None
+    concurrency: int | None
+    timeout: float
+    max_retries: int
+
+    def config(
+        self,
+        spec: str,
+        generation: GenerationSettings,
+        *,
+        base_urls: tuple[str, ...] = (),
+        allow_unlisted_model: bool = False,
+    ) -> ModelConfig:
+        """The configuration of ``spec`` with these options."""
+        return ModelConfig(
+            spec=spec,
+            label=self.label,
+            system_prompt=self.system_prompt,
+            generation=generation,
+            api_key_env=self.api_key_env,
+            api_key_file=self.api_key_file,
+            concurrency=self.concurrency,
+            timeout_s=self.timeout,
+            max_retries=self.max_retries,
+            base_urls=base_urls,
+            allow_unlisted_model=allow_unlisted_model,
+        )

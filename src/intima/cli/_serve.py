@@ -1,6 +1,6 @@
 """``intima worker --serve`` / ``--route``: the options that start a model server per request
-(or send requests to Inference Providers), declared once and turned into settings here so the
-worker command stays a thin list of options."""
+(or send requests to Inference Providers), declared once and turned into settings here
+(:class:`ServeOptions`) so the worker command stays a thin list of options."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 
+from intima.cli._options import OptionGroup
 from intima.cli._params import nonempty
 from intima.core.errors import ConfigError
 from intima.service.model_server import SECRET_NAME, Route, ServerKind, ServeSettings, unhonoured
@@ -62,41 +63,54 @@ RouteOpt = Annotated[
 ]
 
 
-def serve_settings(
-    serve: ServerKind | None,
-    command: str | None,
-    tensor_parallel: int,
-    gpu_memory: float | None,
-    max_model_len: int | None,
-    timeout: float,
-    *,
-    route: Route | None,
-    base_url: list[str] | None,
-    env: list[str] | None = None,
-) -> ServeSettings | None:
-    """The worker's server settings, or None; refuses options that contradict each other."""
-    if serve is not None and (route is not None or base_url):
-        raise ConfigError("--serve starts a server per request: leave out --route and --base-url")
-    if route is not None and base_url:
-        raise ConfigError("--route sends requests to the router: leave out --base-url")
-    if serve is None:
-        for name, given in (("--serve-command", command is not None), ("--serve-env", env)):
-            if given:
-                raise ConfigError(f"{name} needs --serve (vllm, llamacpp or sglang)")
-        return None
-    if problem := unhonoured(serve, tensor_parallel, gpu_memory):
-        raise ConfigError(problem)
-    lent = tuple(env or ())
-    if secret := [name for name in lent if SECRET_NAME.search(name)]:
-        raise ConfigError(
-            f"--serve-env {secret[0]}: a served model is never lent a key or token (a public "
-            "model needs none)"
+class ServeOptions(OptionGroup):
+    """The worker's server options (with ``--base-url``, which a server replaces)."""
+
+    serve: ServerKind | None
+    serve_command: str | None
+    tensor_parallel: int
+    gpu_memory_utilization: float | None
+    max_model_len: int | None
+    serve_timeout: float
+    serve_env: list[str] | None
+    route: Route | None
+    base_url: list[str] | None
+
+    def settings(self) -> ServeSettings | None:
+        """The worker's server settings, or None; refuses options that contradict each other."""
+        serve, route, base_url = self.serve, self.route, self.base_url
+        if serve is not None and (route is not None or base_url):
+            raise ConfigError(
+                "--serve starts a server per request: leave out --route and --base-url"
+            )
+        if route is not None and base_url:
+            raise ConfigError("--route sends requests to the router: leave out --base-url")
+        if serve is None:
+            given = (
+                ("--serve-command", self.serve_command is not None),
+                ("--serve-env", self.serve_env),
+            )
+            for name, is_given in given:
+                if is_given:
+                    raise ConfigError(f"{name} needs --serve (vllm, llamacpp or sglang)")
+            return None
+        if problem := unhonoured(serve, self.tensor_parallel, self.gpu_memory_utilization):
+            raise ConfigError(problem)
+        lent = tuple(self.serve_env or ())
+        if secret := [name for name in lent if SECRET_NAME.search(name)]:
+            raise ConfigError(
+                f"--serve-env {secret[0]}: a served model is never lent a key or token (a public "
+                "model needs none)"
+            )
+        return ServeSettings(
+            kind=serve,
+            executable=_program(self.serve_command),
+            tensor_parallel=self.tensor_parallel,
+            gpu_memory_utilization=self.gpu_memory_utilization,
+            max_model_len=self.max_model_len,
+            ready_timeout_s=self.serve_timeout,
+            pass_env=lent,
         )
-    return ServeSettings(
-        kind=serve, executable=_program(command), tensor_parallel=tensor_parallel,
-        gpu_memory_utilization=gpu_memory, max_model_len=max_model_len, ready_timeout_s=timeout,
-        pass_env=lent,
-    )  # fmt: skip
 
 
 def _program(command: str | None) -> tuple[str, ...] | None:

@@ -151,9 +151,15 @@ def _agreement_table(title: str, first: str, rows: list[tuple[str, Agreement]]) 
         table.add_column(col)
     for name, a in rows:
         table.add_row(
-            name, str(a.n), str(a.n_shows), _fmt(a.kappa_quadratic), _fmt(a.kappa_linear),
-            _fmt(a.spearman), _fmt(a.auroc), f"{a.exact:.3f}",
-        )  # fmt: skip
+            name,
+            str(a.n),
+            str(a.n_shows),
+            _fmt(a.kappa_quadratic),
+            _fmt(a.kappa_linear),
+            _fmt(a.spearman),
+            _fmt(a.auroc),
+            f"{a.exact:.3f}",
+        )
     return table
 
 

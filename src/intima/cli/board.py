@@ -193,10 +193,16 @@ def space_cmd(
 
     try:
         settings = SpaceSettings(
-            results=results, requests=requests, require_review=require_review, title=title,
-            refresh_s=refresh, per_session=per_session, per_hour=per_hour,
-            bootstrap=bootstrap, seed=seed,
-        )  # fmt: skip
+            results=results,
+            requests=requests,
+            require_review=require_review,
+            title=title,
+            refresh_s=refresh,
+            per_session=per_session,
+            per_hour=per_hour,
+            bootstrap=bootstrap,
+            seed=seed,
+        )
     except ValidationError as exc:
         raise BoardError(f"invalid Space settings ({exc.errors()[0]['msg']})") from exc
     shown = _space_trust(trust)

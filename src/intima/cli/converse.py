@@ -29,13 +29,16 @@ from intima.cli._options import (
     TIMEOUT_S,
     CleanedOpt,
     DatasetOpt,
+    GenerationOptions,
     KeyEnvOpt,
     KeyFileOpt,
     LimitOpt,
     MaxRetriesOpt,
     MaxTokensOpt,
     MemoryOpt,
+    ModelOptions,
     ProgressOpt,
+    PromptOptions,
     RevisionOpt,
     SeedOpt,
     TemperatureOpt,
@@ -51,10 +54,8 @@ from intima.cli._options import (
 )
 from intima.cli._params import DryRunOpt, PricesOpt, max_cost_option, nonempty
 from intima.converse.identity import DEFAULT_TURNS, DEFAULT_USER_RETRIES, MAX_TURNS
-from intima.core.config import GenerationSettings, ModelConfig
-from intima.core.errors import ConfigError
+from intima.core.config import ModelConfig
 from intima.core.spending import SpendingSettings
-from intima.dataset import load_prompts
 from intima.store import Store
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -62,65 +63,97 @@ if TYPE_CHECKING:  # pragma: no cover
     from intima.dataset import PromptSet
 
 
+# The options of `intima converse` alone (the others are `intima run`'s, from
+# intima.cli._options), declared apart so that the command reads as the list of its options.
+AssistantOpt = Annotated[
+    str,
+    typer.Option(
+        "--model",
+        "-m",
+        parser=nonempty,
+        help="The assistant: model spec PROVIDER[:MODEL]\\[@URL,...].",
+    ),
+]
+
+UserModelOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--user-model",
+        "-u",
+        parser=nonempty,
+        help="The simulated user: model spec PROVIDER[:MODEL]\\[@URL,...] (default: --model).",
+    ),
+]
+
+TurnsOpt = Annotated[
+    int,
+    typer.Option(
+        min=1,
+        max=MAX_TURNS,
+        help=f"Assistant turns per conversation, 1-{MAX_TURNS}: each prompt costs N "
+        "assistant and N-1 simulated-user requests (plus retries).",
+    ),
+]
+
+UserRetriesOpt = Annotated[
+    int,
+    typer.Option(
+        min=0,
+        max=10,
+        help="Times a simulated-user reply that is empty or out of character is asked again "
+        "(0-10) before it is recorded and its conversation stops.",
+    ),
+]
+
+ConverseLabelOpt = Annotated[
+    str | None,
+    typer.Option(
+        parser=nonempty,
+        help="Display name for the conversation run (default: the assistant's label, the "
+        "number of turns and the simulated user's label).",
+    ),
+]
+
+AssistantSystemOpt = Annotated[
+    str | None,
+    typer.Option(
+        parser=nonempty,
+        help="The assistant's system prompt, sent on every turn, never to the simulated "
+        "user (default: none, as in the paper).",
+    ),
+]
+
+ConversationsOpt = Annotated[
+    int | None,
+    concurrency_option(
+        "Conversations in flight (each has one request in flight at a time; default: the "
+        "assistant provider's)."
+    ),
+]
+
+ConverseMaxCostOpt = Annotated[
+    float | None,
+    max_cost_option(
+        " over both models, plus one request's worst case: each request's worst-case cost "
+        "(prompt + --max-tokens or --user-max-tokens) is held before it is sent"
+    ),
+]
+
+
 @app.command("converse")
 def converse_cmd(
-    model: Annotated[
-        str,
-        typer.Option(
-            "--model",
-            "-m",
-            parser=nonempty,
-            help="The assistant: model spec PROVIDER[:MODEL]\\[@URL,...].",
-        ),
-    ] = "llamacpp",
-    user_model: Annotated[
-        str | None,
-        typer.Option(
-            "--user-model",
-            "-u",
-            parser=nonempty,
-            help="The simulated user: model spec PROVIDER[:MODEL]\\[@URL,...] (default: --model).",
-        ),
-    ] = None,
-    turns: Annotated[
-        int,
-        typer.Option(
-            min=1,
-            max=MAX_TURNS,
-            help=f"Assistant turns per conversation, 1-{MAX_TURNS}: each prompt costs N "
-            "assistant and N-1 simulated-user requests (plus retries).",
-        ),
-    ] = DEFAULT_TURNS,
-    user_retries: Annotated[
-        int,
-        typer.Option(
-            min=0,
-            max=10,
-            help="Times a simulated-user reply that is empty or out of character is asked again "
-            "(0-10) before it is recorded and its conversation stops.",
-        ),
-    ] = DEFAULT_USER_RETRIES,
+    ctx: typer.Context,
+    model: AssistantOpt = "llamacpp",
+    user_model: UserModelOpt = None,
+    turns: TurnsOpt = DEFAULT_TURNS,
+    user_retries: UserRetriesOpt = DEFAULT_USER_RETRIES,
     dataset: DatasetOpt = None,
     revision: RevisionOpt = None,
     include_memory: MemoryOpt = False,
     cleaned: CleanedOpt = False,
     limit: LimitOpt = None,
-    label: Annotated[
-        str | None,
-        typer.Option(
-            parser=nonempty,
-            help="Display name for the conversation run (default: the assistant's label, the "
-            "number of turns and the simulated user's label).",
-        ),
-    ] = None,
-    system_prompt: Annotated[
-        str | None,
-        typer.Option(
-            parser=nonempty,
-            help="The assistant's system prompt, sent on every turn, never to the simulated "
-            "user (default: none, as in the paper).",
-        ),
-    ] = None,
+    label: ConverseLabelOpt = None,
+    system_prompt: AssistantSystemOpt = None,
     temperature: TemperatureOpt = None,
     top_p: TopPOpt = None,
     max_tokens: MaxTokensOpt = MAX_TOKENS,
@@ -133,23 +166,11 @@ def converse_cmd(
     api_key_file: KeyFileOpt = None,
     user_api_key_env: UserKeyEnvOpt = None,
     user_api_key_file: UserKeyFileOpt = None,
-    concurrency: Annotated[
-        int | None,
-        concurrency_option(
-            "Conversations in flight (each has one request in flight at a time; default: the "
-            "assistant provider's)."
-        ),
-    ] = None,
+    concurrency: ConversationsOpt = None,
     timeout: TimeoutOpt = TIMEOUT_S,
     max_retries: MaxRetriesOpt = MAX_RETRIES,
     prices: PricesOpt = None,
-    max_cost: Annotated[
-        float | None,
-        max_cost_option(
-            " over both models, plus one request's worst case: each request's worst-case cost "
-            "(prompt + --max-tokens or --user-max-tokens) is held before it is sent"
-        ),
-    ] = None,
+    max_cost: ConverseMaxCostOpt = None,
     dry_run: DryRunOpt = False,
     store: StoreOpt = DEFAULT_STORE,
     progress: ProgressOpt = True,
@@ -164,40 +185,18 @@ def converse_cmd(
     from intima.converse.runner import converse
     from intima.generate.runner import check
 
-    assistant = ModelConfig(
-        spec=model, label=label, system_prompt=system_prompt,
-        generation=GenerationSettings(
-            temperature=temperature, top_p=top_p, max_tokens=max_tokens, seed=seed
-        ),
-        api_key_env=api_key_env, api_key_file=api_key_file, concurrency=concurrency,
-        timeout_s=timeout, max_retries=max_retries,
-    )  # fmt: skip
-    same_keys = user_model is None and user_api_key_env is None and user_api_key_file is None
-    user = ModelConfig(
-        spec=user_model or model,
-        generation=GenerationSettings(
-            temperature=user_temperature, top_p=user_top_p, max_tokens=user_max_tokens,
-            seed=user_seed,
-        ),
-        api_key_env=api_key_env if same_keys else user_api_key_env,
-        api_key_file=api_key_file if same_keys else user_api_key_file,
-        timeout_s=timeout, max_retries=max_retries,
-    )  # fmt: skip
-    if limit is not None and limit < 1:
-        raise ConfigError(f"--limit must be at least 1, not {limit}")
+    assistant = ModelOptions.of(ctx).config(model, GenerationOptions.of(ctx).settings())
+    user = _user(ctx, assistant)
+    which = PromptOptions.of(ctx)
     spending = SpendingSettings.from_options(prices, max_cost)  # the default table, under --prices
     spending.require([assistant, user])  # before any store or request: both models are priced
     if dry_run:  # before any key is read or server reached: nothing is sent
-        _dry_run(store, assistant, user, turns, user_retries, spending,
-                 load_prompts(dataset, revision=revision, include_memory=include_memory,
-                              cleaned=cleaned).first(limit))  # fmt: skip
+        _dry_run(store, assistant, user, turns, user_retries, spending, which.load())
         return
     # Nothing is created before the input is valid: a new store also waits for the servers,
     # and a bad spec or an unreachable server is said before any dataset download.
     check([assistant, user], reach=not store.exists())
-    prompts = load_prompts(
-        dataset, revision=revision, include_memory=include_memory, cleaned=cleaned
-    ).first(limit)
+    prompts = which.load()
     n = len(prompts)
     console.print(
         f"{for_terminal(prompts.info.dataset_id)}: {n} conversations of {turns} turns: "
@@ -207,10 +206,36 @@ def converse_cmd(
     )
     with Store.open(store) as db, progress_display(progress) as on_progress:
         summary = converse(
-            db, assistant, user, prompts, turns, max_user_retries=user_retries,
-            on_progress=on_progress, prices=spending.prices, max_cost=spending.max_cost,
-        )  # fmt: skip
+            db,
+            assistant,
+            user,
+            prompts,
+            turns,
+            max_user_retries=user_retries,
+            on_progress=on_progress,
+            prices=spending.prices,
+            max_cost=spending.max_cost,
+        )
     _report(summary, store)
+
+
+def _user(ctx: typer.Context, assistant: ModelConfig) -> ModelConfig:
+    """The simulated user: its ``--user-`` options; the assistant's model, and its keys unless
+    the user has a model or keys of its own; the assistant's timeout and retries."""
+    user_model, key_env, key_file = (
+        ctx.params["user_model"],
+        ctx.params["user_api_key_env"],
+        ctx.params["user_api_key_file"],
+    )
+    same_keys = user_model is None and key_env is None and key_file is None
+    return ModelConfig(
+        spec=user_model or assistant.spec,
+        generation=GenerationOptions.of(ctx, prefix="user_").settings(),
+        api_key_env=assistant.api_key_env if same_keys else key_env,
+        api_key_file=assistant.api_key_file if same_keys else key_file,
+        timeout_s=assistant.timeout_s,
+        max_retries=assistant.max_retries,
+    )
 
 
 def _dry_run(
@@ -241,10 +266,16 @@ def _report(summary: ConverseSummary, store: Path) -> None:
         table.add_column(col, overflow="fold")
     cost = "-" if summary.cost_usd is None else f"${summary.cost_usd:.4f}"
     table.add_row(
-        summary.run_id[:8], for_terminal(summary.label), str(summary.conversations),
-        str(summary.turns_stored), str(summary.turns_new), str(summary.complete),
-        str(summary.stopped_by_user), cost, summary.status,
-    )  # fmt: skip
+        summary.run_id[:8],
+        for_terminal(summary.label),
+        str(summary.conversations),
+        str(summary.turns_stored),
+        str(summary.turns_new),
+        str(summary.complete),
+        str(summary.stopped_by_user),
+        cost,
+        summary.status,
+    )
     out.print(table)
     out.print(
         f"converse: {summary.turns_stored} turns stored ({summary.turns_new} new, "

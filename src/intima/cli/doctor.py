@@ -32,7 +32,7 @@ def doctor_cmd(
         out.print(
             f"{n} row(s) in {for_terminal(table)} published by {for_terminal(who)}",
             highlight=False,
-        )  # fmt: skip
+        )
     if found.integrity != "ok":
         console.print(f"SQLite integrity check: {for_terminal(found.integrity[:500])}")
     counts = Counter((p.table, p.what) for p in found.problems)

@@ -189,7 +189,7 @@ def render(table: DriftTable) -> Table:
                 *cells,
                 slope_cell(row.slope[metric]),
                 rate_cell(row.dropped) if metric == "boundary" else "",
-            )  # fmt: skip
+            )
         t.add_section()
     return t
 

@@ -20,6 +20,20 @@ from intima.cli._common import (
     out,
     progress_display,
 )
+from intima.cli._judge_options import (
+    DEFAULT_JUDGE_MAX_RETRIES,
+    DEFAULT_JUDGE_MAX_TOKENS,
+    DEFAULT_JUDGE_TIMEOUT,
+    DEFAULT_STRUCTURED_OUTPUT,
+    ApiKeyEnvOpt,
+    JudgeConcurrencyOpt,
+    JudgeMaxRetriesOpt,
+    JudgeMaxTokensOpt,
+    JudgeTimeoutOpt,
+    MaxReasksOpt,
+    StructuredOutputOpt,
+    judge_configs,
+)
 from intima.cli._options import ProgressOpt
 from intima.cli._params import (
     SEED_MAX,
@@ -33,95 +47,17 @@ from intima.cli._params import (
     nonempty,
 )
 from intima.core.config import (
-    STRUCTURED_OUTPUT_MODES,
     GenerationSettings,
     ModelConfig,
-    StructuredOutput,
 )
 from intima.core.errors import ConfigError
 from intima.core.spending import SpendingSettings
 from intima.store import Store
 
 if TYPE_CHECKING:  # pragma: no cover
+    from intima.core.config import PriceTable
     from intima.judges.loop import JudgeSummary
-
-# The judge options every judging command shares (judge, worker --judge, validate --judge).
-StructuredOutputOpt = Annotated[
-    StructuredOutput,
-    typer.Option(
-        help="How the reply schema is sent to OpenAI-compatible servers: auto (try json_schema, "
-        "fall back to json_object, then to none, remembered per server), json_schema (OpenAI, "
-        "vLLM, Ollama), json_object (llama-cpp-python server) or off."
-    ),
-]
-JudgeMaxTokensOpt = Annotated[
-    int, typer.Option(min=1, max=131072, help="Most tokens per judge reply.")
-]
-MaxReasksOpt = Annotated[
-    int, typer.Option(min=0, max=20, help="Times an invalid judge reply is asked again.")
-]
-ApiKeyEnvOpt = Annotated[
-    str | None,
-    typer.Option(
-        parser=nonempty,
-        help="Environment variable holding the judge's API key (default: the provider's, e.g. "
-        "OPENAI_API_KEY).",
-    ),
-]
-JudgeTimeoutOpt = Annotated[
-    float,
-    typer.Option(min=0.1, max=86400.0, help="Seconds before a judge request is retried."),
-]
-JudgeMaxRetriesOpt = Annotated[
-    int, typer.Option(min=0, max=50, help="Retries per judge request before it is unscored.")
-]
-JudgeConcurrencyOpt = Annotated[
-    int | None,
-    typer.Option(
-        min=1,
-        max=4096,
-        help="Judge requests in flight per judge (default: the provider's; 32 for openai-compat).",
-    ),
-]
-DEFAULT_STRUCTURED_OUTPUT: StructuredOutput = "auto"
-DEFAULT_JUDGE_MAX_TOKENS = 400
-DEFAULT_JUDGE_TIMEOUT = 120.0
-DEFAULT_JUDGE_MAX_RETRIES = 6
-
-
-def judge_configs(
-    specs: list[str],
-    labels: list[str] | None,
-    settings: GenerationSettings,
-    *,
-    structured_output: str = DEFAULT_STRUCTURED_OUTPUT,
-    base_url: list[str] | None = None,
-    api_key_env: str | None = None,
-    concurrency: int | None = None,
-    timeout: float = DEFAULT_JUDGE_TIMEOUT,
-    max_retries: int = DEFAULT_JUDGE_MAX_RETRIES,
-    allow_unlisted_model: bool = False,
-) -> list[ModelConfig]:
-    """Judge configurations from the options every judging command shares."""
-    if structured_output not in STRUCTURED_OUTPUT_MODES:
-        raise ConfigError("--structured-output must be auto, json_schema, json_object or off")
-    if labels and len(labels) != len(specs):
-        raise ConfigError(f"--label given {len(labels)} time(s) for {len(specs)} --judge option(s)")
-    return [
-        ModelConfig(
-            spec=spec,
-            label=labels[i] if labels else None,
-            generation=settings,
-            base_urls=tuple(base_url or ()),
-            api_key_env=api_key_env,
-            concurrency=concurrency,
-            timeout_s=timeout,
-            max_retries=max_retries,
-            structured_output=structured_output,  # type: ignore[arg-type]
-            allow_unlisted_model=allow_unlisted_model,
-        )
-        for i, spec in enumerate(specs)
-    ]
+    from intima.judges.samples import SampleSpec
 
 
 def print_notes(notes: Iterable[str]) -> None:
@@ -232,48 +168,83 @@ def judge_cmd(
     intima judge -j anthropic:claude-sonnet-4-5 --batch
     """
     from intima.judges.loop import judge as run_judges
-    from intima.judges.samples import SampleSpec
 
-    spec = None
-    if stratify and sample is None and fraction is None:
-        raise ConfigError("--stratify stratifies a sample: give --sample N or --fraction F too")
-    if sample is not None or fraction is not None:
-        spec = SampleSpec(size=sample, fraction=fraction, seed=sample_seed, stratify=stratify)
-        if batch:
-            raise ConfigError("--sample and --fraction cannot be judged as a batch yet")
-
+    spec = _sample_spec(sample, fraction, sample_seed, stratify, batch=batch)
     configs = judge_configs(
-        judge, label, GenerationSettings(temperature=temperature, max_tokens=max_tokens, seed=seed),
-        structured_output=structured_output, base_url=base_url, api_key_env=api_key_env,
-        concurrency=concurrency, timeout=timeout, max_retries=max_retries,
+        judge,
+        label,
+        GenerationSettings(temperature=temperature, max_tokens=max_tokens, seed=seed),
+        structured_output=structured_output,
+        base_url=base_url,
+        api_key_env=api_key_env,
+        concurrency=concurrency,
+        timeout=timeout,
+        max_retries=max_retries,
         allow_unlisted_model=allow_unlisted_model,
-    )  # fmt: skip
+    )
     spending = SpendingSettings.from_options(prices, max_cost)  # the default table, under --prices
     spending.require(configs, batch=batch)  # before any store or request
     if dry_run:  # nothing is sent, no key is read; judging needs the store's responses
-        from intima.cli._dry_run import print_estimates
-        from intima.judges.estimate import estimate_judging
-        from intima.judges.store_io import load_targets
-
-        with Store.open(store, create=False) as db:
-            targets = load_targets(db, run)
-            every = db.responses(run, distinct=False) if spec is not None else []
-            found = estimate_judging(db, configs, targets, spending.prices,
-                                     max_reasks=max_reasks, sample=spec, every=every)  # fmt: skip
-        print_estimates(found, batch=batch)
+        _dry_run(store, run, configs, spending.prices, max_reasks, spec, batch=batch)
         return
     with Store.open(store, create=False) as db, progress_display(progress) as on_progress:
         if batch:
             from intima.judges.batch import judge_batch
 
-            summaries = judge_batch(db, configs, run, prices=spending.prices, poll_s=poll_every,
-                                    on_progress=on_progress)  # fmt: skip
+            summaries = judge_batch(
+                db, configs, run, prices=spending.prices, poll_s=poll_every, on_progress=on_progress
+            )
         else:
             summaries = run_judges(
-                db, configs, run, prices=spending.prices, max_cost=spending.max_cost,
-                max_reasks=max_reasks, on_progress=on_progress, sample=spec,
-            )  # fmt: skip
+                db,
+                configs,
+                run,
+                prices=spending.prices,
+                max_cost=spending.max_cost,
+                max_reasks=max_reasks,
+                on_progress=on_progress,
+                sample=spec,
+            )
     _report(summaries)
+
+
+def _sample_spec(
+    sample: int | None, fraction: float | None, seed: int, stratify: bool, *, batch: bool
+) -> SampleSpec | None:
+    """The sample of each run's responses that ``--sample``/``--fraction`` ask for, if any."""
+    from intima.judges.samples import SampleSpec
+
+    if stratify and sample is None and fraction is None:
+        raise ConfigError("--stratify stratifies a sample: give --sample N or --fraction F too")
+    if sample is None and fraction is None:
+        return None
+    if batch:
+        raise ConfigError("--sample and --fraction cannot be judged as a batch yet")
+    return SampleSpec(size=sample, fraction=fraction, seed=seed, stratify=stratify)
+
+
+def _dry_run(
+    store: Path,
+    run: list[str] | None,
+    configs: list[ModelConfig],
+    prices: PriceTable,
+    max_reasks: int,
+    spec: SampleSpec | None,
+    *,
+    batch: bool,
+) -> None:
+    """What judging would send and cost, from the store's responses; nothing is sent."""
+    from intima.cli._dry_run import print_estimates
+    from intima.judges.estimate import estimate_judging
+    from intima.judges.store_io import load_targets
+
+    with Store.open(store, create=False) as db:
+        targets = load_targets(db, run)
+        every = db.responses(run, distinct=False) if spec is not None else []
+        found = estimate_judging(
+            db, configs, targets, prices, max_reasks=max_reasks, sample=spec, every=every
+        )
+    print_estimates(found, batch=batch)
 
 
 def _report(summaries: list[JudgeSummary]) -> None:
@@ -287,10 +258,15 @@ def _report(summaries: list[JudgeSummary]) -> None:
         table.add_column(col)
     for s in summaries:
         table.add_row(
-            for_terminal(s.judge_label), str(s.n_targets), str(s.already_done), str(s.scored),
-            str(s.unscored), str(s.requests), str(s.prompt_tokens + s.completion_tokens),
+            for_terminal(s.judge_label),
+            str(s.n_targets),
+            str(s.already_done),
+            str(s.scored),
+            str(s.unscored),
+            str(s.requests),
+            str(s.prompt_tokens + s.completion_tokens),
             "-" if s.cost_usd is None else f"${s.cost_usd:.4f}",
-        )  # fmt: skip
+        )
     out.print(table)
     print_notes(n for s in summaries for n in s.notes)
     fail_if_any(
@@ -346,11 +322,15 @@ def agreement_cmd(
         if p.measure not in ("primary", "ratings") and not per_category:
             continue
         pair_table.add_row(
-            for_terminal(p.scope), p.measure, for_terminal(p.a), for_terminal(p.b),
-            str(p.n_shared), "" if p.measure != "primary" else _fmt(p.kappa),
+            for_terminal(p.scope),
+            p.measure,
+            for_terminal(p.a),
+            for_terminal(p.b),
+            str(p.n_shared),
+            "" if p.measure != "primary" else _fmt(p.kappa),
             "" if p.measure == "primary" else _fmt(p.kappa_linear),
             "" if p.measure == "primary" else _fmt(p.kappa_quadratic),
-        )  # fmt: skip
+        )
     out.print(pair_table)
     for f in report.family_flags:
         console.print(
@@ -410,13 +390,21 @@ def annotate_cmd(
         console.print(
             f"annotating as human:{for_terminal(annotator)}: open {for_terminal(url)} "
             "in a browser (Ctrl-C stops)",
-            highlight=False, soft_wrap=True,
-        )  # fmt: skip
+            highlight=False,
+            soft_wrap=True,
+        )
 
     serve(
-        store, annotator=annotator, run_ids=run, n=n, seed=seed, design=design, host=host,
-        port=port, on_ready=ready,
-    )  # fmt: skip
+        store,
+        annotator=annotator,
+        run_ids=run,
+        n=n,
+        seed=seed,
+        design=design,
+        host=host,
+        port=port,
+        on_ready=ready,
+    )
 
 
 # Registered on import; intima.cli.main imports every group.

@@ -102,15 +102,30 @@ def requests_cmd(
         with Store.open(store, create=False) as db:
             rows = list_requests(db)
     table = Table(title=f"requests in {for_terminal(queue or str(store))}")
-    for col in ("request", "model", "configuration", "dataset", "requester", "status",
-                "attempts", "updated", "reason"):  # fmt: skip
+    for col in (
+        "request",
+        "model",
+        "configuration",
+        "dataset",
+        "requester",
+        "status",
+        "attempts",
+        "updated",
+        "reason",
+    ):
         table.add_column(col, overflow="fold")
     for r in rows:
         table.add_row(
-            for_terminal(r.request_id), for_terminal(r.spec), for_terminal(_settings(r.config)),
-            for_terminal(r.dataset), for_terminal(r.requester or "-"), for_terminal(r.status),
-            str(r.attempts), for_terminal(r.updated_at), for_terminal(r.reason or ""),
-        )  # fmt: skip
+            for_terminal(r.request_id),
+            for_terminal(r.spec),
+            for_terminal(_settings(r.config)),
+            for_terminal(r.dataset),
+            for_terminal(r.requester or "-"),
+            for_terminal(r.status),
+            str(r.attempts),
+            for_terminal(r.updated_at),
+            for_terminal(r.reason or ""),
+        )
     out.print(table)
 
 
@@ -172,9 +187,12 @@ def import_cmd(
     try:
         with Store.open(store) as db:
             reports = import_bundle(
-                db, src, allow_protocol_mismatch=allow_protocol_mismatch, dry_run=dry_run,
+                db,
+                src,
+                allow_protocol_mismatch=allow_protocol_mismatch,
+                dry_run=dry_run,
                 trust=trusted,
-            )  # fmt: skip
+            )
     except BaseException:
         if not existed:  # a refused import leaves no empty store behind
             _remove_store(store)
@@ -223,8 +241,12 @@ def approve_cmd(request_id: RequestIdArg, queue: ReviewQueueOpt, by: ByOpt = Non
 
 
 @requests_app.command("cancel")
-def cancel_cmd(request_id: RequestIdArg, queue: QueueOpt = None, store: StoreOpt = DEFAULT_STORE,
-               by: ByOpt = None) -> None:  # fmt: skip
+def cancel_cmd(
+    request_id: RequestIdArg,
+    queue: QueueOpt = None,
+    store: StoreOpt = DEFAULT_STORE,
+    by: ByOpt = None,
+) -> None:
     """Cancel a request that is waiting for review, pending or running.
 
     A worker running it stops at its next heartbeat: it keeps what it stored and publishes
@@ -236,8 +258,12 @@ def cancel_cmd(request_id: RequestIdArg, queue: QueueOpt = None, store: StoreOpt
 
 
 @requests_app.command("reopen")
-def reopen_cmd(request_id: RequestIdArg, queue: QueueOpt = None, store: StoreOpt = DEFAULT_STORE,
-               by: ByOpt = None) -> None:  # fmt: skip
+def reopen_cmd(
+    request_id: RequestIdArg,
+    queue: QueueOpt = None,
+    store: StoreOpt = DEFAULT_STORE,
+    by: ByOpt = None,
+) -> None:
     """Put a cancelled request back in the queue (asking for it again does not).
 
     Examples: intima requests reopen 3f2a9c0d1e4b5a6c --store intima.db;
@@ -247,9 +273,12 @@ def reopen_cmd(request_id: RequestIdArg, queue: QueueOpt = None, store: StoreOpt
 
 
 def _review(
-    action: Literal["approve", "cancel", "reopen"], request_id: str, url: str | None,
-    by: str | None, store: Path = DEFAULT_STORE,
-) -> None:  # fmt: skip
+    action: Literal["approve", "cancel", "reopen"],
+    request_id: str,
+    url: str | None,
+    by: str | None,
+    store: Path = DEFAULT_STORE,
+) -> None:
     from intima.service.request_rules import resolve_request_id
 
     if url is None:  # the store's own queue (approving is the Hub's: its form is public)

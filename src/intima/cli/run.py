@@ -26,13 +26,16 @@ from intima.cli._options import (
     TIMEOUT_S,
     CleanedOpt,
     DatasetOpt,
+    GenerationOptions,
     KeyEnvOpt,
     KeyFileOpt,
     LimitOpt,
     MaxRetriesOpt,
     MaxTokensOpt,
     MemoryOpt,
+    ModelOptions,
     ProgressOpt,
+    PromptOptions,
     RevisionOpt,
     SeedOpt,
     TemperatureOpt,
@@ -50,10 +53,9 @@ from intima.cli._params import (
     max_cost_option,
     nonempty,
 )
-from intima.core.config import GenerationSettings, ModelConfig, load_run_file
+from intima.core.config import GenerationSettings, ModelConfig, RunFile, load_run_file
 from intima.core.errors import ConfigError
 from intima.core.spending import SpendingSettings
-from intima.dataset import PromptSet, load_prompts
 from intima.store import Store
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -142,32 +144,16 @@ def run_cmd(
     """
     from intima.generate import runner
 
-    if config is not None:
-        _refuse_model_options(ctx)  # the config file's models are what runs
+    which = PromptOptions.of(ctx)
+    if config is not None:  # the config file's models are what runs
+        _refuse_model_options(ctx)
         run_file = load_run_file(config)
-        configs = list(run_file.models)
-        dataset, revision = dataset or run_file.dataset, revision or run_file.revision
-        include_memory = include_memory or run_file.include_memory
-        cleaned = cleaned or run_file.cleaned
+        configs, which = list(run_file.models), _under(which, run_file)
     else:
-        settings = GenerationSettings(
-            temperature=temperature, top_p=top_p, max_tokens=max_tokens, seed=seed
-        )
-        configs = [
-            ModelConfig(
-                spec=spec, label=label, system_prompt=system_prompt, generation=settings,
-                base_urls=tuple(base_url or ()), api_key_env=api_key_env,
-                api_key_file=api_key_file,
-                concurrency=concurrency, timeout_s=timeout, max_retries=max_retries,
-                allow_unlisted_model=allow_unlisted_model,
-            )
-            for spec in (model or ["llamacpp"])
-        ]  # fmt: skip
+        configs = _RunModels.of(ctx).configs(GenerationOptions.of(ctx).settings())
     spending = SpendingSettings.from_options(prices, max_cost)  # the default table, under --prices
     spending.require(configs, batch=batch)  # before any store or request
-    prompt_set = load_prompts(
-        dataset, revision=revision, include_memory=include_memory, cleaned=cleaned
-    ).first(limit)
+    prompt_set = which.load()
     if dry_run:  # before any key is read or server reached: nothing is sent
         _dry_run(store, prompt_set, configs, spending.prices, batch)
         return
@@ -181,14 +167,57 @@ def run_cmd(
         if batch:
             from intima.generate.batch import generate_batch
 
-            summaries = generate_batch(db, prompt_set, configs, prices=spending.prices,
-                                       poll_s=poll_every, on_progress=on_progress)  # fmt: skip
+            summaries = generate_batch(
+                db,
+                prompt_set,
+                configs,
+                prices=spending.prices,
+                poll_s=poll_every,
+                on_progress=on_progress,
+            )
         else:
             summaries = runner.generate(
-                db, prompt_set, configs, prices=spending.prices, max_cost=spending.max_cost,
+                db,
+                prompt_set,
+                configs,
+                prices=spending.prices,
+                max_cost=spending.max_cost,
                 on_progress=on_progress,
-            )  # fmt: skip
+            )
     _report(summaries, store)
+
+
+class _RunModels(ModelOptions):
+    """The options that say which models run and how (with the generation options): they make
+    the configurations; with --config, the file says it."""
+
+    model: list[str] | None
+    base_url: list[str] | None
+    allow_unlisted_model: bool
+
+    def configs(self, generation: GenerationSettings) -> list[ModelConfig]:
+        """One configuration per ``--model`` (the bundled SmolLM2 in-process when none)."""
+        return [
+            self.config(
+                spec,
+                generation,
+                base_urls=tuple(self.base_url or ()),
+                allow_unlisted_model=self.allow_unlisted_model,
+            )
+            for spec in (self.model or ["llamacpp"])
+        ]
+
+
+def _under(which: PromptOptions, run_file: RunFile) -> PromptOptions:
+    """The prompts the command line names, the config file's where it names none."""
+    return which.model_copy(
+        update={
+            "dataset": which.dataset or run_file.dataset,
+            "revision": which.revision or run_file.revision,
+            "include_memory": which.include_memory or run_file.include_memory,
+            "cleaned": which.cleaned or run_file.cleaned,
+        }
+    )
 
 
 def _dry_run(
@@ -201,17 +230,10 @@ def _dry_run(
     console.print(
         f"{prompt_set.info.dataset_id}: {len(prompt_set)} prompts; "
         f"{len(configs)} configuration(s); {store_note(store)}",
-        highlight=False, markup=False,
-    )  # fmt: skip
+        highlight=False,
+        markup=False,
+    )
     dry_run(store, lambda db: estimate_run(db, prompt_set, configs, prices), batch)
-
-
-#: The options that say which models run and how; with --config, the file says it.
-_MODEL_OPTIONS = (
-    "model", "label", "system_prompt", "temperature", "top_p", "base_url", "api_key_env",
-    "api_key_file", "concurrency", "allow_unlisted_model", "max_tokens", "seed", "timeout",
-    "max_retries",
-)  # fmt: skip
 
 
 def _how_many(prompts: PromptSet) -> str:
@@ -227,11 +249,7 @@ def _how_many(prompts: PromptSet) -> str:
 def _refuse_model_options(ctx: typer.Context) -> None:
     """With --config, an option naming a model or its settings would be silently ignored:
     refuse every one given on the command line (even at its default value)."""
-    given = [
-        f"--{name.replace('_', '-')}"
-        for name in _MODEL_OPTIONS
-        if getattr(ctx.get_parameter_source(name), "name", None) == "COMMANDLINE"
-    ]
+    given = _RunModels.on_command_line(ctx) + GenerationOptions.on_command_line(ctx)
     if given:
         raise ConfigError(
             f"--config names the models and their settings; {', '.join(given)} would be "
@@ -249,10 +267,17 @@ def _report(summaries: list[RunSummary], store: Path) -> None:
         table.add_column(col, overflow="fold")
     for s in summaries:
         table.add_row(
-            s.run_id[:8], for_terminal(s.label), str(s.n_prompts), str(s.already_done),
-            str(s.generated), str(s.failed), str(s.completion_tokens),
-            "-" if s.cost_usd is None else f"${s.cost_usd:.4f}", f"{s.elapsed_s:.1f}", s.status,
-        )  # fmt: skip
+            s.run_id[:8],
+            for_terminal(s.label),
+            str(s.n_prompts),
+            str(s.already_done),
+            str(s.generated),
+            str(s.failed),
+            str(s.completion_tokens),
+            "-" if s.cost_usd is None else f"${s.cost_usd:.4f}",
+            f"{s.elapsed_s:.1f}",
+            s.status,
+        )
     out.print(table)
     from intima.cli.judge import print_notes
 
@@ -287,10 +312,17 @@ def runs_cmd(store: StoreOpt = DEFAULT_STORE) -> None:
     for r in rows:
         missing = r["n_prompts"] - r["n_ok"] - r["n_error"]
         table.add_row(
-            for_terminal(r["run_id"][:8]), for_terminal(r["label"]), for_terminal(r["model_spec"]),
-            for_terminal(r["dataset_id"]), str(r["n_ok"]), str(r["n_error"]), str(missing),
-            str(r["prompt_tokens"]), str(r["completion_tokens"]), for_terminal(r["status"]),
-        )  # fmt: skip
+            for_terminal(r["run_id"][:8]),
+            for_terminal(r["label"]),
+            for_terminal(r["model_spec"]),
+            for_terminal(r["dataset_id"]),
+            str(r["n_ok"]),
+            str(r["n_error"]),
+            str(missing),
+            str(r["prompt_tokens"]),
+            str(r["completion_tokens"]),
+            for_terminal(r["status"]),
+        )
     out.print(table)
 
 

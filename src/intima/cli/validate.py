@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 from rich.table import Table
@@ -17,8 +17,7 @@ from intima.cli._common import (
     out,
     progress_display,
 )
-from intima.cli._params import SEED_MAX, DryRunOpt, PricesOpt, nonempty, one_of
-from intima.cli.judge import (
+from intima.cli._judge_options import (
     DEFAULT_JUDGE_MAX_RETRIES,
     DEFAULT_JUDGE_MAX_TOKENS,
     DEFAULT_JUDGE_TIMEOUT,
@@ -30,94 +29,126 @@ from intima.cli.judge import (
     JudgeTimeoutOpt,
     MaxReasksOpt,
     StructuredOutputOpt,
-    fail_if_any,
     judge_configs,
 )
+from intima.cli._params import SEED_MAX, DryRunOpt, PricesOpt, nonempty, one_of
+from intima.cli.judge import fail_if_any
 from intima.core.config import GenerationSettings
 from intima.store import Store
 
+if TYPE_CHECKING:  # pragma: no cover
+    from intima.validate import ValidationSettings
+    from intima.validate.labels import LabelledSet
+
+
+# The options of `intima validate` alone (the judges' are `intima judge`'s), declared apart
+# so that the command reads as the list of its options.
+LabelsOpt = Annotated[
+    Path,
+    typer.Option(
+        "--labels",
+        exists=True,
+        dir_okay=False,
+        help="Labelled set: JSONL, CSV or Parquet with messages (or prompt), response, and "
+        "label (classes) or score (numeric grades).",
+    ),
+]
+
+ScorerOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--scorer",
+        "-s",
+        parser=one_of("affect", "keyword"),
+        help="affect or keyword; repeatable (default: affect, or none with --judge).",
+    ),
+]
+
+ValidateJudgeOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--judge",
+        "-j",
+        parser=nonempty,
+        help="Also validate this LLM judge spec; repeatable, a panel (default: none).",
+    ),
+]
+
+ByOpt = Annotated[
+    str | None,
+    typer.Option(
+        parser=nonempty,
+        help="Report per value of these columns, e.g. model,variant (default: overall only).",
+    ),
+]
+
+ColumnsOpt = Annotated[
+    str | None,
+    typer.Option(
+        parser=nonempty,
+        help="Column names of the set, e.g. response=answer,label=gold or score=grade "
+        "(default: the usual names; score is used when there is no label column).",
+    ),
+]
+
+GroupOpt = Annotated[
+    str | None,
+    typer.Option(
+        parser=nonempty,
+        help="Column naming each row's conversation: its one grade is compared with the "
+        "--aggregate of its turns' scores (graded sets; default: each row on its own).",
+    ),
+]
+
+LabelsFromOpt = Annotated[
+    str | None,
+    typer.Option(
+        parser=nonempty,
+        help="Where the set's labels came from, shown on every card of it, e.g. \"each "
+        'model judging its own answers" or "two annotators, adjudicated".',
+    ),
+]
+
+AggregateOpt = Annotated[
+    Literal["mean", "max"],
+    typer.Option(help="How --group combines a conversation's turn scores: mean or max."),
+]
+
+RowLimitOpt = Annotated[
+    int | None,
+    typer.Option(min=1, help="Only the first N rows: imported, judged, scored (default: all)."),
+]
+
+OutOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--out",
+        file_okay=False,
+        help="Folder for report.json and roc.png: new, empty, or an earlier report's "
+        "(default: validation/<set>).",
+    ),
+]
+
+BootstrapOpt = Annotated[
+    int, typer.Option(min=1, max=100_000, help="Bootstrap replicates for the AUROC interval.")
+]
+
+BootstrapSeedOpt = Annotated[int, typer.Option(min=0, max=SEED_MAX, help="Seed of the bootstrap.")]
+
 
 def validate_cmd(
-    labels: Annotated[
-        Path,
-        typer.Option(
-            "--labels",
-            exists=True,
-            dir_okay=False,
-            help="Labelled set: JSONL, CSV or Parquet with messages (or prompt), response, and "
-            "label (classes) or score (numeric grades).",
-        ),
-    ],
-    scorer: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--scorer",
-            "-s",
-            parser=one_of("affect", "keyword"),
-            help="affect or keyword; repeatable (default: affect, or none with --judge).",
-        ),
-    ] = None,
-    judge: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--judge",
-            "-j",
-            parser=nonempty,
-            help="Also validate this LLM judge spec; repeatable, a panel (default: none).",
-        ),
-    ] = None,
-    by: Annotated[
-        str | None,
-        typer.Option(
-            parser=nonempty,
-            help="Report per value of these columns, e.g. model,variant (default: overall only).",
-        ),
-    ] = None,
-    columns: Annotated[
-        str | None,
-        typer.Option(
-            parser=nonempty,
-            help="Column names of the set, e.g. response=answer,label=gold or score=grade "
-            "(default: the usual names; score is used when there is no label column).",
-        ),
-    ] = None,
-    group: Annotated[
-        str | None,
-        typer.Option(
-            parser=nonempty,
-            help="Column naming each row's conversation: its one grade is compared with the "
-            "--aggregate of its turns' scores (graded sets; default: each row on its own).",
-        ),
-    ] = None,
-    labels_from: Annotated[
-        str | None,
-        typer.Option(
-            parser=nonempty,
-            help="Where the set's labels came from, shown on every card of it, e.g. \"each "
-            'model judging its own answers" or "two annotators, adjudicated".',
-        ),
-    ] = None,
-    aggregate: Annotated[
-        Literal["mean", "max"],
-        typer.Option(help="How --group combines a conversation's turn scores: mean or max."),
-    ] = "mean",
-    limit: Annotated[
-        int | None,
-        typer.Option(min=1, help="Only the first N rows: imported, judged, scored (default: all)."),
-    ] = None,
-    out_dir: Annotated[
-        Path | None,
-        typer.Option(
-            "--out",
-            file_okay=False,
-            help="Folder for report.json and roc.png: new, empty, or an earlier report's "
-            "(default: validation/<set>).",
-        ),
-    ] = None,
-    bootstrap: Annotated[
-        int, typer.Option(min=1, max=100_000, help="Bootstrap replicates for the AUROC interval.")
-    ] = 1000,
-    seed: Annotated[int, typer.Option(min=0, max=SEED_MAX, help="Seed of the bootstrap.")] = 0,
+    labels: LabelsOpt,
+    scorer: ScorerOpt = None,
+    judge: ValidateJudgeOpt = None,
+    by: ByOpt = None,
+    columns: ColumnsOpt = None,
+    group: GroupOpt = None,
+    labels_from: LabelsFromOpt = None,
+    aggregate: AggregateOpt = "mean",
+    limit: RowLimitOpt = None,
+    out_dir: OutOpt = None,
+    bootstrap: BootstrapOpt = 1000,
+    seed: BootstrapSeedOpt = 0,
     structured_output: StructuredOutputOpt = DEFAULT_STRUCTURED_OUTPUT,
     max_tokens: JudgeMaxTokensOpt = DEFAULT_JUDGE_MAX_TOKENS,
     max_reasks: MaxReasksOpt = 2,
@@ -134,41 +165,40 @@ def validate_cmd(
     Example: intima validate --labels ../shared/validation/companion-responses-dev.jsonl --by model
     """
     from intima.judges.loop import stored_unscored_reasons
-    from intima.validate import validate
+    from intima.validate import ValidationSettings, validate
     from intima.validate.output import check_out_dir
     from intima.validate.run import load_set
 
     judges = judge_configs(
-        list(judge or []), None, GenerationSettings(temperature=0.0, max_tokens=max_tokens, seed=0),
-        structured_output=structured_output, api_key_env=api_key_env, concurrency=concurrency,
-        timeout=timeout, max_retries=max_retries,
-    )  # fmt: skip
-    by_columns = [c.strip() for c in (by or "").split(",") if c.strip()]
-    chosen = scorer if scorer is not None else ([] if judges else ["affect"])
+        list(judge or []),
+        None,
+        GenerationSettings(temperature=0.0, max_tokens=max_tokens, seed=0),
+        structured_output=structured_output,
+        api_key_env=api_key_env,
+        concurrency=concurrency,
+        timeout=timeout,
+        max_retries=max_retries,
+    )
+    settings = ValidationSettings(
+        scorers=tuple(scorer if scorer is not None else ([] if judges else ["affect"])),
+        judges=tuple(judges),
+        max_reasks=max_reasks,
+        by=tuple(c.strip() for c in (by or "").split(",") if c.strip()),
+        aggregate=aggregate,
+        bootstrap=bootstrap,
+        seed=seed,
+        labels_from=labels_from,
+    )
     target = out_dir or Path("validation") / labels.stem
     # The set and the folder are checked before the store is opened: a bad file or folder
     # leaves no store behind and changes none.
-    labelled = load_set(labels, columns=columns, group=group, limit=limit, by=by_columns)
-    if dry_run and not judges:
-        out.print("--dry-run: no --judge, so nothing would be sent (the scorers run offline).")
-        return
-    if dry_run:  # the judges' requests (the scorers run here, for nothing); nothing sent
-        from intima.cli._dry_run import dry_run as show
-        from intima.core.config import price_table_for
-        from intima.judges.estimate import estimate_judging
-        from intima.validate.store_io import judge_targets
-
-        table, targets = price_table_for(prices), judge_targets(labelled)
-        show(store, lambda db: estimate_judging(db, judges, targets, table, max_reasks=max_reasks))
+    labelled = load_set(labels, columns=columns, group=group, limit=limit, by=settings.by)
+    if dry_run:
+        _dry_run(store, labelled, settings, prices)
         return
     check_out_dir(target)
     with Store.open(store) as db, progress_display() as on_progress:
-        result = validate(
-            db, labelled, scorers=chosen, judges=judges, by=by_columns,
-            aggregate=aggregate, out_dir=target,
-            bootstrap=bootstrap, seed=seed, max_reasks=max_reasks, on_progress=on_progress,
-            labels_from=labels_from,
-        )  # fmt: skip
+        result = validate(db, labelled, settings, out_dir=target, on_progress=on_progress)
         unscored = stored_unscored_reasons(db, [j.config_key for j in judges], [result.run_id])
     _print(result.model_dump())
     if result.in_sample:
@@ -186,6 +216,26 @@ def validate_cmd(
     )
 
 
+def _dry_run(
+    store: Path, labelled: LabelledSet, settings: ValidationSettings, prices: Path | None
+) -> None:
+    """The judges' requests and their cost (the scorers run offline, for nothing); nothing is
+    sent, nothing written."""
+    if not settings.judges:
+        out.print("--dry-run: no --judge, so nothing would be sent (the scorers run offline).")
+        return
+    from intima.cli._dry_run import dry_run
+    from intima.core.config import price_table_for
+    from intima.judges.estimate import estimate_judging
+    from intima.judges.loop import DEFAULT_MAX_REASKS
+    from intima.validate.store_io import judge_targets
+
+    table, targets = price_table_for(prices), judge_targets(labelled)
+    reasks = DEFAULT_MAX_REASKS if settings.max_reasks is None else settings.max_reasks
+    judges = list(settings.judges)
+    dry_run(store, lambda db: estimate_judging(db, judges, targets, table, max_reasks=reasks))
+
+
 def _print(result: dict[str, Any]) -> None:
     if result["kind"] == "graded":
         _print_graded(result)
@@ -196,10 +246,14 @@ def _print(result: dict[str, Any]) -> None:
     for rep in result["scorers"]:
         for group, g in rep["report"]["groups"].items():
             table.add_row(
-                for_terminal(rep["scorer"]), for_terminal(group), str(g["n"]), _auc(g),
-                _num(g["macro_f1_rb"]), _num(g["kappa"]),
+                for_terminal(rep["scorer"]),
+                for_terminal(group),
+                str(g["n"]),
+                _auc(g),
+                _num(g["macro_f1_rb"]),
+                _num(g["kappa"]),
                 str(rep["report"]["n_unscored"]) if group == "overall" else "",
-            )  # fmt: skip
+            )
     out.print(table)
     from intima.validate.length import length_note
 
@@ -219,10 +273,13 @@ def _print_graded(result: dict[str, Any]) -> None:
     for rep in result["scorers"]:
         for group, g in rep["report"]["groups"].items():
             table.add_row(
-                for_terminal(rep["scorer"]), for_terminal(group), str(g["n"]),
-                _with_interval(g, "spearman"), _with_interval(g, "kendall"),
+                for_terminal(rep["scorer"]),
+                for_terminal(group),
+                str(g["n"]),
+                _with_interval(g, "spearman"),
+                _with_interval(g, "kendall"),
                 str(rep["report"]["n_unscored"]) if group == "overall" else "",
-            )  # fmt: skip
+            )
     out.print(table)
 
 

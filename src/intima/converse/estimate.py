@@ -64,11 +64,21 @@ def estimate_conversations(
                 u_asks.append(Ask(known_user, j * a_max + (j - 1) * u_max))
     retries = f"an out-of-character message is asked again up to {max_user_retries} time(s)"
     return [
-        estimate(assistant, a_asks, prices, label=f"{settings.label} (assistant)",
-                 note="retries of failed requests"),
-        estimate(user, u_asks, prices, label=f"{settings.label} (simulated user)",
-                 note=retries if max_user_retries else ""),
-    ]  # fmt: skip
+        estimate(
+            assistant,
+            a_asks,
+            prices,
+            label=f"{settings.label} (assistant)",
+            note="retries of failed requests",
+        ),
+        estimate(
+            user,
+            u_asks,
+            prices,
+            label=f"{settings.label} (simulated user)",
+            note=retries if max_user_retries else "",
+        ),
+    ]
 
 
 def _progress(store: Store | None, run_id: str, config_key: str) -> dict[str, _Progress]:

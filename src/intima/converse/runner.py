@@ -89,10 +89,17 @@ def converse(
     ``prices``) caps both models' requests together, as ``intima run``'s cap does."""
     settings = ConversationSettings(assistant=config, user=user_config, turns=turns)
     return asyncio.run(
-        aconverse(store, settings, prompts, max_user_retries=max_user_retries,
-                  concurrency=concurrency, on_progress=on_progress, prices=prices,
-                  max_cost=max_cost)
-    )  # fmt: skip
+        aconverse(
+            store,
+            settings,
+            prompts,
+            max_user_retries=max_user_retries,
+            concurrency=concurrency,
+            on_progress=on_progress,
+            prices=prices,
+            max_cost=max_cost,
+        )
+    )
 
 
 async def aconverse(
@@ -142,9 +149,12 @@ class _Spending:
         self.stopped = False
 
     async def call(
-        self, model: Model, price: Price | None, messages: list[Message],
+        self,
+        model: Model,
+        price: Price | None,
+        messages: list[Message],
         settings: GenerationSettings,
-    ) -> CallOutcome | None:  # fmt: skip
+    ) -> CallOutcome | None:
         """One request held against the cap; None (nothing sent) once the cap is reached."""
         held = 0.0 if price is None else worst_cost(price, messages, settings)
         if not await self.budget.reserve(held):
@@ -210,9 +220,12 @@ class _Job:
 
         self.store.set_run_status(self.run_id, "running")
         job: ClaimedJob[Prompt, None] = ClaimedJob(
-            self._claim, lambda owner: release_conversations(self.store, owner),
-            self._conversation, on_done_elsewhere=lambda: self.ticker.advance(turns), end=end,
-        )  # fmt: skip
+            self._claim,
+            lambda owner: release_conversations(self.store, owner),
+            self._conversation,
+            on_done_elsewhere=lambda: self.ticker.advance(turns),
+            end=end,
+        )
         # The budget holds each request inside a conversation; held at 0 per conversation here,
         # it only stops the pool starting conversations once the cap is reached.
         await run_claimed(seeds, job, concurrency=concurrency, budget=self.spending.budget)
@@ -307,9 +320,13 @@ class _Job:
         when the cap stopped it before its last ask (its verdict is not the user's)."""
         last_assistant = conversation[-1].content
         rec = UserMessageRecord(
-            run_id=self.run_id, conversation_id=seed.prompt_id, after_turn=after_turn,
-            text=None, status="error", attempts=0,
-        )  # fmt: skip
+            run_id=self.run_id,
+            conversation_id=seed.prompt_id,
+            after_turn=after_turn,
+            text=None,
+            status="error",
+            attempts=0,
+        )
         reminder: str | None = None
         for attempt in range(self.max_user_retries + 1):
             messages = simulator_messages(seed.code, conversation, reminder)
@@ -333,11 +350,14 @@ class _Job:
             verdict = judge_user_reply(text, last_assistant)
             rec = rec.model_copy(
                 update={
-                    "status": verdict, "text": text, "prompt_tokens": c.prompt_tokens,
-                    "completion_tokens": c.completion_tokens, "served_by": c.served_by,
+                    "status": verdict,
+                    "text": text,
+                    "prompt_tokens": c.prompt_tokens,
+                    "completion_tokens": c.completion_tokens,
+                    "served_by": c.served_by,
                     "usage_source": c.usage_source,
                 }
-            )  # fmt: skip
+            )
             if verdict == "ok":
                 break
             reminder = verdict

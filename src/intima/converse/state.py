@@ -80,11 +80,16 @@ def ensure_conversation_run(
             "user_config_json, simulator_prompt_version, simulator_prompt_sha256, "
             "package_version, created_at) VALUES (?,?,?,?,?,?,?,?)",
             (
-                record.run_id, settings.turns, settings.user.config_key,
-                settings.user.model_dump_json(), SIMULATOR_PROMPT_VERSION,
-                SIMULATOR_PROMPT_SHA256, __version__, stamp,
+                record.run_id,
+                settings.turns,
+                settings.user.config_key,
+                settings.user.model_dump_json(),
+                SIMULATOR_PROMPT_VERSION,
+                SIMULATOR_PROMPT_SHA256,
+                __version__,
+                stamp,
             ),
-        )  # fmt: skip
+        )
         conn.executemany(
             "INSERT OR IGNORE INTO conversation_turns "
             "(run_id, conversation_id, turn, prompt_id, created_at) VALUES (?,?,1,?,?)",
@@ -101,9 +106,15 @@ def add_turn(
         conn.execute(
             "INSERT OR IGNORE INTO prompts "
             "(prompt_id, text, code, dimension, source_model, context_json) VALUES (?,?,?,?,?,?)",
-            (prompt.prompt_id, prompt.text, prompt.code, str(prompt.dimension),
-             prompt.source_model, prompt.context_json),
-        )  # fmt: skip
+            (
+                prompt.prompt_id,
+                prompt.text,
+                prompt.code,
+                str(prompt.dimension),
+                prompt.source_model,
+                prompt.context_json,
+            ),
+        )
         conn.execute(
             "INSERT OR IGNORE INTO run_prompts (run_id, prompt_id, position) VALUES (?,?,?)",
             (run_id, prompt.prompt_id, position),
@@ -134,11 +145,22 @@ def record_user_message(store: Store, rec: UserMessageRecord) -> None:
             WHERE simulated_user_messages.status = 'error'
             """,
             (
-                rec.run_id, rec.conversation_id, rec.after_turn, rec.text, rec.status,
-                rec.attempts, rec.error, rec.prompt_tokens, rec.completion_tokens, rec.latency_s,
-                rec.served_by, __version__, now(), rec.usage_source,
+                rec.run_id,
+                rec.conversation_id,
+                rec.after_turn,
+                rec.text,
+                rec.status,
+                rec.attempts,
+                rec.error,
+                rec.prompt_tokens,
+                rec.completion_tokens,
+                rec.latency_s,
+                rec.served_by,
+                __version__,
+                now(),
+                rec.usage_source,
             ),
-        )  # fmt: skip
+        )
 
 
 def user_messages(store: Store, run_id: str, conversation_id: str) -> dict[int, StoredUserMessage]:

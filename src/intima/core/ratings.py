@@ -119,11 +119,18 @@ def combine_panel(sets: Sequence[RatingSet], *, scorer: str = "panel") -> Rating
     scored = [s for s in sets if s.scored]
     response_id = sets[0].response_id
     if not scored:
-        return RatingSet(scorer=scorer, response_id=response_id, status="unscored",
-                         reason="no judge of the panel scored this response")  # fmt: skip
+        return RatingSet(
+            scorer=scorer,
+            response_id=response_id,
+            status="unscored",
+            reason="no judge of the panel scored this response",
+        )
     levels = {c: median_level([s.levels[c] for s in scored]) for c in CATEGORIES}
     labels = [s.primary or primary_label(s.levels) for s in scored]
     return RatingSet(
-        scorer=scorer, response_id=response_id, status="scored", levels=levels,
+        scorer=scorer,
+        response_id=response_id,
+        status="scored",
+        levels=levels,
         primary=majority(labels),
-    )  # fmt: skip
+    )

@@ -23,9 +23,17 @@ def record_batch(
             "INSERT INTO provider_batches (batch_id, provider, purpose, scope, status, "
             "vendor_status, n_items, items_json, created_at, updated_at) "
             "VALUES (?, ?, ?, ?, 'submitted', NULL, ?, ?, ?, ?)",
-            (batch_id, provider, purpose, scope, len(refs), json.dumps(refs, sort_keys=True),
-             stamp, stamp),
-        )  # fmt: skip
+            (
+                batch_id,
+                provider,
+                purpose,
+                scope,
+                len(refs),
+                json.dumps(refs, sort_keys=True),
+                stamp,
+                stamp,
+            ),
+        )
 
 
 def open_batch(store: Store, purpose: str, scope: str) -> tuple[str, dict[str, str]] | None:

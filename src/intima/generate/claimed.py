@@ -77,15 +77,23 @@ async def run_claimed(
 
     try:
         stats = await run_claimed_pool(
-            items, lambda part: job.claim(part, owner), job.work, concurrency=concurrency,
-            on_result=done, on_done_elsewhere=job.on_done_elsewhere, budget=budget,
-            worst_cost=worst_cost, stop=stop,
-        )  # fmt: skip
+            items,
+            lambda part: job.claim(part, owner),
+            job.work,
+            concurrency=concurrency,
+            on_result=done,
+            on_done_elsewhere=job.on_done_elsewhere,
+            budget=budget,
+            worst_cost=worst_cost,
+            stop=stop,
+        )
         ending = (
-            "stopped by budget" if stats.stopped_by_budget
-            else "interrupted" if stats.halted
+            "stopped by budget"
+            if stats.stopped_by_budget
+            else "interrupted"
+            if stats.halted
             else "done"
-        )  # fmt: skip
+        )
     except (KeyboardInterrupt, asyncio.CancelledError):
         ending = "interrupted"
         raise
@@ -172,9 +180,14 @@ async def run_claimed_pool(
 
     def pool(todo: Sequence[T]) -> Awaitable[PoolStats]:
         return run_pool(
-            claimed(todo), work, concurrency=concurrency, on_result=on_result, budget=budget,
-            worst_cost=worst_cost, stop=stop,
-        )  # fmt: skip
+            claimed(todo),
+            work,
+            concurrency=concurrency,
+            on_result=on_result,
+            budget=budget,
+            worst_cost=worst_cost,
+            stop=stop,
+        )
 
     stats = await pool(items)
     while busy and not (stats.stopped_by_budget or stats.halted):

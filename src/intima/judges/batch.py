@@ -86,10 +86,13 @@ async def _judge_one(
 
     def build() -> list[Ask]:
         return [
-            Ask(ref=t.content_hash, messages=judge_messages(t.prompt, t.response, t.context),
-                json_schema=job.schema)
+            Ask(
+                ref=t.content_hash,
+                messages=judge_messages(t.prompt, t.response, t.context),
+                json_schema=job.schema,
+            )
             for t in todo
-        ]  # fmt: skip
+        ]
 
     label = f"judge {job.config.display_name}"
     spec = BatchJob(job.model, "judge", job.key, label, job.settings, poll_s, sleep)
@@ -108,14 +111,21 @@ async def _judge_one(
             tally.add(rec, 1)
         mark_imported(store, outcome.batch_id, outcome.state.status)
     return JudgeSummary(
-        judge_label=job.config.display_name, judge_key=job.key, n_targets=n_unique,
-        already_done=n_unique - len(todo), scored=tally.scored, unscored=tally.unscored,
-        requests=tally.requests, prompt_tokens=tally.prompt_tokens,
+        judge_label=job.config.display_name,
+        judge_key=job.key,
+        n_targets=n_unique,
+        already_done=n_unique - len(todo),
+        scored=tally.scored,
+        unscored=tally.unscored,
+        requests=tally.requests,
+        prompt_tokens=tally.prompt_tokens,
         completion_tokens=tally.completion_tokens,
-        cost_usd=tally.cost if job.price else None, elapsed_s=time.perf_counter() - started,
-        stopped_by_budget=False, unscored_reasons=dict(tally.reasons),
+        cost_usd=tally.cost if job.price else None,
+        elapsed_s=time.perf_counter() - started,
+        stopped_by_budget=False,
+        unscored_reasons=dict(tally.reasons),
         notes=[*job.model.notes, *warning_notes(outcome)],
-    )  # fmt: skip
+    )
 
 
 def _record(job: JudgeJob, target: StoredResponse, result: BatchResult) -> JudgmentRecord:

@@ -209,8 +209,11 @@ def build_app(
         head = gr.Textbox(label="Progress", interactive=False, elem_id="progress")
         prompt = gr.Textbox(
             label="Conversation: earlier turns, if any, then the user message answered",
-            interactive=False, lines=4, max_lines=40, elem_id="prompt",
-        )  # fmt: skip
+            interactive=False,
+            lines=4,
+            max_lines=40,
+            elem_id="prompt",
+        )
         response = gr.Textbox(
             label="Assistant response", interactive=False, lines=8, elem_id="response"
         )
@@ -250,7 +253,12 @@ def serve(
 
     theme = gr.themes.Default(font=["system-ui", "sans-serif"], font_mono=["ui-monospace"])
     app.launch(
-        server_name=host, server_port=port, prevent_thread_lock=not block, quiet=True,
-        inbrowser=False, share=False, theme=theme,
-    )  # fmt: skip
+        server_name=host,
+        server_port=port,
+        prevent_thread_lock=not block,
+        quiet=True,
+        inbrowser=False,
+        share=False,
+        theme=theme,
+    )
     return app

@@ -232,9 +232,17 @@ def draw(
                 "INSERT INTO judgment_samples VALUES (?,?,?,?,?,?,?,?) "
                 "ON CONFLICT(run_id, judge_key) DO UPDATE SET size = excluded.size, "
                 "population = excluded.population, updated_at = excluded.updated_at",
-                (run_id, judge_key, spec.design, spec.seed, len(chosen), len(ordered), stamp,
-                 stamp),
-            )  # fmt: skip
+                (
+                    run_id,
+                    judge_key,
+                    spec.design,
+                    spec.seed,
+                    len(chosen),
+                    len(ordered),
+                    stamp,
+                    stamp,
+                ),
+            )
             conn.executemany(
                 "INSERT INTO judgment_sample_strata VALUES (?,?,?,?) ON CONFLICT(run_id, "
                 "judge_key, stratum) DO UPDATE SET population = excluded.population",

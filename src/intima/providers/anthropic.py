@@ -59,9 +59,11 @@ class AnthropicModel(Model):
             from anthropic import AsyncAnthropic
 
             self._client = AsyncAnthropic(
-                api_key=self._key, base_url=self._base_url, max_retries=0,
+                api_key=self._key,
+                base_url=self._base_url,
+                max_retries=0,
                 timeout=self.config.timeout_s,
-            )  # fmt: skip
+            )
         return self._client
 
     def request_params(

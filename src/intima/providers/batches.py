@@ -128,9 +128,11 @@ class OpenAIBatches:
         async with self._calls(opening=True) as client:
             upload = await client.files.create(file=("intima-batch.jsonl", data), purpose="batch")
             batch = await client.batches.create(
-                input_file_id=upload.id, endpoint="/v1/chat/completions",
-                completion_window="24h", metadata={METADATA_KEY: token},
-            )  # fmt: skip
+                input_file_id=upload.id,
+                endpoint="/v1/chat/completions",
+                completion_window="24h",
+                metadata={METADATA_KEY: token},
+            )
         return str(batch.id)
 
     async def find(
@@ -156,8 +158,13 @@ class OpenAIBatches:
         reason = None
         if batch.status == "failed" and batch.errors and batch.errors.data:
             reason = "; ".join(str(e.message) for e in batch.errors.data)[:300]
-        return BatchState(status=batch.status, done=done, total=total,
-                          ended=batch.status in _OPENAI_ENDED, reason=reason)  # fmt: skip
+        return BatchState(
+            status=batch.status,
+            done=done,
+            total=total,
+            ended=batch.status in _OPENAI_ENDED,
+            reason=reason,
+        )
 
     async def results(self, batch_id: str) -> BatchResults:
         async with self._calls() as client:
@@ -186,8 +193,10 @@ def _openai_line(line: dict[str, Any], parse: ParseReply, served_by: str) -> Bat
         except (RequestError, TransientError) as exc:
             return BatchResult(custom_id=custom_id, error=str(exc))
     if error:
-        return BatchResult(custom_id=custom_id, error=f"batch: {error.get('code')}: "
-                           f"{str(error.get('message'))[:200]}")  # fmt: skip
+        return BatchResult(
+            custom_id=custom_id,
+            error=f"batch: {error.get('code')}: {str(error.get('message'))[:200]}",
+        )
     body = response.get("body") or {}
     message = (body.get("error") or {}).get("message") if isinstance(body, dict) else None
     return BatchResult(
@@ -243,8 +252,12 @@ class AnthropicBatches:
             batch = await client.messages.batches.retrieve(batch_id)
         c = batch.request_counts
         done = c.succeeded + c.errored + c.canceled + c.expired
-        return BatchState(status=batch.processing_status, done=done, total=_total(c),
-                          ended=batch.processing_status == "ended")  # fmt: skip
+        return BatchState(
+            status=batch.processing_status,
+            done=done,
+            total=_total(c),
+            ended=batch.processing_status == "ended",
+        )
 
     async def results(self, batch_id: str) -> BatchResults:
         # Read as text, line by line: the SDK's own reader stops at the first line that is not
@@ -350,5 +363,6 @@ def _short(exc: Exception) -> str:
 
 
 def _total(counts: Any) -> int:
-    return int(counts.processing + counts.succeeded + counts.errored + counts.canceled
-               + counts.expired)  # fmt: skip
+    return int(
+        counts.processing + counts.succeeded + counts.errored + counts.canceled + counts.expired
+    )

@@ -156,8 +156,12 @@ def from_config(provider: str, model_name: str) -> ModelInfo:
         if _is_bundled(provider, model_name):  # a known file: its facts without reading it
             from intima.providers import bundled
 
-            facts = {"hub_id": bundled.HUB_ID, "parameters": bundled.PARAMETERS,
-                     "kind": "instruct", "license": bundled.LICENSE}  # fmt: skip
+            facts = {
+                "hub_id": bundled.HUB_ID,
+                "parameters": bundled.PARAMETERS,
+                "kind": "instruct",
+                "license": bundled.LICENSE,
+            }
         return ModelInfo(source="config", detail=f"{provider}: {gguf.name}{size}", **facts)
     return ModelInfo(source="config", detail=f"{provider}: {model_name or 'default model'}")
 
@@ -218,11 +222,20 @@ def record(
                 "INSERT OR REPLACE INTO run_models (run_id, source, hub_id, parameters, kind, "
                 "license, model_date, detail, checked_at) VALUES (?,?,?,?,?,?,?,?,?)",
                 [
-                    (run_id, i.source, i.hub_id, i.parameters, i.kind, i.license, i.date,
-                     i.detail, stamp)
+                    (
+                        run_id,
+                        i.source,
+                        i.hub_id,
+                        i.parameters,
+                        i.kind,
+                        i.license,
+                        i.date,
+                        i.detail,
+                        stamp,
+                    )
                     for run_id, i in found.items()
                 ],
-            )  # fmt: skip
+            )
     return found
 
 

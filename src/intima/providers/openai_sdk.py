@@ -42,9 +42,11 @@ class OpenAIModel(EndpointModel):
             from openai import AsyncOpenAI
 
             self._clients[index] = AsyncOpenAI(
-                base_url=self.urls[index], api_key=self._key, max_retries=0,
+                base_url=self.urls[index],
+                api_key=self._key,
+                max_retries=0,
                 timeout=self.config.timeout_s,
-            )  # fmt: skip
+            )
         return self._clients[index]
 
     def request_body(

@@ -331,10 +331,17 @@ def _by_budget(loaded: _Loaded, jobs: list[_Job]) -> list[list[_Job]]:
     tok = loaded.tokenizer
     max_new = jobs[0].settings.max_tokens or 512
     sized = sorted(
-        (len(tok(tok.apply_chat_template(j.chat, add_generation_prompt=True, tokenize=False),
-                 add_special_tokens=False)["input_ids"]), n)
+        (
+            len(
+                tok(
+                    tok.apply_chat_template(j.chat, add_generation_prompt=True, tokenize=False),
+                    add_special_tokens=False,
+                )["input_ids"]
+            ),
+            n,
+        )
         for n, j in enumerate(jobs)
-    )  # fmt: skip
+    )
     parts: list[list[_Job]] = []
     for length, n in sized:  # ascending, so the newest prompt is the batch's longest
         if parts and (len(parts[-1]) + 1) * (length + max_new) <= TOKEN_BUDGET:

@@ -302,11 +302,17 @@ def _runs_and_responses(store: Store, run_ids: Sequence[str] | None) -> _Configu
     # One readable, distinct name per configuration, the same in every view of the board.
     names = board_labels(
         [
-            Named(r.run_id, r.label, r.model_spec, r.system_prompt, r.generation,
-                  (r.dataset_id, r.dataset_revision, r.dataset_sha256))
+            Named(
+                r.run_id,
+                r.label,
+                r.model_spec,
+                r.system_prompt,
+                r.generation,
+                (r.dataset_id, r.dataset_revision, r.dataset_sha256),
+            )
             for r in runs
         ]
-    )  # fmt: skip
+    )
     runs = [replace(r, label=names[r.run_id]) for r in runs]
     responses = [
         replace(x, label=names[x.run_id]) if names.get(x.run_id, x.label) != x.label else x

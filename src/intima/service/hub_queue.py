@@ -18,60 +18,38 @@ stays cancelled until a maintainer reopens it.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, ValidationError
-
 from intima.bundles.publish import hub_repo
 from intima.core.config import GenerationSettings, ModelConfig, stable_hash
-from intima.core.errors import ConfigError
 from intima.core.version import __version__
 from intima.service import lease
+from intima.service.hub_requests import (
+    FOLDER,
+    HubQueueDenied,
+    HubQueueError,
+    HubRequest,
+    RequestEvent,
+    moved,
+    parse_request_file,
+)
 from intima.service.lease import Clock, Move, Status
 from intima.service.queue import (
     DEFAULT_LEASE_S,
     DEFAULT_MAX_ATTEMPTS,
     MAX_REASON_CHARS,
     QueueError,
-    QueueUnavailable,
-    RequestRecord,
     redact,
 )
 from intima.service.request_policy import check_request_id
 from intima.service.request_rules import check_request
 from intima.store import now
 
-FOLDER = "requests"
 #: commits refused because the repo moved are re-read and retried this many times
 MAX_CONFLICTS = 20
-MAX_REQUEST_FILE_BYTES = 100_000
-
-
-class HubQueueError(QueueUnavailable):
-    """The requests repo cannot be read or written just now (network, a Hub outage)."""
-
-
-class HubQueueDenied(ConfigError):
-    """The requests repo does not exist or may not be written with this token: retrying will
-    not help."""
-
-
-class RequestEvent(BaseModel):
-    at: str
-    status: str
-    worker_id: str | None = None
-    detail: str | None = None
-
-
-class HubRequest(RequestRecord):
-    """A request as stored on the Hub: the record plus its history and where its results went."""
-
-    history: list[RequestEvent] = Field(default_factory=list)
-    results: list[str] = Field(default_factory=list)
 
 
 Change = Callable[[HubRequest | None], HubRequest | None]
@@ -143,8 +121,9 @@ class HubQueue:
         """Validate and queue a request (see the module doc for duplicates). A request on the Hub
         follows the public form's rules whoever writes it, since workers refuse anything else:
         a public Hub model id or an allow-listed API model, never a server or a path."""
-        config, requester = check_request(spec, requester, dataset, system_prompt, generation,
-                                          allow_urls=False)  # fmt: skip
+        config, requester = check_request(
+            spec, requester, dataset, system_prompt, generation, allow_urls=False
+        )
         _check_on_hub(config)
         dedup = stable_hash({"config": config.cache_fields(), "dataset": dataset})
         request_id = dedup[:16]
@@ -156,15 +135,22 @@ class HubQueue:
             if cur is not None:  # a duplicate; a failed one goes back in the queue
                 move = lease.requeue(cur, first)
                 created.extend([True] if move else [])
-                return None if move is None else _moved(cur, move)
+                return None if move is None else moved(cur, move)
             created.append(True)
             stamp = now()
             return HubRequest(
-                request_id=request_id, spec=config.spec, requester=requester, dataset=dataset,
-                config_key=config.config_key, config=config, status=first,
-                package_version=__version__, created_at=stamp, updated_at=stamp,
+                request_id=request_id,
+                spec=config.spec,
+                requester=requester,
+                dataset=dataset,
+                config_key=config.config_key,
+                config=config,
+                status=first,
+                package_version=__version__,
+                created_at=stamp,
+                updated_at=stamp,
                 history=[RequestEvent(at=stamp, status=first, detail="requested")],
-            )  # fmt: skip
+            )
 
         rec = self._update(request_id, change, f"request {request_id}")
         assert rec is not None
@@ -180,17 +166,21 @@ class HubQueue:
         """Put a cancelled request back in the queue (pending, whatever ``require_review``
         says: a maintainer decided)."""
         return self._decide(
-            request_id, lambda r: lease.reopen(r, f"reopened by {by or '?'}"),
-            lambda r: lease.reopen_refusal(request_id, r), f"reopened {request_id}",
-        )  # fmt: skip
+            request_id,
+            lambda r: lease.reopen(r, f"reopened by {by or '?'}"),
+            lambda r: lease.reopen_refusal(request_id, r),
+            f"reopened {request_id}",
+        )
 
     def _review(
         self, request_id: str, to: Literal["pending", "cancelled"], detail: str
     ) -> HubRequest:
         return self._decide(
-            request_id, lambda r: lease.review(r, to, detail),
-            lambda r: lease.refusal(request_id, r, to), f"{to} {request_id}",
-        )  # fmt: skip
+            request_id,
+            lambda r: lease.review(r, to, detail),
+            lambda r: lease.refusal(request_id, r, to),
+            f"{to} {request_id}",
+        )
 
     def _decide(
         self,
@@ -205,7 +195,7 @@ class HubQueue:
             move = decide(cur)
             if move is None:
                 raise QueueError(refused(cur))
-            return _moved(cur, move)
+            return moved(cur, move)
 
         rec = self._update(request_id, change, message)
         assert rec is not None
@@ -232,7 +222,7 @@ class HubQueue:
             found = next(((r, m) for r, m in moves if m is not None), None)
             if found is None:
                 return None
-            new = _moved(*found)
+            new = moved(*found)
             if self._commit(sha, new, f"{new.status} {new.request_id} ({worker_id})"):
                 if new.status == "running":
                     return new
@@ -240,25 +230,37 @@ class HubQueue:
 
     def heartbeat(self, request_id: str, worker_id: str, lease_s: float = DEFAULT_LEASE_S) -> bool:
         """Extend the lease; False if this worker no longer holds it."""
-        return self._change(request_id, lambda r: lease.renew(r, worker_id, self.clock(), lease_s),
-                            f"lease {request_id} ({worker_id})")  # fmt: skip
+        return self._change(
+            request_id,
+            lambda r: lease.renew(r, worker_id, self.clock(), lease_s),
+            f"lease {request_id} ({worker_id})",
+        )
 
     def finish(
         self, request_id: str, worker_id: str, run_ids: list[str], results: Sequence[str] = ()
     ) -> bool:
         return self._change(
-            request_id, lambda r: lease.settle(r, worker_id, "finished", None),
-            f"finished {request_id} ({worker_id})", run_ids=run_ids, results=list(results),
-        )  # fmt: skip
+            request_id,
+            lambda r: lease.settle(r, worker_id, "finished", None),
+            f"finished {request_id} ({worker_id})",
+            run_ids=run_ids,
+            results=list(results),
+        )
 
     def fail(self, request_id: str, worker_id: str, reason: str) -> bool:
         reason = redact(reason)[:MAX_REASON_CHARS]
-        return self._change(request_id, lambda r: lease.settle(r, worker_id, "failed", reason),
-                            f"failed {request_id} ({worker_id})")  # fmt: skip
+        return self._change(
+            request_id,
+            lambda r: lease.settle(r, worker_id, "failed", reason),
+            f"failed {request_id} ({worker_id})",
+        )
 
     def release(self, request_id: str, worker_id: str, detail: str = "released") -> bool:
-        return self._change(request_id, lambda r: lease.release(r, worker_id, detail),
-                            f"release {request_id} ({worker_id})")  # fmt: skip
+        return self._change(
+            request_id,
+            lambda r: lease.release(r, worker_id, detail),
+            f"release {request_id} ({worker_id})",
+        )
 
     def _change(
         self,
@@ -281,7 +283,7 @@ class HubQueue:
             extra: dict[str, Any] = {"results": [*cur.results, *(results or [])]}
             if run_ids is not None:
                 extra["run_ids"] = run_ids
-            return _moved(cur, move, **extra)
+            return moved(cur, move, **extra)
 
         self._update(request_id, change, message)
         return bool(made)
@@ -309,10 +311,13 @@ class HubQueue:
             sha = self._api().repo_info(self.repo_id, repo_type="dataset").sha
             folder = Path(
                 snapshot_download(
-                    self.repo_id, repo_type="dataset", revision=sha,
-                    allow_patterns=[f"{FOLDER}/*.json"], token=self.token,
+                    self.repo_id,
+                    repo_type="dataset",
+                    revision=sha,
+                    allow_patterns=[f"{FOLDER}/*.json"],
+                    token=self.token,
                 )
-            )  # fmt: skip
+            )
         except RepositoryNotFoundError as exc:
             raise HubQueueDenied(
                 f"the request queue {self.url} does not exist or is private; create the dataset "
@@ -329,7 +334,7 @@ class HubQueue:
         records, self.problems, self._invalid = {}, [], {}
         for path in sorted((folder / FOLDER).glob("*.json")):
             try:
-                rec = _parse(path)
+                rec = parse_request_file(path)
             except HubQueueError as exc:
                 self.problems.append(str(exc))
                 self._invalid[path.name.removesuffix(".json")] = str(exc)
@@ -361,9 +366,12 @@ class HubQueue:
         op = CommitOperationAdd(path_in_repo=path, path_or_fileobj=data)
         try:
             self._api().create_commit(
-                self.repo_id, [op], commit_message=message[:200], repo_type="dataset",
+                self.repo_id,
+                [op],
+                commit_message=message[:200],
+                repo_type="dataset",
                 parent_commit=parent,
-            )  # fmt: skip
+            )
         except HfHubHTTPError as exc:
             status = exc.response.status_code if exc.response is not None else None
             if status == 412:  # someone committed since we read: re-read and re-apply
@@ -390,55 +398,3 @@ def _check_on_hub(config: ModelConfig) -> None:
         check_on_hub(config.parsed)
     except PublicRequestError as exc:
         raise QueueError(str(exc)) from exc
-
-
-def _parse(path: Path) -> HubRequest:
-    if not path.is_file():  # a folder requests/X.json/ matches the pattern too
-        raise HubQueueError(f"{FOLDER}/{path.name} is not a file; it is skipped (delete it)")
-    if path.stat().st_size > MAX_REQUEST_FILE_BYTES:
-        raise HubQueueError(
-            f"{FOLDER}/{path.name} is over {MAX_REQUEST_FILE_BYTES:,} bytes; not a request"
-        )
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        # "\ud800" is valid JSON but no text: the record could never be written back, so
-        # every claim of it would fail (and did, stopping every worker).
-        json.dumps(data, ensure_ascii=False).encode("utf-8")
-        rec = HubRequest.model_validate(data)
-    except UnicodeError as exc:
-        raise HubQueueError(
-            f"{FOLDER}/{path.name} is not a valid request (it holds text that is not valid "
-            "Unicode); it is skipped (fix or delete it)"
-        ) from exc
-    except (OSError, ValueError, ValidationError, RecursionError) as exc:  # 40,000 brackets
-        raise HubQueueError(
-            f"{FOLDER}/{path.name} is not a valid request; it is skipped (fix or delete it)"
-        ) from exc
-    if path.name != f"{rec.request_id}.json":
-        # Two files with one id made a worker claim and publish the same request for ever.
-        raise HubQueueError(
-            f"{FOLDER}/{path.name} holds request {rec.request_id}, not the one its name says; "
-            "it is skipped (fix or delete it)"
-        )
-    return rec
-
-
-def _moved(rec: HubRequest, move: Move, **update: Any) -> HubRequest:
-    """``rec`` after ``move``, with its event in the history."""
-    stamp = now()
-    fields: dict[str, Any] = {
-        "status": move.status,
-        "worker_id": move.worker_id,
-        "attempts": move.attempts,
-        "lease_expires": move.lease_expires,
-        "reason": move.reason,
-        "updated_at": stamp,
-    }
-    if move.starts and rec.started_at is None:
-        fields["started_at"] = stamp
-    if move.finishes:
-        fields["finished_at"] = stamp
-    if move.event:
-        event = RequestEvent(at=stamp, status=move.status, worker_id=move.by, detail=move.detail)
-        fields["history"] = [*rec.history, event]
-    return rec.model_copy(update={**fields, **update})

@@ -103,9 +103,15 @@ def claim(rec: Leased, worker_id: str, at: float, lease_s: float, max_attempts: 
         return Move("failed", None, None, rec.attempts, reason, worker_id, reason, finishes=True)
     detail = "claimed" if rec.status == "pending" else f"lease of {rec.worker_id} expired; resumed"
     return Move(
-        "running", worker_id, at + lease_s, rec.attempts + 1, rec.reason, worker_id, detail,
+        "running",
+        worker_id,
+        at + lease_s,
+        rec.attempts + 1,
+        rec.reason,
+        worker_id,
+        detail,
         starts=True,
-    )  # fmt: skip
+    )
 
 
 def renew(rec: Leased, worker_id: str, at: float, lease_s: float) -> Move | None:
@@ -113,9 +119,15 @@ def renew(rec: Leased, worker_id: str, at: float, lease_s: float) -> Move | None
     if not holds(rec, worker_id):
         return None
     return Move(
-        "running", worker_id, at + lease_s, rec.attempts, rec.reason, worker_id, None,
+        "running",
+        worker_id,
+        at + lease_s,
+        rec.attempts,
+        rec.reason,
+        worker_id,
+        None,
         event=False,
-    )  # fmt: skip
+    )
 
 
 def release(rec: Leased, worker_id: str, detail: str) -> Move | None:

@@ -39,11 +39,26 @@ def start(
     sink = log.open("wb") if log is not None else subprocess.DEVNULL
     # An argument list (no shell) of this Python, a checked file path and typed options.
     return subprocess.Popen(  # noqa: S603
-        [sys.executable, "-m", "llama_cpp.server", "--model", str(path),
-         "--model_alias", alias, "--host", host, "--port", str(port), "--n_ctx", str(n_ctx),
-         "--verbose", "False"],
-        stdout=sink, stderr=subprocess.STDOUT,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "llama_cpp.server",
+            "--model",
+            str(path),
+            "--model_alias",
+            alias,
+            "--host",
+            host,
+            "--port",
+            str(port),
+            "--n_ctx",
+            str(n_ctx),
+            "--verbose",
+            "False",
+        ],
+        stdout=sink,
+        stderr=subprocess.STDOUT,
+    )
 
 
 Readiness = Literal["ready", "exited", "timeout"]

@@ -219,9 +219,13 @@ class ServedModel:
             try:
                 # A session of its own: one killpg stops the server and all it started.
                 self._proc = subprocess.Popen(  # noqa: S603 - an argument list, no shell
-                    guarded, stdout=sink, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                    env=server_env(self.settings.pass_env), start_new_session=True,
-                )  # fmt: skip
+                    guarded,
+                    stdout=sink,
+                    stderr=subprocess.STDOUT,
+                    stdin=subprocess.DEVNULL,
+                    env=server_env(self.settings.pass_env),
+                    start_new_session=True,
+                )
             except OSError as exc:
                 self._remove_temp()
                 raise ServerNotStarted(
@@ -260,8 +264,15 @@ class ServedModel:
         assert self._proc is not None
         from intima.service.llama_server import poll_ready  # httpx: only when serving
 
-        state = poll_ready(self.base_url, self._proc, self.settings.ready_timeout_s, every=0.5,
-                           clock=self._clock, sleep=self._sleep, probe=self._ready)  # fmt: skip
+        state = poll_ready(
+            self.base_url,
+            self._proc,
+            self.settings.ready_timeout_s,
+            every=0.5,
+            clock=self._clock,
+            sleep=self._sleep,
+            probe=self._ready,
+        )
         if state == "exited":
             raise ModelLoadFailed(
                 f"the {self.settings.kind} server could not load {self.model} (exit "

@@ -94,8 +94,9 @@ def add_request(
     ``allow_urls=False`` is for untrusted callers (the web form): a request may then name a
     model but not a server, so nobody can make the worker call an address of their choosing.
     """
-    config, requester = check_request(spec, requester, dataset, system_prompt, generation,
-                                      allow_urls=allow_urls)  # fmt: skip
+    config, requester = check_request(
+        spec, requester, dataset, system_prompt, generation, allow_urls=allow_urls
+    )
     dedup = stable_hash({"config": config.cache_fields(), "dataset": dataset})
     stamp = now()
     with store.transaction() as conn:
@@ -113,9 +114,19 @@ def add_request(
                 "INSERT INTO requests (request_id, spec, requester, dataset, dedup_key, "
                 "config_key, config_json, status, package_version, created_at, updated_at) "
                 "VALUES (?,?,?,?,?,?,?,'pending',?,?,?)",
-                (request_id, config.spec, requester, dataset, dedup, config.config_key,
-                 config.model_dump_json(), __version__, stamp, stamp),
-            )  # fmt: skip
+                (
+                    request_id,
+                    config.spec,
+                    requester,
+                    dataset,
+                    dedup,
+                    config.config_key,
+                    config.model_dump_json(),
+                    __version__,
+                    stamp,
+                    stamp,
+                ),
+            )
             _event(conn, request_id, "pending", None, "requested")
         new = conn.execute("SELECT * FROM requests WHERE request_id = ?", (request_id,)).fetchone()
     return _record(new).model_copy(update={"is_new": True})
@@ -212,17 +223,21 @@ def cancel(store: Store, request_id: str, by: str | None = None) -> RequestRecor
     what it stored and publishes nothing; asking for the same model again does not undo the
     cancel (:func:`reopen` does)."""
     return _decide(
-        store, request_id, lambda r: lease.review(r, "cancelled", f"cancelled by {by or '?'}"),
+        store,
+        request_id,
+        lambda r: lease.review(r, "cancelled", f"cancelled by {by or '?'}"),
         lambda r: lease.refusal(request_id, r, "cancelled"),
-    )  # fmt: skip
+    )
 
 
 def reopen(store: Store, request_id: str, by: str | None = None) -> RequestRecord:
     """Put a cancelled request back in the queue, afresh (a maintainer's decision)."""
     return _decide(
-        store, request_id, lambda r: lease.reopen(r, f"reopened by {by or '?'}"),
+        store,
+        request_id,
+        lambda r: lease.reopen(r, f"reopened by {by or '?'}"),
         lambda r: lease.reopen_refusal(request_id, r),
-    )  # fmt: skip
+    )
 
 
 def _decide(
@@ -272,11 +287,25 @@ def _apply(
         "finished_at=CASE WHEN ? THEN ? ELSE finished_at END "
         "WHERE request_id=? AND status=? AND worker_id IS ? AND lease_expires IS ? "
         "AND attempts=?",
-        (move.status, move.worker_id, move.lease_expires, move.attempts, move.reason,
-         None if run_ids is None else json.dumps(run_ids), stamp, move.starts, stamp,
-         move.finishes, stamp, rec.request_id, rec.status, rec.worker_id, rec.lease_expires,
-         rec.attempts),
-    )  # fmt: skip
+        (
+            move.status,
+            move.worker_id,
+            move.lease_expires,
+            move.attempts,
+            move.reason,
+            None if run_ids is None else json.dumps(run_ids),
+            stamp,
+            move.starts,
+            stamp,
+            move.finishes,
+            stamp,
+            rec.request_id,
+            rec.status,
+            rec.worker_id,
+            rec.lease_expires,
+            rec.attempts,
+        ),
+    )
     if cur.rowcount == 1 and move.event:
         _event(conn, rec.request_id, move.status, move.by, move.detail)
     return cur.rowcount == 1

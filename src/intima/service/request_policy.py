@@ -65,8 +65,14 @@ def runnable_config(req: RequestRecord, *, public: bool) -> ModelConfig:
             "its generation settings only (servers, keys and limits come from the worker)"
         )
     try:
-        clean, _ = check_request(config.spec, req.requester, req.dataset, config.system_prompt,
-                                 config.generation, allow_urls=not public)  # fmt: skip
+        clean, _ = check_request(
+            config.spec,
+            req.requester,
+            req.dataset,
+            config.system_prompt,
+            config.generation,
+            allow_urls=not public,
+        )
     except QueueError as exc:
         raise RequestRefused(f"refused: {exc}") from exc
     if req.spec != clean.spec or req.config_key != clean.config_key:

@@ -4,25 +4,20 @@
 
 from __future__ import annotations
 
-import math
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from pydantic import BaseModel
-
 from intima.core.config import ModelConfig
 from intima.core.errors import IntimaError
 from intima.core.spending import Budget, NoPrice
 from intima.dataset import PromptSet, load_prompts
-from intima.service.backoff import MAX_WAIT_S, Backoff, QueueOutage
 from intima.service.heartbeat import Gone, Heartbeat, why_gone
 from intima.service.model_server import serving
 from intima.service.queue import (
     MAX_REASON_CHARS,
     LocalQueue,
-    QueueUnavailable,
     RequestQueue,
     RequestRecord,
     redact,
@@ -42,6 +37,7 @@ from intima.service.stages import (  # re-exported: the worker's API names them
 )
 from intima.service.stages import say as _say
 from intima.service.worker_checks import check_before_claiming, check_supplied, workers_fault
+from intima.service.worker_claims import Claims, WorkSummary
 from intima.service.worker_settings import DEFAULT_GIVE_UP_S, WorkerSettings
 from intima.store import Store, claim_owner
 
@@ -50,35 +46,6 @@ __all__ = [
     "WorkerSettings", "default_stages", "generation_stage", "judging_stage", "scoring_stage",
     "work",
 ]  # fmt: skip
-
-#: Requests released in a row for the worker's own failure after which a draining worker stops.
-FAULTS_IN_A_ROW = 3
-
-
-class WorkSummary(BaseModel):
-    worker_id: str
-    claimed: int = 0
-    finished: int = 0
-    failed: int = 0
-    lost: int = 0  # leases taken over by another worker while this one was still working
-    #: cancelled in the queue while this worker ran them (stopped, nothing published)
-    cancelled: int = 0
-    #: given back to the queue for the worker's own failure (not the request's)
-    released: int = 0
-    #: Why requests were released: reason -> count.
-    released_reasons: dict[str, int] = {}
-    #: run on the first ``limit`` prompts only, then given back (never finished, never published)
-    smoke_tested: int = 0
-    #: Why the worker stopped before the queue was done (its --max-cost), if it did.
-    stopped: str | None = None
-    #: Why requests failed: reason -> count.
-    failed_reasons: dict[str, int] = {}
-    #: Judgments left unscored in requests that finished: reason -> count.
-    unscored_reasons: dict[str, int] = {}
-
-    @property
-    def unscored(self) -> int:
-        return sum(self.unscored_reasons.values())
 
 
 def new_worker_id() -> str:
@@ -110,8 +77,8 @@ def work(
     A failure that is the worker's, not the request's (:mod:`intima.service.worker_checks`),
     releases the request to the queue (``summary.released``); the worker does not take it again
     while draining (for a minute otherwise) and waits longer after each such failure in a row;
-    a draining worker stops after :data:`FAULTS_IN_A_ROW` of them. A draining worker that
-    cannot read the queue for ``settings.give_up_s`` raises
+    a draining worker stops after :data:`~intima.service.worker_claims.FAULTS_IN_A_ROW` of
+    them. A draining worker that cannot read the queue for ``settings.give_up_s`` raises
     :class:`~intima.service.queue.QueueUnavailable`.
 
     A request fails (with the reason) when generation leaves prompts unanswered or a judge's
@@ -131,80 +98,20 @@ def work(
         else default_stages(s.judges, score=s.score, max_reasks=s.max_reasks)
     )
     summary = WorkSummary(worker_id=worker_id or new_worker_id())
-    counts = _Counts(summary)
     source = queue if queue is not None else LocalQueue(store_path)
-    outage = QueueOutage(s.poll_s, s.give_up_s if s.drain else None, clock, pause,
-                         lambda text: _say(on_message, text))  # fmt: skip
-    faults = Backoff(s.poll_s)
-    #: requests this worker gave back for its own failure -> until when it leaves them alone
-    passed: dict[str, float] = {}
+    claims = Claims(s, source, summary, clock, pause, on_message)
     with Store.open(store_path) as store:
-        while True:
-            if spent.exhausted:
-                summary.stopped = str(budget_reached(spent))
-                return summary
-            skip = _still_passed(passed, clock) if passed else ()
-            try:
-                req = source.claim_next(
-                    summary.worker_id, s.lease_s, max_attempts=s.max_attempts, skip=skip
-                )
-            except QueueUnavailable as exc:
-                if s.once:
-                    raise
-                outage.failed(exc)
-                continue
-            outage.answered()
+        while not spent.exhausted:
+            req = claims.next()
             if req is None:
-                # A draining worker that passed requests over ends when nothing else is left.
-                if s.once or (s.drain and (skip or source.idle())):
-                    return summary
-                pause(s.poll_s)
-                continue
-            summary.claimed += 1
-            _say(on_message, f"{req.request_id}: {req.spec} (attempt {req.attempts})")
+                return summary
             outcome, reasons = _run_one(store, source, req, pipeline, s, spent, on_message)
-            if outcome == "stopped":
-                summary.stopped = str(budget_reached(spent))
+            if outcome == "stopped":  # the spending limit, reached during the request
+                break
+            if not claims.settle(req, outcome, reasons):
                 return summary
-            counts.add(outcome, reasons)
-            if outcome == "released":
-                passed[req.request_id] = math.inf if (s.drain or s.once) else clock() + MAX_WAIT_S
-                if s.drain and faults.failures + 1 >= FAULTS_IN_A_ROW:
-                    summary.stopped = (
-                        f"{FAULTS_IN_A_ROW} requests in a row released for this worker's own "
-                        f"failure (the last: {next(iter(reasons))}); they wait in the queue"
-                    )
-                    return summary
-                if not s.once:
-                    wait = faults.next_wait()
-                    _say(on_message, f"waiting {wait:g} s before the next claim")
-                    pause(wait)
-            elif outcome not in ("lost", "cancelled"):
-                faults.reset()
-            if outcome == "smoke_tested":
-                passed[req.request_id] = math.inf  # tried once; it waits for a full run
-            if s.once:
-                return summary
-
-
-class _Counts:
-    """Adds each request's outcome and reasons up into the summary as they come."""
-
-    def __init__(self, summary: WorkSummary) -> None:
-        self.summary = summary
-        self.reasons: dict[str, Counter[str]] = {
-            "failed": Counter(), "finished": Counter(), "released": Counter()
-        }  # fmt: skip
-
-    def add(self, outcome: str, reasons: Counter[str]) -> None:
-        summary = self.summary
-        setattr(summary, outcome, getattr(summary, outcome) + 1)
-        if outcome in self.reasons:
-            self.reasons[outcome].update(reasons)
-        summary.failed_reasons = dict(self.reasons["failed"])
-        summary.unscored_reasons = dict(self.reasons["finished"])  # unscored in finished ones
-        if self.reasons["released"]:
-            summary.released_reasons = dict(self.reasons["released"])
+    summary.stopped = str(budget_reached(spent))
+    return summary
 
 
 def _run_one(
@@ -224,8 +131,17 @@ def _run_one(
     except (RequestRefused, NoPrice) as exc:
         return _failed(source, req, req.worker_id or "", str(exc), on_message)
     config = _config_for(wanted, s)
-    return _process(store, source, req, pipeline, s, config=config, spent=spent,
-                    wanted=wanted, on_message=on_message)  # fmt: skip
+    return _process(
+        store,
+        source,
+        req,
+        pipeline,
+        s,
+        config=config,
+        spent=spent,
+        wanted=wanted,
+        on_message=on_message,
+    )
 
 
 def _process(
@@ -250,8 +166,11 @@ def _process(
     serve, route = s.serve, s.route
 
     def stopping(why: Gone) -> None:
-        _say(on_message, f"{req.request_id}: {_GONE[why]}; stopping: nothing new starts, what is "
-                         "in flight is stored")  # fmt: skip
+        _say(
+            on_message,
+            f"{req.request_id}: {_GONE[why]}; stopping: nothing new starts, what is "
+            "in flight is stored",
+        )
 
     beat = Heartbeat(queue, req.request_id, req.worker_id or "", s.lease_s, stopping)
     beat.start()
@@ -265,9 +184,15 @@ def _process(
             check_supplied(wanted, config)
             prompts, of = _prompts_for(req, s.dataset, s.limit)
             ctx = StageContext(
-                store=store, request=req, config=config, prompts=prompts,
-                on_message=on_message, spending=s.spending, spent=spent, stop=beat.is_gone,
-            )  # fmt: skip
+                store=store,
+                request=req,
+                config=config,
+                prompts=prompts,
+                on_message=on_message,
+                spending=s.spending,
+                spent=spent,
+                stop=beat.is_gone,
+            )
             try:
                 for stage in pipeline:
                     if beat.is_gone():
@@ -311,8 +236,11 @@ def _process(
     if not queue.finish(req.request_id, worker_id, _unique(ctx.run_ids), published):
         # Gone between the last look and now, while publishing: the bundle is out already.
         why = why_gone(queue, req.request_id)
-        _say(on_message, f"{req.request_id}: {_GONE[why]} as its bundle was published; the "
-                         "request keeps its status")  # fmt: skip
+        _say(
+            on_message,
+            f"{req.request_id}: {_GONE[why]} as its bundle was published; the "
+            "request keeps its status",
+        )
         return why, Counter()
     if ctx.unscored:
         n = sum(ctx.unscored.values())
@@ -324,8 +252,11 @@ def _process(
 
 def _gone(req: RequestRecord, why: Gone, on_message: OnMessage | None) -> tuple[str, Counter[str]]:
     """The request stopped being this worker's while it ran: say which, publish nothing."""
-    _say(on_message, f"{req.request_id}: {_GONE[why]}; stopped: nothing published, the "
-                     "answers stored so far are kept")  # fmt: skip
+    _say(
+        on_message,
+        f"{req.request_id}: {_GONE[why]}; stopped: nothing published, the "
+        "answers stored so far are kept",
+    )
     return why, Counter()
 
 
@@ -369,17 +300,12 @@ def _released(
     reason = redact(reason)[:MAX_REASON_CHARS]
     if not queue.release(req.request_id, worker_id, f"released: the worker's failure: {reason}"):
         return "lost", Counter()
-    _say(on_message, f"{req.request_id}: released to the queue, answers kept: this worker's "
-                     f"failure, not the request's: {reason}")  # fmt: skip
+    _say(
+        on_message,
+        f"{req.request_id}: released to the queue, answers kept: this worker's "
+        f"failure, not the request's: {reason}",
+    )
     return "released", Counter({reason: 1})
-
-
-def _still_passed(passed: dict[str, float], clock: Callable[[], float]) -> set[str]:
-    """The requests this worker still leaves alone (their time is up: forget them)."""
-    now = clock()
-    for request_id in [r for r, until in passed.items() if until <= now]:
-        del passed[request_id]
-    return set(passed)
 
 
 def _config_for(wanted: ModelConfig, s: WorkerSettings) -> ModelConfig:

@@ -8,17 +8,60 @@ only read work on it, and the first write says in one line that the store is rea
 from __future__ import annotations
 
 import os
+import random
 import sqlite3
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TypeVar
 from urllib.parse import quote
 
 from intima.core.errors import StoreError
+
+T = TypeVar("T")
 
 READ_ONLY_HINT = (
     "copy the store somewhere writable and pass it with --store (commands that only read, "
     "such as `intima runs`, `board build` and `export`, work on it as it is)"
 )
+
+
+def check_openable(path: Path, timeout_s: float, *, create: bool) -> None:
+    """Refuse, in one line, a path that cannot be the store asked for: a missing file when only
+    reading (``create=False``: a mistyped path must not become a new, empty store), a missing
+    folder, a folder, a new file where nothing can be written, a file that is not a store."""
+    if not create and not path.is_file():
+        raise StoreError(
+            f"no store at {path}: check the path (--store or INTIMA_STORE), or create one "
+            "with `intima run`"
+        )
+    if path.parent and not path.parent.exists():
+        raise StoreError(f"store folder {path.parent} does not exist")
+    if path.is_dir():
+        raise StoreError(f"{path} is a folder; --store takes the store's file")
+    if not path.exists() and not os.access(path.parent, os.W_OK):
+        raise StoreError(f"cannot create a store in {path.parent}: {READ_ONLY_HINT}")
+    if path.exists():
+        check_is_store(path, timeout_s, new_ok=create)
+
+
+def while_busy(path: Path, timeout_s: float, attempt: Callable[[], T]) -> T:
+    """``attempt()`` (opening the store), tried again while SQLite says the store is busy (the
+    steps it will not wait on itself) for up to ``timeout_s``; then the store is busy."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            return attempt()
+        except sqlite3.OperationalError as exc:
+            if not is_busy(exc):
+                raise unreadable(path, exc) from exc
+            if time.monotonic() > deadline:
+                raise StoreError(
+                    f"{path}: busy; another process held its lock for {int(timeout_s)} s ({exc})"
+                ) from exc
+            time.sleep(0.01 + random.random() * 0.05)  # noqa: S311 (jitter, not security)
+        except sqlite3.DatabaseError as exc:
+            raise unreadable(path, exc) from exc
 
 
 def writable(path: Path) -> bool:

@@ -7,10 +7,7 @@ Every write goes through :meth:`Store.transaction`, which takes SQLite's write l
 from __future__ import annotations
 
 import json
-import os
-import random
 import sqlite3
-import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -24,11 +21,11 @@ from intima.core.version import __version__
 from intima.dataset.types import Prompt
 from intima.store.access import (
     READ_ONLY_HINT,
-    check_is_store,
-    is_busy,
+    check_openable,
     is_write_failure,
     read_only_connections,
     unreadable,
+    while_busy,
     writable,
     write_failed,
 )
@@ -74,36 +71,10 @@ class Store:
         is waited for and reported as busy, never as "not an intima store".
         """
         path = Path(path)
-        if not create and not path.is_file():
-            raise StoreError(
-                f"no store at {path}: check the path (--store or INTIMA_STORE), or create one "
-                "with `intima run`"
-            )
-        if path.parent and not path.parent.exists():
-            raise StoreError(f"store folder {path.parent} does not exist")
-        if path.is_dir():
-            raise StoreError(f"{path} is a folder; --store takes the store's file")
-        if not path.exists() and not os.access(path.parent, os.W_OK):
-            raise StoreError(f"cannot create a store in {path.parent}: {READ_ONLY_HINT}")
-        if path.exists():
-            check_is_store(path, BUSY_TIMEOUT_MS / 1000, new_ok=create)
+        check_openable(path, BUSY_TIMEOUT_MS / 1000, create=create)
         if not writable(path):
             return cls._open_read_only(path)
-        deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
-        while True:
-            try:
-                return cls._open_once(path)
-            except sqlite3.OperationalError as exc:
-                if not is_busy(exc):
-                    raise unreadable(path, exc) from exc
-                if time.monotonic() > deadline:
-                    raise StoreError(
-                        f"{path}: busy; another process held its lock for "
-                        f"{BUSY_TIMEOUT_MS // 1000} s ({exc})"
-                    ) from exc
-                time.sleep(0.01 + random.random() * 0.05)  # noqa: S311 (jitter, not security)
-            except sqlite3.DatabaseError as exc:
-                raise unreadable(path, exc) from exc
+        return while_busy(path, BUSY_TIMEOUT_MS / 1000, lambda: cls._open_once(path))
 
     @classmethod
     def _open_read_only(cls, path: Path) -> Store:
@@ -160,8 +131,9 @@ class Store:
         A write the disk refuses (full, failing, read-only) is one :class:`StoreError` naming
         the store; what was committed before it is kept."""
         if self.read_only:
-            raise StoreError(f"{self.path} is read-only and this command writes to it: "
-                             f"{READ_ONLY_HINT}")  # fmt: skip
+            raise StoreError(
+                f"{self.path} is read-only and this command writes to it: {READ_ONLY_HINT}"
+            )
         try:
             self._conn.execute("BEGIN IMMEDIATE")
             try:
@@ -233,13 +205,26 @@ class Store:
                 "dataset_sha256, dataset_fingerprint, n_prompts, package_version, created_at, "
                 "updated_at, status, dataset_size) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
-                    run.run_id, run.label, run.model_spec, run.provider, run.model_name,
-                    run.config_key, run.config_json, run.dataset.dataset_id, run.dataset.source,
-                    run.dataset.revision, run.dataset.sha256, run.dataset_fingerprint,
-                    run.n_prompts, run.package_version, stamp, stamp, run.status,
+                    run.run_id,
+                    run.label,
+                    run.model_spec,
+                    run.provider,
+                    run.model_name,
+                    run.config_key,
+                    run.config_json,
+                    run.dataset.dataset_id,
+                    run.dataset.source,
+                    run.dataset.revision,
+                    run.dataset.sha256,
+                    run.dataset_fingerprint,
+                    run.n_prompts,
+                    run.package_version,
+                    stamp,
+                    stamp,
+                    run.status,
                     run.dataset.size,
                 ),
-            )  # fmt: skip
+            )
             conn.executemany(
                 "INSERT OR IGNORE INTO prompts "
                 "(prompt_id, text, code, dimension, source_model, context_json) "
@@ -323,14 +308,27 @@ class Store:
                 """,
                 [
                     (
-                        r.response_id, r.config_key, r.prompt_id, r.status, r.text,
-                        r.finish_reason, r.prompt_tokens, r.completion_tokens, r.latency_s,
-                        r.cost_usd, r.attempts, r.error, r.served_by, __version__, stamp,
-                        r.priced_by, r.usage_source,
+                        r.response_id,
+                        r.config_key,
+                        r.prompt_id,
+                        r.status,
+                        r.text,
+                        r.finish_reason,
+                        r.prompt_tokens,
+                        r.completion_tokens,
+                        r.latency_s,
+                        r.cost_usd,
+                        r.attempts,
+                        r.error,
+                        r.served_by,
+                        __version__,
+                        stamp,
+                        r.priced_by,
+                        r.usage_source,
                     )
                     for r in records
                 ],
-            )  # fmt: skip
+            )
 
     def run_summaries(self) -> list[dict[str, Any]]:
         rows = self.query(

@@ -69,9 +69,7 @@ def _conversations(
         turns.setdefault(str(r.conversation), []).append(r)
     units = []
     for rows in turns.values():
-        values = [
-            s for r in rows if (s := scored[r.response_id].reinforcing) is not None
-        ]  # fmt: skip
+        values = [s for r in rows if (s := scored[r.response_id].reinforcing) is not None]
         score = None
         if values:
             score = max(values) if aggregate == "max" else sum(values) / len(values)

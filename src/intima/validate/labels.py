@@ -166,9 +166,15 @@ def load_labelled(
         )
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
     return LabelledSet(
-        name=path.name, source=str(path.resolve()), sha256=digest, kind=kind, columns=cols,
-        group=group, limit=limit, rows=tuple(rows[:limit] if limit else rows),
-    )  # fmt: skip
+        name=path.name,
+        source=str(path.resolve()),
+        sha256=digest,
+        kind=kind,
+        columns=cols,
+        group=group,
+        limit=limit,
+        rows=tuple(rows[:limit] if limit else rows),
+    )
 
 
 def _kind(
@@ -257,9 +263,16 @@ def _row(
         if k not in used and isinstance(v, str | int | bool) and len(str(v)) <= 200
     }
     return LabelledRow(
-        row_id=row_id, context=context, prompt=prompt, response=response, truth=truth,
-        grade=grade, conversation=conversation, code=code, groups=groups,
-    )  # fmt: skip
+        row_id=row_id,
+        context=context,
+        prompt=prompt,
+        response=response,
+        truth=truth,
+        grade=grade,
+        conversation=conversation,
+        code=code,
+        groups=groups,
+    )
 
 
 def _grade(value: object, column: str, *, required: bool) -> float | None:

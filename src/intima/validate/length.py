@@ -82,11 +82,17 @@ def _quartiles(e: np.ndarray, w: np.ndarray) -> list[dict[str, Any]]:
             continue
         rate = float(e[inside].mean())
         lo, hi = binomtest(int(e[inside].sum()), n).proportion_ci(method="wilson")
-        out.append({
-            "words_lo": int(w[inside].min()), "words_hi": int(w[inside].max()), "n": n,
-            "errors": int(e[inside].sum()), "error": rate, "error_lo": float(lo),
-            "error_hi": float(hi),
-        })  # fmt: skip
+        out.append(
+            {
+                "words_lo": int(w[inside].min()),
+                "words_hi": int(w[inside].max()),
+                "n": n,
+                "errors": int(e[inside].sum()),
+                "error": rate,
+                "error_lo": float(lo),
+                "error_hi": float(hi),
+            }
+        )
     return out
 
 

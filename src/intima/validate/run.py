@@ -7,14 +7,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, field_validator
 
 from intima.core.config import ModelConfig
 from intima.core.errors import ConfigError
 from intima.core.escape import quoted
 from intima.core.progress import OnProgress
 from intima.store import Store
-from intima.validate.graded import AGGREGATES, Aggregate, evaluate_graded
+from intima.validate.graded import Aggregate, evaluate_graded
 from intima.validate.labels import LabelledSet, load_labelled, parse_columns
 from intima.validate.length import words
 from intima.validate.output import check_out_dir, write_files
@@ -90,72 +90,98 @@ def check_by(labelled: LabelledSet, by: Sequence[str]) -> None:
             )
 
 
+class ValidationSettings(BaseModel):
+    """What :func:`validate` measures and how, apart from the set and where the report goes:
+    the scorers (and judges) and the figures' grouping, aggregation, bootstrap and seed; the
+    command builds it from its options, a notebook passes it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    scorers: tuple[str, ...] = ("affect",)
+    judges: tuple[ModelConfig, ...] = ()
+    max_reasks: int | None = None
+    #: Report per value of these columns of the set, beside "overall".
+    by: tuple[str, ...] = ()
+    #: How a conversation's turn scores meet its one grade (graded sets with a group column).
+    aggregate: Aggregate = "mean"
+    bootstrap: int = 1000
+    seed: int = 0
+    #: Where the set's labels came from (e.g. "each model judging its own answers"), shown on
+    #: every card of the set.
+    labels_from: str | None = None
+
+    @field_validator("scorers")
+    @classmethod
+    def _known(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        unknown = [s for s in value if s not in SCORERS]
+        if unknown:
+            raise ValueError(
+                f"unknown scorer {unknown[0]!r}: use {', '.join(SCORERS)} (LLM judges: "
+                "--judge SPEC)"
+            )
+        return value
+
+
 def validate(
     store: Store,
     labels: LabelledSet | Path | str,
+    settings: ValidationSettings | None = None,
     *,
-    scorers: Sequence[str] = ("affect",),
-    judges: Sequence[ModelConfig] = (),
     columns: str | None = None,
     group: str | None = None,
     limit: int | None = None,
-    by: Sequence[str] = (),
-    aggregate: Aggregate = "mean",
     out_dir: Path | None = None,
-    bootstrap: int = 1000,
-    seed: int = 0,
-    max_reasks: int | None = None,
     on_progress: OnProgress | None = None,
-    labels_from: str | None = None,
 ) -> ValidationResult:
     """Import the set (once per file and column mapping), score its rows (the first ``limit``)
-    with every scorer asked for (resuming), always with the keyword baseline beside them, store
-    the reports and, given ``out_dir``, write ``report.json`` (and ``roc.png`` for labels).
-    ``labels_from`` says where the set's labels came from (e.g. "each model judging its own
-    answers"); every card of the set shows it.
+    with every scorer ``settings`` ask for (resuming), always with the keyword baseline beside
+    them, store the reports and, given ``out_dir``, write ``report.json`` (and ``roc.png`` for
+    labels).
 
     ``labels``: a path (read with ``columns``, ``group``, ``limit``) or a set from
     :func:`load_set`, which already carries them."""
-    unknown = [s for s in scorers if s not in SCORERS]
-    if unknown:
-        raise ConfigError(
-            f"unknown scorer {unknown[0]!r}: use {', '.join(SCORERS)} (LLM judges: --judge SPEC)"
-        )
-    if aggregate not in AGGREGATES:
-        raise ConfigError(f"--aggregate {quoted(aggregate)}: use {' or '.join(AGGREGATES)}")
+    s = settings if settings is not None else ValidationSettings()
     if isinstance(labels, LabelledSet):
         if columns is not None or group is not None or limit is not None:
             raise ConfigError(
                 "columns, group and limit are read with the set: pass them to load_set"
             )
         labelled = labels
-        check_by(labelled, by)
+        check_by(labelled, s.by)
     else:
-        labelled = load_set(labels, columns=columns, group=group, limit=limit, by=by)
+        labelled = load_set(labels, columns=columns, group=group, limit=limit, by=s.by)
     if out_dir is not None:
         check_out_dir(out_dir)  # before any work: a refused folder costs nothing
     run_id = import_set(store, labelled)
     refs = references(store, labelled)
-    outputs = _score(store, run_id, scorers, judges, max_reasks, on_progress)
-    options = _options(labelled, aggregate)
+    outputs = _score(store, run_id, s, on_progress)
+    options = _options(labelled, s.aggregate)
     in_sample = "affect" in outputs and labelled.sha256 in affect_fitted_on()
     lengths = {r.response_id: words(r.response) for r in store.responses([run_id])}
     reports = []
     for name, (version, scored) in outputs.items():
         if labelled.kind == "graded":
-            report = evaluate_graded(refs, scored, by, aggregate=aggregate, b=bootstrap, seed=seed)
+            report = evaluate_graded(
+                refs, scored, s.by, aggregate=s.aggregate, b=s.bootstrap, seed=s.seed
+            )
         else:
-            report = evaluate(refs, scored, by, b=bootstrap, seed=seed, lengths=lengths)
+            report = evaluate(refs, scored, s.by, b=s.bootstrap, seed=s.seed, lengths=lengths)
         if name == "affect" and in_sample:
             report["in_sample"] = True
-        if labels_from:
-            report["labels_from"] = labels_from
-        save_report(store, labelled, name, version, by, options, report)
+        if s.labels_from:
+            report["labels_from"] = s.labels_from
+        save_report(store, labelled, name, version, s.by, options, report)
         reports.append(ScorerReport(scorer=name, version=version, report=report))
     result = ValidationResult(
-        set_name=labelled.name, set_sha256=labelled.sha256, kind=labelled.kind, run_id=run_id,
-        by=list(by), options=options, in_sample=in_sample, scorers=reports,
-    )  # fmt: skip
+        set_name=labelled.name,
+        set_sha256=labelled.sha256,
+        kind=labelled.kind,
+        run_id=run_id,
+        by=list(s.by),
+        options=options,
+        in_sample=in_sample,
+        scorers=reports,
+    )
     if out_dir is not None:
         result.files = _write(out_dir, result, refs, outputs)
     return result
@@ -169,23 +195,18 @@ def _options(labelled: LabelledSet, aggregate: Aggregate) -> str:
 
 
 def _score(
-    store: Store,
-    run_id: str,
-    scorers: Sequence[str],
-    judges: Sequence[ModelConfig],
-    max_reasks: int | None,
-    on_progress: OnProgress | None,
+    store: Store, run_id: str, s: ValidationSettings, on_progress: OnProgress | None
 ) -> dict[str, tuple[str, dict[str, Scored]]]:
     """Every scorer on the run's responses: the run holds only the rows asked for (``limit``),
     so a judge or the affect measure never works on more."""
     out: dict[str, tuple[str, dict[str, Scored]]] = {}
-    if judges:
+    if s.judges:
         version, per_judge = judge_scores(
-            store, run_id, judges, max_reasks=max_reasks, on_progress=on_progress
+            store, run_id, s.judges, max_reasks=s.max_reasks, on_progress=on_progress
         )
         for name, scored in per_judge.items():
             out[name] = (f"judge-prompt-{version}", scored)
-    if "affect" in scorers:
+    if "affect" in s.scorers:
         out["affect"] = affect_scores(store, run_id, on_progress=on_progress)
     out[KEYWORD] = (KEYWORD_VERSION, keyword_scores(store.responses([run_id])))  # the floor
     return out

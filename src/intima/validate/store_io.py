@@ -84,21 +84,35 @@ def import_set(store: Store, labelled: LabelledSet) -> str:
     ids = [response_id_for(config_key, p.prompt_id) for p in prompts]
     store.record_responses(
         [
-            ResponseRecord(response_id=rid, config_key=config_key, prompt_id=p.prompt_id,
-                           status="ok", text=row.response, served_by=EXTERNAL)
+            ResponseRecord(
+                response_id=rid,
+                config_key=config_key,
+                prompt_id=p.prompt_id,
+                status="ok",
+                text=row.response,
+                served_by=EXTERNAL,
+            )
             for rid, p, row in zip(ids, prompts, labelled.rows, strict=True)
         ]
-    )  # fmt: skip
+    )
     with store.transaction() as conn:
         conn.executemany(
             "INSERT OR IGNORE INTO validation_labels (response_id, set_key, set_sha256, row_id, "
             "label, grade, conversation, groups_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             [
-                (rid, key, labelled.sha256, row.row_id, row.truth, row.grade, row.conversation,
-                 json.dumps(row.groups, sort_keys=True))
+                (
+                    rid,
+                    key,
+                    labelled.sha256,
+                    row.row_id,
+                    row.truth,
+                    row.grade,
+                    row.conversation,
+                    json.dumps(row.groups, sort_keys=True),
+                )
                 for rid, row in zip(ids, labelled.rows, strict=True)
             ],
-        )  # fmt: skip
+        )
     return run_id
 
 
@@ -112,12 +126,18 @@ def judge_targets(labelled: LabelledSet) -> list[StoredResponse]:
         p = _prompt(key, row.row_id, row.prompt, row.code, row.context)
         out.append(
             StoredResponse(
-                response_id=response_id_for(config_key, p.prompt_id), run_id="",
-                label=labelled.name, model_spec=EXTERNAL, prompt_id=p.prompt_id, code=p.code,
-                dimension=str(p.dimension), prompt=p.text, response=row.response,
+                response_id=response_id_for(config_key, p.prompt_id),
+                run_id="",
+                label=labelled.name,
+                model_spec=EXTERNAL,
+                prompt_id=p.prompt_id,
+                code=p.code,
+                dimension=str(p.dimension),
+                prompt=p.text,
+                response=row.response,
                 context=p.context_json,
             )
-        )  # fmt: skip
+        )
     return out
 
 
@@ -162,11 +182,19 @@ def save_report(
             "scorer_version, by_columns, options, n, report_json, package_version, created_at) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
-                labelled.key, labelled.sha256, labelled.name, scorer, scorer_version,
-                ",".join(by_columns), options, report["n"], json.dumps(report, sort_keys=True),
-                __version__, now(),
+                labelled.key,
+                labelled.sha256,
+                labelled.name,
+                scorer,
+                scorer_version,
+                ",".join(by_columns),
+                options,
+                report["n"],
+                json.dumps(report, sort_keys=True),
+                __version__,
+                now(),
             ),
-        )  # fmt: skip
+        )
 
 
 def stored_reports(store: Store) -> list[dict[str, object]]:
@@ -185,15 +213,22 @@ def stored_reports(store: Store) -> list[dict[str, object]]:
         overall = report.get("groups", {}).get("overall", {})
         out.append(
             {
-                "set": r["set_name"], "set_sha256": r["set_sha256"], "scorer": r["scorer"],
-                "scorer_version": r["scorer_version"], "n": r["n"],
-                "kind": report.get("kind", "labels"), "in_sample": bool(report.get("in_sample")),
+                "set": r["set_name"],
+                "set_sha256": r["set_sha256"],
+                "scorer": r["scorer"],
+                "scorer_version": r["scorer_version"],
+                "n": r["n"],
+                "kind": report.get("kind", "labels"),
+                "in_sample": bool(report.get("in_sample")),
                 "options": r["options"],
-                "auroc": overall.get("auroc"), "auroc_lo": overall.get("auroc_lo"),
-                "auroc_hi": overall.get("auroc_hi"), "macro_f1": overall.get("macro_f1_rb"),
+                "auroc": overall.get("auroc"),
+                "auroc_lo": overall.get("auroc_lo"),
+                "auroc_hi": overall.get("auroc_hi"),
+                "macro_f1": overall.get("macro_f1_rb"),
                 "kappa": overall.get("kappa"),
                 **{k: overall.get(k) for k in GRADED_HEADLINE},
-                "package_version": r["package_version"], "created_at": r["created_at"],
+                "package_version": r["package_version"],
+                "created_at": r["created_at"],
             }
-        )  # fmt: skip
+        )
     return out
