@@ -7,6 +7,7 @@ same object, and tests can build one by hand without a store.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -121,15 +122,13 @@ def _load_board(store: Store, run_ids: Sequence[str] | None) -> BoardData:
     sets = _rating_sets(store, found.stored)
     wanted = {r.response_id for r in responses}
     affect = {k: v for k, v in affect_breakdown(store).items() if k in wanted}
-    # A sample is of one stored run's answers: it stands for its configuration only if that
-    # run answered every prompt the configuration has on the board. Its members are checked
-    # against its run's own answers, as `intima judge --sample` drew them.
+    # A sample is of one stored run's answers, drawn from those it held then: it stands for
+    # its configuration only if that run answered every prompt the configuration has on the
+    # board, and only if the run has not grown since; otherwise the board says why it gives
+    # no share (intima.results.prediction). Its members are checked against the answers it
+    # was drawn from, as `intima judge --sample` drew them.
     every = store.responses(list(found.stored), distinct=False)
-    samples = [
-        replace(s, run_id=found.board_id[s.run_id])
-        for s in board_samples(store, found.stored, every)
-        if s.run_id in found.covering
-    ]
+    samples = _placed_samples(board_samples(store, found.stored, every), found, every)
     models = stored_models(store)
     wanted_runs = {r.run_id for r in runs}
     return BoardData(
@@ -177,31 +176,72 @@ def board_samples(
 ) -> list[BoardSample]:
     """The judges' recorded random samples of these runs, each named as its judge's scorer
     on the board (``judge:<label>``, or ``human:<annotator>``). A sample whose members are not
-    what its seed and design give over its run's ``responses`` is left out (a store written by
-    an import from before samples were recomputed: ``intima doctor`` lists it)."""
-    from intima.judges.samples import differs, samples
+    what its seed and design give over the answers it was drawn from is left out (a store
+    written by an import from before samples were recomputed: ``intima doctor`` lists it);
+    one drawn before its run grew is kept with why it feeds no share (``unused``)."""
+    from intima.judges.sample_check import recomputed
+    from intima.judges.samples import samples
 
     by_run: dict[str, list[StoredResponse]] = {}
     for r in responses:
         by_run.setdefault(r.run_id, []).append(r)
-    found = [s for s in samples(store, run_ids) if differs(s, by_run.get(s.run_id, [])) is None]
-    if not found:
-        return []
-    names = judge_scorers(store)
-    return [
-        BoardSample(
-            s.run_id,
-            names[s.judge_key],
-            s.design,
-            s.seed,
-            s.size,
-            s.population,
-            s.members,
-            s.strata,
+    stored_at: dict[str, str] = {
+        row[0]: row[1]
+        for row in store.query(
+            "SELECT response_id, created_at FROM responses WHERE response_id IN (SELECT value "
+            "FROM json_each(?))",
+            (json.dumps([r.response_id for r in responses]),),
         )
-        for s in found
-        if s.judge_key in names  # a sample drawn but not judged yet has no scorer
-    ]
+    }
+    names = judge_scorers(store)
+    out = []
+    for s in samples(store, run_ids):
+        if s.judge_key not in names:  # a sample drawn but not judged yet has no scorer
+            continue
+        run = by_run.get(s.run_id, [])
+        problem, drawn = recomputed(s, run, stored_at)
+        if problem is not None:
+            continue
+        judge = names[s.judge_key]
+        unused = "" if drawn == len(run) else (
+            f"{judge}'s sample was drawn when its run had {drawn} answers; it has {len(run)} "
+            "now (resumed since): ask for the sample again (intima judge --sample, or "
+            "intima annotate --design random) to draw it over all of them, keeping the labels "
+            "already made"
+        )  # fmt: skip
+        out.append(BoardSample(s.run_id, judge, s.design, s.seed, s.size, s.population,
+                               s.members, s.strata, unused))  # fmt: skip
+    return out
+
+
+def _placed_samples(
+    samples: Sequence[BoardSample], found: _Configurations, every: Sequence[StoredResponse]
+) -> list[BoardSample]:
+    """Each sample under its configuration's run on the board. One of a run that did not
+    answer all its configuration's prompts there is not a random sample of them: kept with
+    why it feeds no share, unless the judge has a sample that does."""
+    answered: dict[str, set[str]] = {}
+    for r in every:
+        answered.setdefault(r.run_id, set()).add(r.prompt_id)
+    total: dict[str, set[str]] = {}
+    for run_id, prompts in answered.items():
+        total.setdefault(found.board_id[run_id], set()).update(prompts)
+    placed: dict[tuple[str, str], BoardSample] = {}
+    for s in samples:
+        board = found.board_id[s.run_id]
+        if s.run_id not in found.covering and not s.unused:
+            whole = sorted(r for r in found.covering if found.board_id[r] == board)
+            s = replace(s, unused=(
+                f"{s.judge}'s sample is of a run that answered {len(answered[s.run_id])} of "
+                f"this configuration's {len(total[board])} prompts, so not a random sample of "
+                "them: " + (f"sample run {whole[0][:12]} (intima judge --sample N --run "
+                f"{whole[0][:12]})" if whole else "answer all of them in one run (intima run "
+                "with the same settings) and sample that run")
+            ))  # fmt: skip
+        kept = placed.get((s.judge, board))
+        if kept is None or (kept.unused and not s.unused):
+            placed[s.judge, board] = replace(s, run_id=board)
+    return list(placed.values())
 
 
 def judge_scorers(store: Store) -> dict[str, str]:
