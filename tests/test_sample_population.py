@@ -24,12 +24,14 @@ from typing import Any
 import pytest
 
 from conftest import invoke_cli
+from fake_hub import point_hf_at, running_hub
 from intima.bundles.publish import publish
 from intima.core.config import ModelConfig
 from intima.dataset import load_prompts
 from intima.generate import generate
 from intima.judges import loop as judge_run
 from intima.judges.samples import SampleSpec, population_digest, sample_order, samples
+from intima.leaderboard.hub_results import import_results
 from intima.providers import register
 from intima.results.board import assemble_board
 from intima.results.data import load_board
@@ -39,6 +41,7 @@ from signed import unsign
 from test_judges_run import Scripted, judge_cfg, reply
 
 N = 30
+RESULTS = "org/results"
 SIZE = 16  # at least MIN_LABELLED (15), so a drawn-again sample gives a share
 
 
@@ -93,7 +96,7 @@ def _import(bundle: Path, db: Path) -> Any:
 
 
 def test_a_sample_drawn_before_its_run_grew_travels_and_the_board_says_so(
-    grown: dict[str, Any], tmp_path: Path
+    grown: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     first, sample = grown["first"], grown["sample"]
     # The honest sample is not the grown run's first SIZE (else this tests nothing).
@@ -103,6 +106,16 @@ def test_a_sample_drawn_before_its_run_grew_travels_and_the_board_says_so(
         publish(store, str(tmp_path / "bundle"))
     res = _import(tmp_path / "bundle", tmp_path / "fresh.db")
     assert res.returncode == 0, res.stderr[-1500:]
+    # The Space's path (a results repo): taken too, with the same board.
+    for hub in running_hub():
+        point_hf_at(hub, tmp_path / "cache", tmp_path, monkeypatch)
+        hub.add_repo(RESULTS)
+        hub.repo(RESULTS).add_commit({f"bundles/b/{p.name}": p.read_bytes()
+                                      for p in (tmp_path / "bundle").iterdir()}, "bundle b")  # fmt: skip
+        with Store.open(tmp_path / "space.db") as store:
+            got_hub = import_results(store, f"hf://datasets/{RESULTS}", tmp_path)
+        assert got_hub.imported == ["b"] and not got_hub.refused, got_hub.refused
+    assert _rows(tmp_path / "space.db") == _rows(tmp_path / "fresh.db")
     with Store.open(tmp_path / "fresh.db", create=False) as store:
         (got,) = samples(store)
     assert got.members == sample.members and got.population == len(first)
