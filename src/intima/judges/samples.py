@@ -231,8 +231,8 @@ def _redrawn(
     return (
         f"{label}'s sample for this judge was drawn from {former.population} answers and the "
         f"run has {len(ordered)} now: drawn again over all of them (the first {size} of its "
-        f"seeded order); {stay} of its {len(held)} former members stay, the judgments of the "
-        f"other {len(held) - stay} are kept outside the sample"
+        f"seeded order); {stay} of its {len(held)} former members stay, and the judgments of "
+        f"those that left ({len(held) - stay}) are kept, outside the sample"
     )
 
 
