@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -396,12 +397,21 @@ def test_a_store_sampled_before_strata_existed_keeps_its_sample(
     store.close()
     with sqlite3.connect(path) as conn:  # the store as judges_0004 left it
         conn.execute("DROP TABLE judgment_sample_strata")
-        conn.execute("DELETE FROM _migrations WHERE name = 'judges_0005_stratified_samples'")
+        conn.execute("ALTER TABLE judgment_samples DROP COLUMN population_sha256")
+        conn.execute("DELETE FROM _migrations WHERE name IN ('judges_0005_stratified_samples', "
+                     "'judges_0007_sample_population')")  # fmt: skip
     with Store.open(path) as db:
-        assert db.applied_migrations()[-1] == "judges_0005_stratified_samples"
-        assert samples(db) == before and before[0].strata == ()
+        assert db.applied_migrations()[-2:] == [
+            "judges_0005_stratified_samples",
+            "judges_0007_sample_population",
+        ]
+        # Drawn before digests: only the count of the answers it was drawn from is known.
+        old = replace(before[0], population_sha256=None)
+        assert samples(db) == [old] and before[0].strata == ()
         judge_run.judge(db, [judge_cfg("a")], sample=SampleSpec(size=12))
-        assert samples(db)[0].members[:9] == before[0].members
+        (grown,) = samples(db)
+        assert grown.members[:9] == before[0].members
+        assert grown.population_sha256 == before[0].population_sha256  # (the same answers)
 
 
 def test_a_configuration_no_scorer_covered_says_what_to_run(

@@ -79,7 +79,8 @@ def world(tmp_path: Path, fake_server: Callable[..., Any]) -> dict[str, Any]:
     # What a forger writes into a copy of the store.
     with closing(sqlite3.connect(forged_db)) as conn, conn:
         conn.execute(
-            "INSERT INTO judgment_samples VALUES (?, ?, 'simple_random', 0, ?, ?, '2026', '2026')",
+            "INSERT INTO judgment_samples (run_id, judge_key, design, seed, size, population, "
+            "created_at, updated_at) VALUES (?, ?, 'simple_random', 0, ?, ?, '2026', '2026')",
             (run_id, key, PICKED, N),
         )
         conn.executemany(

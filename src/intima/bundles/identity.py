@@ -61,6 +61,10 @@ NOT_CONTENT: Final[Mapping[str, frozenset[str]]] = {
     "judgments": frozenset(
         {"rationale", "raw_reply", "reason", "repairs_json", "judge_config_json"}
     ),
+    # The digest of the answers a sample was drawn from: NULL in a copy stored before it was
+    # recorded (judges_0007); the answers it names are recomputed on import, not believed
+    # (intima.bundles.membership), and its size and count are compared.
+    "judgment_samples": frozenset({"population_sha256"}),
     # What the Hub said of a run's model when it was last asked (`intima models refresh`): a
     # republish after a refresh is the same run, not a conflict; the first imported is shown.
     "run_models": frozenset(

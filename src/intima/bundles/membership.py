@@ -3,9 +3,12 @@ feed a prediction-powered share, so a hand-picked one would set the board's head
 
 A sample of a design that feeds the estimator (:data:`~intima.judges.samples.WEIGHABLE`) is
 what its seed and design give: its members, in their recorded places, are the first ``size``
-of the seeded order (:func:`~intima.judges.samples.sample_order`) of its run's answered
-responses, and a stratified sample's strata are the run's dimensions with their counts (the
-weights the board applies). Nothing else about it is believed. Annotate's pooled design
+of the seeded order (:func:`~intima.judges.samples.sample_order`) of the answers it was drawn
+from, and a stratified sample's strata are those answers' dimensions with their counts (the
+weights the board applies). Those answers are found again too
+(:func:`~intima.judges.sample_check.drawn_population`): the run's answers, or, when the run
+grew since (a resumed run), its first ``population`` answers by when they were stored, whose
+ids must give the recorded digest. Nothing else about it is believed. Annotate's pooled design
 (``stratified_dimension``) feeds no share and is not recomputed.
 
 - **On import** (:func:`unseeded`: ``intima import`` refuses the whole import, the board's
@@ -23,7 +26,8 @@ import json
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any, Final
 
-from intima.judges.samples import WEIGHABLE, Sample, differs
+from intima.judges.sample_check import recomputed
+from intima.judges.samples import WEIGHABLE, Sample
 from intima.store import Store, StoredResponse
 
 Rows = Mapping[str, Sequence[Mapping[str, Any]]]
@@ -72,7 +76,7 @@ def sample_problems(sources: Iterable[Rows]) -> dict[Key, str]:
 
 def store_rows(store: Store, run_ids: Collection[str]) -> dict[str, list[dict[str, Any]]]:
     """The store's rows a recomputation of these runs' samples reads (a response's text only
-    as whether it has one)."""
+    as whether it has one, its ``created_at`` to find the answers a sample was drawn from)."""
     ids = json.dumps(sorted(run_ids))
     runs = "SELECT value FROM json_each(?)"
     sql = {
@@ -80,9 +84,9 @@ def store_rows(store: Store, run_ids: Collection[str]) -> dict[str, list[dict[st
         "run_prompts": f"SELECT run_id, prompt_id FROM run_prompts WHERE run_id IN ({runs})",
         "prompts": "SELECT prompt_id, dimension FROM prompts WHERE prompt_id IN (SELECT "
         f"prompt_id FROM run_prompts WHERE run_id IN ({runs}))",
-        "responses": "SELECT response_id, config_key, prompt_id, status, CASE WHEN text IS NULL "
-        "THEN NULL ELSE '' END AS text FROM responses WHERE config_key IN (SELECT config_key "
-        f"FROM runs WHERE run_id IN ({runs}))",
+        "responses": "SELECT response_id, config_key, prompt_id, status, created_at, CASE WHEN "
+        "text IS NULL THEN NULL ELSE '' END AS text FROM responses WHERE config_key IN "
+        f"(SELECT config_key FROM runs WHERE run_id IN ({runs}))",
         **{t: f'SELECT * FROM "{t}" WHERE run_id IN ({runs})' for t in SAMPLE_TABLES},
     }
     return {table: [dict(r) for r in store.query(q, (ids,))] for table, q in sql.items()}
@@ -108,6 +112,7 @@ class _Union:
         self.prompts: dict[str, list[Any]] = {}
         self.dimension: dict[Any, Any] = {}
         self.answered: dict[tuple[Any, Any], Any] = {}  # (config key, prompt id) -> response id
+        self.stored_at: dict[str, str] = {}  # response id -> when it was stored
         self.samples: dict[Key, Mapping[str, Any]] = {}
         self.members: dict[Key, dict[Any, Any]] = {}  # position -> response id
         self.strata: dict[Key, dict[Any, Any]] = {}  # stratum -> population
@@ -126,7 +131,9 @@ class _Union:
         for r in data.get("responses", ()):
             if r.get("status") == "ok" and isinstance(r.get("text"), str):
                 at = (r.get("config_key"), r.get("prompt_id"))
-                self.answered.setdefault(at, r.get("response_id"))
+                if at not in self.answered:
+                    self.answered[at] = r.get("response_id")
+                    self.stored_at[str(r.get("response_id"))] = str(r.get("created_at", ""))
         for r in data.get("judgment_samples", ()):
             self.samples.setdefault(_key(r), r)
         for r in data.get("judgment_sample_members", ()):
@@ -147,16 +154,24 @@ class _Union:
     def problem(self, key: Key, row: Mapping[str, Any]) -> str | None:
         """What differs between the recorded sample and its recomputation, or None: the
         members as the readers take them (those placed under its size, in their order)."""
-        size, seed = row.get("size"), row.get("seed")
-        if not isinstance(size, int) or not isinstance(seed, int):
-            return "has no whole size and seed"  # (the row checks refuse these first)
+        size, seed, drawn = row.get("size"), row.get("seed"), row.get("population")
+        if not isinstance(size, int) or not isinstance(seed, int) or not isinstance(drawn, int):
+            return "has no whole size, seed and population"  # (the row checks refuse these)
         placed = sorted(
             (p, str(rid))
             for p, rid in self.members.get(key, {}).items()
             if isinstance(p, int) and p < size
         )
         strata = tuple(sorted((str(h), n) for h, n in self.strata.get(key, {}).items()))
+        digest = row.get("population_sha256")
         sample = Sample(
-            *key, str(row.get("design")), seed, size, 0, tuple(rid for _, rid in placed), strata
+            *key,
+            str(row.get("design")),
+            seed,
+            size,
+            drawn,
+            tuple(rid for _, rid in placed),
+            strata,
+            digest if isinstance(digest, str) else None,
         )
-        return differs(sample, self.population(key[0]))
+        return recomputed(sample, self.population(key[0]), self.stored_at)[0]

@@ -143,9 +143,12 @@ def admit(publisher: Publisher | None, trust: TrustSet, name: str) -> None:
     """Refuse a bundle whose publisher is unknown (unsigned) or not in ``trust``."""
     if publisher is None:
         raise BundleError(
-            f"{name}: unattributed (no signature, so no known publisher); only signed bundles "
-            f"of trusted publishers are taken: ask its publisher to publish it again with this "
-            "intima (it signs every bundle); nothing was imported"
+            f"{name}: unattributed (no signature, so no known publisher: published before "
+            "intima signed bundles, or its manifest was stripped); only signed bundles of "
+            "trusted publishers are taken. Its publisher re-signs it by publishing again "
+            "from the store it came from (`intima publish --store STORE DEST`; to a results "
+            "repo, then delete this folder from it) and sends the lines `intima publisher` "
+            "prints for the trust file; nothing was imported"
         )
     if not trust.trusts(publisher.fingerprint):
         raise BundleError(

@@ -103,7 +103,7 @@ def build_cmd(
         if source is not None:
             shutil.rmtree(store.parent, ignore_errors=True)
     if not data.responses and not conversations.turns:
-        raise BoardError(f"{source or store} has no responses yet; run `intima run` first")
+        raise BoardError(_nothing_to_show(source, store))
     result = build_site(data, out, bootstrap=bootstrap, seed=seed, conversations=conversations)
     scorers = ", ".join(result.scorers) or "none (score with a judge or the affect measure)"
     console.print(
@@ -113,6 +113,16 @@ def build_cmd(
     if part := board_coverage([r.coverage for r in data.runs]):
         console.print(f"partial: {part} (the board says so beside each configuration)")
     console.print(f"open {for_terminal(str(result.index.resolve().as_uri()))}")
+
+
+def _nothing_to_show(source: str | None, store: Path) -> str:
+    if source is None:
+        return f"{store} has no responses yet; run `intima run` first"
+    return (
+        f"{source} has nothing to show: no bundle taken from it holds responses (any refused "
+        "is named above; a publisher outside the trust set is taken with --trust FILE, "
+        "docs/hub-service.md section 5)"
+    )
 
 
 def _from_hub(url: str, trust: TrustSet) -> Path:

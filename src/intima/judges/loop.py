@@ -29,7 +29,7 @@ from intima.judges.prompt import (
     judge_messages,
     retry_message,
 )
-from intima.judges.samples import SampleSpec, draw, thin_scopes
+from intima.judges.samples import SampleSpec, drawn, thin_scopes
 from intima.judges.schema import reply_json_schema
 from intima.judges.store_io import (
     JudgmentRecord,
@@ -146,8 +146,8 @@ async def ajudge(
             mine, thin = targets, []
             if sample is not None:  # every run's responses, each run sampled on its own
                 every = store.responses(run_ids, distinct=False)
-                mine = draw(store, model.config.config_key, every, sample)
-                thin = thin_scopes(mine, every)
+                got = drawn(store, model.config.config_key, every, sample)
+                mine, thin = got.members, [*got.notes, *thin_scopes(got.members, every)]
             summary = await job.run(mine, on_progress, stop)
             out.append(summary.model_copy(update={"notes": [*thin, *summary.notes]}))
             if budget.exhausted or (stop is not None and stop()):

@@ -8,10 +8,18 @@ the first ``n`` of that order. Growing ``n`` therefore extends the sample and ne
 it; asking again for the same ``n`` judges only what is missing, like every judge run.
 
 The store records each sample (``judgment_samples``: run, judge, design, seed, size, the
-number of responses it was drawn from) and each member with its place in the order
-(``judgment_sample_members``). Only members feed the prediction-powered share: a judgment of
-the same judge on any other response (judged by hand, or fully judged under another run) is
-never treated as part of a random sample.
+number of responses it was drawn from and the digest of their ids) and each member with its
+place in the order (``judgment_sample_members``). Only members feed the prediction-powered
+share: a judgment of the same judge on any other response (judged by hand, or fully judged
+under another run) is never treated as part of a random sample.
+
+**A run that grows** (a resumed run answers what failed before) holds answers its sample was
+never drawn from: the sample is a random sample of the answers it was drawn from, not of the
+run. It stays a valid record (:func:`intima.judges.sample_check.recomputed` finds those
+answers again: the first ``population`` by when each was stored, whose ids give the recorded
+digest), and asking again for a sample **draws it again** over every answer (the first
+``size`` of the grown run's order): members that stay are not judged again, the judgments of
+those that leave are kept (outside the sample), and only the new members are judged.
 
 ``intima annotate --design random`` draws the same design for people (:func:`draw` under the
 judge key ``human:<annotator>``), so their ratings feed the prediction-powered share like an
@@ -24,7 +32,7 @@ import hashlib
 import math
 import sqlite3
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -96,6 +104,23 @@ class Sample:
     members: tuple[str, ...]
     #: stratum -> its population (the weights of a stratified design; empty otherwise)
     strata: tuple[tuple[str, int], ...] = ()
+    #: :func:`population_digest` of the answers it was drawn from (None: drawn before digests
+    #: were recorded; then only their count is known)
+    population_sha256: str | None = None
+
+
+def population_digest(response_ids: Iterable[str]) -> str:
+    """The digest a sample records of the answers it was drawn from: sha256 of their ids,
+    sorted, one a line (the seeded order follows from the set, so the set is what counts)."""
+    return hashlib.sha256("\n".join(sorted(response_ids)).encode()).hexdigest()
+
+
+def drawn_from(sample: Sample, ids: Sequence[str]) -> bool:
+    """Whether ``sample`` was drawn from the answers ``ids``: their digest is the recorded
+    one (a sample from before digests: their count is)."""
+    if sample.population_sha256 is None:
+        return len(ids) == sample.population
+    return population_digest(ids) == sample.population_sha256
 
 
 def order_key(seed: int, run_id: str, prompt_id: str, design: str = SIMPLE_RANDOM) -> str:
@@ -138,31 +163,15 @@ def stratum_sequence(sizes: Mapping[str, int]) -> list[str]:
     return out
 
 
-def differs(sample: Sample, population: Sequence[StoredResponse]) -> str | None:
-    """What differs between a recorded sample of a weighable design and what its seed and
-    design give over ``population`` (its run's answered responses), or None: its members, in
-    their recorded places, must be the order's first ``size``, and a stratified sample's strata
-    the run's dimensions with their counts. A sample is data anyone can write (a bundle, an old
-    import), so what can be recomputed is (issue 37)."""
-    if sample.design not in WEIGHABLE:
-        return None  # annotate's pooled design: it feeds no share
-    if sample.size > len(population):
-        return f"is larger than the run's {len(population)} answered responses"
-    order = [r.response_id for r in sample_order(population, sample.seed, sample.design)]
-    for i, want in enumerate(order[: sample.size]):
-        got = sample.members[i] if i < len(sample.members) else None
-        if got != want:
-            held = "is missing" if got is None else f"is response {got[:40]!r}"
-            return (
-                f"is not its seeded order's first {sample.size}: member {i + 1} of "
-                f"{sample.size} {held}, the order's is {want[:40]!r}"
-            )
-    if sample.design == STRATIFIED_PROPORTIONAL:
-        actual = Counter(r.dimension for r in population)
-        if dict(sample.strata) != dict(actual):
-            shown = ", ".join(f"{h} {n}" for h, n in sorted(actual.items()))
-            return f"records strata weights that are not the run's dimensions ({shown})"
-    return None
+@dataclass(frozen=True)
+class _Plan:
+    """One run's sample as :func:`draw` would record it."""
+
+    ordered: list[StoredResponse]  # the run's answers in their seeded order
+    chosen: list[StoredResponse]  # the sample: the order's first ``size``
+    strata: Counter[str]
+    #: the run grew since its recorded sample was drawn: what to tell (None: it did not)
+    redrawn: str | None = None
 
 
 def _plan(
@@ -171,12 +180,14 @@ def _plan(
     run_id: str,
     rows: Sequence[StoredResponse],
     spec: SampleSpec,
-) -> tuple[list[StoredResponse], list[StoredResponse], Counter[str]]:
-    """One run's order, its sample under ``spec`` (a recorded one only grows) and its strata,
-    read from the store; a change of design or seed is refused."""
+) -> _Plan:
+    """One run's order, its sample under ``spec`` (a recorded one only grows, and is drawn
+    again over every answer when the run grew) and its strata, read from the store; a change
+    of design or seed is refused."""
     ordered = sample_order(rows, spec.seed, spec.design)
     prior = conn.execute(
-        "SELECT seed, size, design FROM judgment_samples WHERE run_id = ? AND judge_key = ?",
+        "SELECT seed, size, design, population, population_sha256 FROM judgment_samples "
+        "WHERE run_id = ? AND judge_key = ?",
         (run_id, judge_key),
     ).fetchone()
     if prior is not None and prior[2] != spec.design:
@@ -190,14 +201,56 @@ def _plan(
             f"run {run_id[:12]} was sampled for this judge with seed {prior[0]}; give "
             f"--sample-seed {prior[0]} to extend that sample (a new seed would redraw it)"
         )
-    size = max(spec.size_of(len(ordered)), int(prior[1]) if prior else 0)
+    size = min(len(ordered), max(spec.size_of(len(ordered)), int(prior[1]) if prior else 0))
     strata = Counter(r.dimension for r in ordered) if spec.stratify else Counter()
     if size < len(strata):
         raise ConfigError(
             f"--stratify needs a sample of at least {len(strata)} per run (one per "
             f"dimension), not {size}"
         )
-    return ordered, ordered[:size], strata
+    chosen = ordered[:size]
+    former = (
+        Sample(
+            run_id,
+            judge_key,
+            spec.design,
+            spec.seed,
+            int(prior[1]),
+            int(prior[3]),
+            (),
+            population_sha256=prior[4],
+        )
+        if prior
+        else None
+    )
+    if former is None or drawn_from(former, [r.response_id for r in ordered]):
+        return _Plan(ordered, chosen, strata)
+    return _Plan(ordered, chosen, strata, _redrawn(conn, former, rows[0].label, ordered, size))
+
+
+def _redrawn(
+    conn: sqlite3.Connection,
+    former: Sample,
+    label: str,
+    ordered: Sequence[StoredResponse],
+    size: int,
+) -> str:
+    """What a sample drawn again over a run that grew says: how many members stay."""
+    held = {
+        m
+        for (m,) in conn.execute(
+            "SELECT response_id FROM judgment_sample_members WHERE run_id = ? AND judge_key = ? "
+            "AND position < ?",
+            (former.run_id, former.judge_key, former.size),
+        )
+    }
+    stay = sum(r.response_id in held for r in ordered[:size])
+    return (
+        f"{label}'s sample for this judge was drawn from {former.population} answers and the "
+        f"run has {len(ordered)} now: drawn again over all of them (the first {size} of its "
+        f"seeded order); {stay} of its {len(held)} former members stay, and the judgments of "
+        f"those that left ({len(held) - stay}) are kept, outside the sample"
+    )
 
 
 def _by_run(responses: Sequence[StoredResponse]) -> dict[str, list[StoredResponse]]:
@@ -214,46 +267,76 @@ def planned(
     out: list[StoredResponse] = []
     with store.transaction() as conn:
         for run_id, rows in _by_run(responses).items():
-            out.extend(_plan(conn, judge_key, run_id, rows, spec)[1])
+            out.extend(_plan(conn, judge_key, run_id, rows, spec).chosen)
     return out
+
+
+@dataclass(frozen=True)
+class Drawn:
+    """What :func:`drawn` recorded: every run's members in order, and one line for each run
+    whose sample was drawn again because the run grew."""
+
+    members: list[StoredResponse]
+    notes: list[str]
 
 
 def draw(
     store: Store, judge_key: str, responses: Sequence[StoredResponse], spec: SampleSpec
 ) -> list[StoredResponse]:
     """Record (or extend) each run's sample for this judge and return its members, every run's
-    in order. A run sampled before with another seed is refused: that would be a redraw."""
+    in order (:func:`drawn`)."""
+    return drawn(store, judge_key, responses, spec).members
+
+
+def drawn(
+    store: Store, judge_key: str, responses: Sequence[StoredResponse], spec: SampleSpec
+) -> Drawn:
+    """Record (or extend) each run's sample for this judge: the first ``size`` of the run's
+    seeded order of every answer it holds now, with their digest. A run sampled before with
+    another seed is refused: that would be a redraw. A run that grew since its sample was
+    drawn is drawn again (members that stay keep their place, judgments are never removed)."""
     out: list[StoredResponse] = []
+    notes: list[str] = []
     stamp = now()
     with store.transaction() as conn:
         for run_id, rows in _by_run(responses).items():
-            ordered, chosen, strata = _plan(conn, judge_key, run_id, rows, spec)
+            plan = _plan(conn, judge_key, run_id, rows, spec)
+            digest = population_digest(r.response_id for r in plan.ordered)
             conn.execute(
-                "INSERT INTO judgment_samples VALUES (?,?,?,?,?,?,?,?) "
-                "ON CONFLICT(run_id, judge_key) DO UPDATE SET size = excluded.size, "
-                "population = excluded.population, updated_at = excluded.updated_at",
+                "INSERT INTO judgment_samples (run_id, judge_key, design, seed, size, "
+                "population, created_at, updated_at, population_sha256) VALUES "
+                "(?,?,?,?,?,?,?,?,?) ON CONFLICT(run_id, judge_key) DO UPDATE SET "
+                "size = excluded.size, population = excluded.population, updated_at = "
+                "excluded.updated_at, population_sha256 = excluded.population_sha256",
                 (
                     run_id,
                     judge_key,
                     spec.design,
                     spec.seed,
-                    len(chosen),
-                    len(ordered),
+                    len(plan.chosen),
+                    len(plan.ordered),
                     stamp,
                     stamp,
+                    digest,
                 ),
             )
+            # Members and weights are what the order gives now: written whole, so a sample
+            # drawn again over a grown run keeps none of the old places.
+            for table in ("judgment_sample_strata", "judgment_sample_members"):
+                conn.execute(
+                    f"DELETE FROM {table} WHERE run_id = ? AND judge_key = ?", (run_id, judge_key)
+                )
             conn.executemany(
-                "INSERT INTO judgment_sample_strata VALUES (?,?,?,?) ON CONFLICT(run_id, "
-                "judge_key, stratum) DO UPDATE SET population = excluded.population",
-                [(run_id, judge_key, h, count) for h, count in sorted(strata.items())],
+                "INSERT INTO judgment_sample_strata VALUES (?,?,?,?)",
+                [(run_id, judge_key, h, count) for h, count in sorted(plan.strata.items())],
             )
             conn.executemany(
-                "INSERT OR IGNORE INTO judgment_sample_members VALUES (?,?,?,?)",
-                [(run_id, judge_key, r.response_id, i) for i, r in enumerate(chosen)],
+                "INSERT INTO judgment_sample_members VALUES (?,?,?,?)",
+                [(run_id, judge_key, r.response_id, i) for i, r in enumerate(plan.chosen)],
             )
-            out.extend(chosen)
-    return out
+            out.extend(plan.chosen)
+            notes.extend([plan.redrawn] if plan.redrawn else [])
+    return Drawn(out, notes)
 
 
 def thin_scopes(
@@ -312,7 +395,8 @@ def record(
                 continue
             size = max(len(mine), int(prior[2]) if prior else 0)
             conn.execute(
-                "INSERT INTO judgment_samples VALUES (?,?,?,?,?,?,?,?) "
+                "INSERT INTO judgment_samples (run_id, judge_key, design, seed, size, "
+                "population, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?) "
                 "ON CONFLICT(run_id, judge_key) DO UPDATE SET size = excluded.size, "
                 "population = excluded.population, updated_at = excluded.updated_at",
                 (run_id, judge_key, design, seed, size, total, stamp, stamp),
@@ -352,6 +436,7 @@ def samples(store: Store, run_ids: Sequence[str] | None = None) -> list[Sample]:
                         (row["run_id"], row["judge_key"]),
                     )
                 ),
+                row["population_sha256"],
             )
         )
     return found

@@ -168,4 +168,14 @@ MIGRATIONS: tuple[Migration, ...] = (
         sql="ALTER TABLE judgments ADD COLUMN usage_source TEXT "
         "CHECK (usage_source IN ('reported', 'counted', 'worst case'))",
     ),
+    # Issue 37: the answers a sample was drawn from, as the digest of their ids
+    # (intima.judges.samples.population_digest), so a sample of a run that grew since (a
+    # resumed run) is recomputed over those answers, not refused. NULL: drawn before; then
+    # only their count (``population``) is known.
+    Migration(
+        name="judges_0007_sample_population",
+        sql="ALTER TABLE judgment_samples ADD COLUMN population_sha256 TEXT CHECK "
+        "(population_sha256 IS NULL OR (length(population_sha256) = 64 AND "
+        "population_sha256 NOT GLOB '*[^0-9a-f]*'))",
+    ),
 )

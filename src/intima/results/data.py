@@ -28,6 +28,7 @@ from intima.results.configurations import (
     one_per_configuration,
 )
 from intima.results.prediction import BoardSample
+from intima.results.sampled import board_samples, placed_samples
 from intima.store import Store, StoredResponse
 from intima.store.provenance import LOCAL, key_publisher, run_publishers, table_publishers
 
@@ -121,15 +122,14 @@ def _load_board(store: Store, run_ids: Sequence[str] | None) -> BoardData:
     sets = _rating_sets(store, found.stored)
     wanted = {r.response_id for r in responses}
     affect = {k: v for k, v in affect_breakdown(store).items() if k in wanted}
-    # A sample is of one stored run's answers: it stands for its configuration only if that
-    # run answered every prompt the configuration has on the board. Its members are checked
-    # against its run's own answers, as `intima judge --sample` drew them.
+    # A sample is of one stored run's answers, drawn from those it held then: it stands for
+    # its configuration only if that run answered every prompt the configuration has on the
+    # board, and only if the run has not grown since; otherwise the board says why it gives
+    # no share (intima.results.prediction). Its members are checked against the answers it
+    # was drawn from, as `intima judge --sample` drew them.
     every = store.responses(list(found.stored), distinct=False)
-    samples = [
-        replace(s, run_id=found.board_id[s.run_id])
-        for s in board_samples(store, found.stored, every)
-        if s.run_id in found.covering
-    ]
+    drawn = board_samples(store, found.stored, every, judge_scorers(store))
+    samples = placed_samples(drawn, found.board_id, found.covering, every)
     models = stored_models(store)
     wanted_runs = {r.run_id for r in runs}
     return BoardData(
@@ -169,38 +169,6 @@ def _annotator_sets(
         for scorer in sorted(people & set(by_scorer))
         for rid, rs in by_scorer[scorer].items()
         if rid in wanted
-    ]
-
-
-def board_samples(
-    store: Store, run_ids: Sequence[str], responses: Sequence[StoredResponse]
-) -> list[BoardSample]:
-    """The judges' recorded random samples of these runs, each named as its judge's scorer
-    on the board (``judge:<label>``, or ``human:<annotator>``). A sample whose members are not
-    what its seed and design give over its run's ``responses`` is left out (a store written by
-    an import from before samples were recomputed: ``intima doctor`` lists it)."""
-    from intima.judges.samples import differs, samples
-
-    by_run: dict[str, list[StoredResponse]] = {}
-    for r in responses:
-        by_run.setdefault(r.run_id, []).append(r)
-    found = [s for s in samples(store, run_ids) if differs(s, by_run.get(s.run_id, [])) is None]
-    if not found:
-        return []
-    names = judge_scorers(store)
-    return [
-        BoardSample(
-            s.run_id,
-            names[s.judge_key],
-            s.design,
-            s.seed,
-            s.size,
-            s.population,
-            s.members,
-            s.strata,
-        )
-        for s in found
-        if s.judge_key in names  # a sample drawn but not judged yet has no scorer
     ]
 
 

@@ -16,6 +16,10 @@ on all responses keeps the estimate unbiased; a judge usually agrees with anothe
 with people, better than the affect measure does, which narrows the interval. The row and
 its label name the predictor.
 
+A sample that is not a random sample of its configuration's answers (drawn before its run
+was resumed, or of a smaller run of the configuration: :attr:`BoardSample.unused`) gives no
+share; its rows say why and what to run.
+
 Per configuration, scope (overall, each dimension) and label (reinforcing, boundary,
 neutral): ``y`` is the judge's primary label (1 when it is the label; a member the judge left
 unscored is not labelled); ``f`` is the predictor's primary-label indicator (0/1), except for
@@ -63,6 +67,10 @@ class BoardSample:
     members: tuple[str, ...]
     #: a stratified design's strata and their populations (the weights), else empty
     strata: tuple[tuple[str, int], ...] = ()
+    #: why this sample feeds no share of its configuration, said in its rows (it was drawn
+    #: before its run grew, or from a run with only part of the configuration's answers:
+    #: a random sample of those, not of all); "" when it feeds one
+    unused: str = ""
 
 
 class PredictionRow(NamedTuple):
@@ -141,12 +149,16 @@ def prediction_rows(
         verdicts = labels.get(sample.judge, {})
         predictor = choose_predictor(sample.judge, run, labels)
         pred_label = labels.get(predictor, {})
-        # The population: the run's responses the predictor scored (all of them, normally).
+        # The population: the run's responses the predictor scored (all of them, normally);
+        # a sample that feeds no share says so over all of them.
         scored = [
             r
             for r in run
-            if pred_label.get(r.response_id) is not None
-            and (predictor != PREDICTOR or r.response_id in measure)
+            if sample.unused
+            or (
+                pred_label.get(r.response_id) is not None
+                and (predictor != PREDICTOR or r.response_id in measure)
+            )
         ]
         members = set(sample.members)
         scopes = {OVERALL: scored}
@@ -183,6 +195,8 @@ def _row(
     n, total = len(labelled), len(rows)
     raw = sum(pred_label.get(r.response_id) == metric for r in rows) / total if total else None
     base = (sample.judge, predictor, sample.run_id, scope, metric)
+    if sample.unused:
+        return PredictionRow(*base, None, None, None, 0, total, raw, None, sample.unused)
     if total and all(verdicts.get(r.response_id) is not None for r in rows):
         # The judge labelled every response here (its sample, then the rest): the share is
         # known exactly, and is the headline, not the sample's estimate.
