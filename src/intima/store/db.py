@@ -12,7 +12,7 @@ import random
 import sqlite3
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -142,6 +142,12 @@ class Store:
             conn.close()
             raise
         return store
+
+    def backup(self, dest: Path) -> None:
+        """Copy the whole store, as it is now, to a new file at ``dest`` (SQLite's online
+        backup: consistent while others write)."""
+        with closing(sqlite3.connect(dest)) as target:
+            self._conn.backup(target)
 
     def close(self) -> None:
         self._conn.close()
