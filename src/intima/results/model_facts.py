@@ -29,9 +29,8 @@ FROM_HUB: Final = "from the Hub"
 def with_hub_facts(store: Store, data: BoardData, timeout: float = HUB_TIMEOUT) -> BoardData:
     """``data`` with each model whose facts a bundle brought read again from the Hub, fact by
     fact (the Hub's wins), and every fact's source said."""
-    published = {
-        k: tuple(w for w in v if w != LOCAL) for k, v in run_publishers(store, "run_models").items()
-    }
+    # (a row this store read itself, even if a bundle carried it too, is its own reading)
+    published = {k: v for k, v in run_publishers(store, "run_models").items() if LOCAL not in v}
     runs = store.query("SELECT run_id, provider, model_name FROM runs")
     named = {r[0]: (r[1], r[2]) for r in runs}
     ask = HubAsker(timeout)
