@@ -375,10 +375,10 @@ def _write(
         # Rows may refer to tables later in the bundle; check all references once at the end.
         conn.execute("PRAGMA defer_foreign_keys = ON")
         for table in manifest.tables:
-            before = conn.total_changes
             keys = primary_key(conn, table.name)
-            if bundle.publisher is not None:
+            if bundle.publisher is not None:  # (not counted as rows added)
                 keep_made_here(conn, table.name, keys, data.get(table.name, []))
+            before = conn.total_changes
             for row in data.get(table.name, []):
                 _insert(conn, table.name, keys, row)
             added[table.name] = conn.total_changes - before

@@ -2,7 +2,8 @@
 
 The publisher of an imported row is its bundle's verified signer (:mod:`intima.bundles.signing`),
 recorded in ``row_publishers`` by the row's primary key; a row with no entry was made in this
-store (this machine's publisher). Rows are owned in two ways:
+store (this machine's publisher), and stays so, as :data:`~intima.store.provenance.MADE_HERE`,
+when a bundle carries it too (:func:`keep_made_here`). Rows are owned in two ways:
 
 - **Scorer rows** (a judge's judgments, its samples, a validation report): the scorer *is*
   its publisher's. On import, another publisher's scorer keys get its fingerprint
