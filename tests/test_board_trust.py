@@ -150,6 +150,15 @@ def test_board_build_store_takes_trust_and_says_what_it_left_out(
     assert "left out" not in trusted.stderr
     page = (site / "index.html").read_text()
     assert "judge-b" in page and "theirs" in page
+    # a trust file of a stranger alone: nothing to show, said so (not "run intima run first")
+    stranger = trust_file(tmp_path / "stranger.toml", new_key(tmp_path / "stranger.key"))
+    none = invoke_cli("board", "build", "--out", str(tmp_path / "s2"), "--store",
+                      str(world["store"]), "--trust", str(stranger))  # fmt: skip
+    assert none.returncode == 2, none.stderr[-800:]
+    assert none.stderr.count("left out") == 2  # bee's rows, and this store's
+    said = " ".join(none.stderr.split())  # (the terminal's width wraps the lines)
+    assert "naming this machine's key (`intima publisher` prints it)" in said
+    assert f"has no responses of a publisher in the trust file {stranger}" in said
 
 
 def test_board_serve_takes_trust(world: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:

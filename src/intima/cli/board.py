@@ -93,6 +93,8 @@ def build_cmd(
     _say_left_out(board.notes())
     data, conversations = board.data, board.conversations
     if not data.responses and not conversations.turns:
+        if board.left_out:  # (said above, publisher by publisher)
+            raise BoardError(f"{source or store} has no responses of a publisher in {taken.source}")
         raise BoardError(f"{source or store} has no responses yet; run `intima run` first")
     result = build_site(data, out, bootstrap=bootstrap, seed=seed, conversations=conversations)
     scorers = ", ".join(result.scorers) or "none (score with a judge or the affect measure)"

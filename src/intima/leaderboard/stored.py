@@ -15,6 +15,7 @@ from intima.results.conversations import ConversationBoard, load_conversations
 from intima.results.data import BoardData, load_board
 from intima.results.model_facts import with_hub_facts
 from intima.store import Store
+from intima.store.provenance import LOCAL
 
 
 @dataclass(frozen=True)
@@ -28,9 +29,11 @@ class StoredBoard:
 
     def notes(self) -> list[str]:
         """One line per publisher left out, naming how to show it."""
+        key = {LOCAL: "this machine's key (`intima publisher` prints it)"}
         return [
             f"left out {n} row(s) published by {who}: not in {self.trust_source} (pass --trust "
-            "FILE naming its key to show them; docs/requests-and-bundles.md, Publishers)"
+            f"FILE naming {key.get(who, 'its key')} to show them; docs/requests-and-bundles.md, "
+            "Publishers)"
             for who, n in sorted(self.left_out.items())
         ]
 
