@@ -29,7 +29,7 @@ from intima.bundles.identity import Shape, key_of, shape
 from intima.bundles.publish import BundleError
 from intima.bundles.rules import partial_score_problem, reference_problem, row_problem
 from intima.store import Store
-from intima.store.provenance import publishers_of, row_key
+from intima.store.provenance import MADE_HERE, publishers_of, row_key
 
 MAX_JSON_DEPTH: Final = 64
 
@@ -255,7 +255,9 @@ def _same_key(
     publisher, local = who
     for r in store.query(f'SELECT * FROM "{s.table}" WHERE {where}', list(value)):
         stored = publishers_of(store, s.table, row_key(dict(r), s.keys[0]))
-        same = stored == {publisher} if stored else publisher == local
+        # (a row made here, carried by a bundle too, is this machine's publisher's as well)
+        owners = {local if p == MADE_HERE else p for p in stored}
+        same = owners == {publisher} if owners else publisher == local
         yield dict(r), f"a row already in the store{_holder(store, dict(r))}", same
 
 

@@ -27,7 +27,7 @@ from intima.bundles.signing import local_publisher
 from intima.core.ids import publisher_of_key
 from intima.store import Store
 from intima.store.claims import HOST
-from intima.store.provenance import LOCAL, names, recorded, shown
+from intima.store.provenance import LOCAL, MADE_HERE, names, recorded, shown
 
 _CLAIMS: Final = ("response_claims", "judgment_claims")
 
@@ -183,10 +183,13 @@ def publishers(store: Store) -> list[tuple[str, str, int]]:
             if recorded(store)
             else []
         )
-        out += [(table, known.get(fp, shown("", fp)), n) for fp, n in counted]
-        covered = _covered(store, table)
-        if total > covered:
-            out.append((table, LOCAL, total - covered))
+        by: dict[str, int] = {}
+        for fp, n in counted:  # (rows made here: counted once under LOCAL, see MADE_HERE)
+            who = known.get(fp, shown("", fp))
+            by[who] = by.get(who, 0) + n
+        if total > (covered := _covered(store, table)):
+            by[LOCAL] = by.get(LOCAL, 0) + total - covered
+        out += [(table, who, n) for who, n in by.items()]
     return out
 
 
@@ -212,6 +215,8 @@ def _spoken_for(store: Store) -> list[Problem]:
     for table, column in SCORER_KEYS.items():
         for rowid, key, fp in _scorer_rows(store, table, column):
             owner = publisher_of_key(key)[1]
+            if fp == MADE_HERE and owner is None:
+                continue  # this store's scorer, made here (and carried by a bundle too)
             if fp != (owner or here):  # (an unmarked scorer is this machine's publisher's)
                 who = LOCAL if owner is None else known.get(owner, shown("", owner))
                 what = f"published by {known.get(fp, shown('', fp))} for the scorer of {who}"

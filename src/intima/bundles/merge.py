@@ -16,7 +16,7 @@ from intima.bundles.checks import check_protocol, check_rows, check_twin, integr
 from intima.bundles.export import FileEntry, sha256_file
 from intima.bundles.identity import UNSETTLED, Ledger
 from intima.bundles.membership import unseeded
-from intima.bundles.owners import foreign_key_problem, own, record
+from intima.bundles.owners import foreign_key_problem, keep_made_here, own, record
 from intima.bundles.publish import (
     BUNDLE_FORMAT_VERSION,
     BUNDLE_KIND,
@@ -387,8 +387,10 @@ def _write(
         # Rows may refer to tables later in the bundle; check all references once at the end.
         conn.execute("PRAGMA defer_foreign_keys = ON")
         for table in manifest.tables:
-            before = conn.total_changes
             keys = primary_key(conn, table.name)
+            if bundle.publisher is not None:  # (not counted as rows added)
+                keep_made_here(conn, table.name, keys, data.get(table.name, []))
+            before = conn.total_changes
             for row in data.get(table.name, []):
                 _insert(conn, table.name, keys, row)
             added[table.name] = conn.total_changes - before

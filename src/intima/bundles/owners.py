@@ -2,7 +2,8 @@
 
 The publisher of an imported row is its bundle's verified signer (:mod:`intima.bundles.signing`),
 recorded in ``row_publishers`` by the row's primary key; a row with no entry was made in this
-store (this machine's publisher). Rows are owned in two ways:
+store (this machine's publisher), and stays so, as :data:`~intima.store.provenance.MADE_HERE`,
+when a bundle carries it too (:func:`keep_made_here`). Rows are owned in two ways:
 
 - **Scorer rows** (a judge's judgments, its samples, a validation report): the scorer *is*
   its publisher's. On import, another publisher's scorer keys get its fingerprint
@@ -27,7 +28,7 @@ from typing import Any, Final
 
 from intima.bundles.signing import Publisher
 from intima.core.ids import PUBLISHER_MARK
-from intima.store.provenance import row_key
+from intima.store.provenance import LOCAL, MADE_HERE, row_key
 
 #: How another publisher's scorer key ends: ``<key>|publisher:<fingerprint>``.
 MARK: Final = PUBLISHER_MARK
@@ -69,6 +70,38 @@ def own(data: dict[str, list[dict[str, Any]]], fp: str) -> None:
                     row["judgment_id"] = judgment_id_for(
                         row["content_hash"], row[column], str(row.get("prompt_version"))
                     )
+
+
+def keep_made_here(
+    conn: sqlite3.Connection, table: str, key: Sequence[str], rows: Iterable[Mapping[str, Any]]
+) -> None:
+    """Before a bundle's rows of ``table`` go in: each that is already stored with no
+    publisher was made in this store, and stays this store's (:data:`MADE_HERE`) once the
+    bundle's publisher is recorded beside it. Without this, a run made here and carried along
+    by another publisher's bundle would read as that publisher's alone, and a board that does
+    not trust it would leave this store's own run out."""
+    if not key:
+        return
+    where = " AND ".join(f'"{k}" IS ?' for k in key)
+    found = [
+        (table, row_key(r, key))
+        for r in rows
+        if conn.execute(
+            f'SELECT 1 FROM "{table}" WHERE {where}', [r.get(k) for k in key]
+        ).fetchone()
+    ]
+    if not found:
+        return
+    conn.execute(
+        "INSERT INTO publishers (fingerprint, name, public_key) VALUES (?, ?, '') "
+        "ON CONFLICT(fingerprint) DO NOTHING",
+        (MADE_HERE, LOCAL),
+    )
+    conn.executemany(
+        "INSERT INTO row_publishers SELECT ?1, ?2, ?3 WHERE NOT EXISTS (SELECT 1 FROM "
+        "row_publishers WHERE table_name = ?1 AND row_key = ?2)",
+        [(t, k, MADE_HERE) for t, k in found],
+    )
 
 
 def record(

@@ -40,6 +40,9 @@ class TrustSet(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     publishers: dict[str, Publisher] = {}
+    #: whether rows made in a store (no bundle) are taken: they are this machine's
+    #: publisher's, so the default takes them, and a trust file that names this machine's key
+    local: bool = False
     #: where the set came from, for messages
     source: str = "no trust set"
 
@@ -78,15 +81,27 @@ def read_trust(path: Path) -> TrustSet:
         ) from exc
     except SigningError as exc:
         raise TrustError(f"{path}: {exc}") from exc
-    return TrustSet(publishers=found, source=f"the trust file {path}")
+    if not found:  # (taking nobody is never what a trust file is for)
+        raise TrustError(
+            f"{path} names no publisher; add a [[publisher]] with a name and a key (`intima "
+            "publisher` prints this machine's)"
+        )
+    own = local_publisher()
+    return TrustSet(
+        publishers=found,
+        local=own is not None and own.fingerprint in found,
+        source=f"the trust file {path}",
+    )
 
 
 def default_trust() -> TrustSet:
     """This machine's publisher alone (none when it has no key yet)."""
     own = local_publisher()
     if own is None:
-        return TrustSet(source=f"this machine's publisher key ({key_path()}: none yet)")
-    return TrustSet(publishers={own.fingerprint: own}, source="this machine's publisher key only")
+        return TrustSet(local=True, source=f"this machine's publisher key ({key_path()}: none yet)")
+    return TrustSet(
+        publishers={own.fingerprint: own}, local=True, source="this machine's publisher key only"
+    )
 
 
 def trust_from(path: Path | None) -> TrustSet:

@@ -75,34 +75,26 @@ def build_cmd(
     """
     from intima.bundles.trust import trust_from
     from intima.leaderboard.site import build_site
+    from intima.leaderboard.stored import load_stored
     from intima.results.configurations import board_coverage
-    from intima.results.conversations import load_conversations
-    from intima.results.data import load_board
-    from intima.store import Store
 
+    taken = trust_from(trust)  # (a bad --trust file is named before any work)
     if source is not None:
         from intima.leaderboard.hub_results import dataset_url
 
         dataset_url(source, "--from")
-        store = _from_hub(source, trust_from(trust))
-    elif trust is not None:
-        raise BoardError(
-            "--trust applies to --from (a store's rows were taken when they were imported, "
-            "under `intima import --trust`)"
-        )
+        store = _from_hub(source, taken)
     try:
         _check(bootstrap, store)
-        with Store.open(store, create=False) as db:
-            if not db.read_only:  # each run's model info, read once (never fails the build)
-                from intima.providers.model_info import record
-
-                record(db)
-            data = load_board(db)
-            conversations = load_conversations(db)  # conversation runs: the drift view
+        board = load_stored(store, taken)  # conversation runs too: the drift view
     finally:  # the temporary store of --from goes, however loading ended
         if source is not None:
             shutil.rmtree(store.parent, ignore_errors=True)
+    _say_left_out(board.notes())
+    data, conversations = board.data, board.conversations
     if not data.responses and not conversations.turns:
+        if board.left_out:  # (said above, publisher by publisher)
+            raise BoardError(f"{source or store} has no responses of a publisher in {taken.source}")
         raise BoardError(_nothing_to_show(source, store))
     result = build_site(data, out, bootstrap=bootstrap, seed=seed, conversations=conversations)
     scorers = ", ".join(result.scorers) or "none (score with a judge or the affect measure)"
@@ -123,6 +115,11 @@ def _nothing_to_show(source: str | None, store: Path) -> str:
         "is named above; a publisher outside the trust set is taken with --trust FILE, "
         "docs/hub-service.md section 5)"
     )
+
+
+def _say_left_out(notes: list[str]) -> None:
+    for line in notes:  # rows of publishers outside the trust set (issue 37)
+        console.print(for_terminal(line), markup=False)
 
 
 def _from_hub(url: str, trust: TrustSet) -> Path:
@@ -295,17 +292,24 @@ def serve_cmd(
     seed: SeedOpt = DEFAULT_SEED,
     bootstrap: BootOpt = DEFAULT_BOOTSTRAP,
     store: StoreOpt = DEFAULT_STORE,
+    trust: TrustOpt = None,
 ) -> None:
     """Serve the interactive leaderboard (Gradio) with a form to request models.
 
     Example: intima board serve --port 7860 --store intima.db
     """
+    from intima.bundles.trust import trust_from
+
+    taken = trust_from(trust)
     _check(bootstrap, store)
     _need_gradio()
     from intima.leaderboard.app import serve
+    from intima.leaderboard.stored import load_stored
 
+    board = load_stored(store, taken)
+    _say_left_out(board.notes())
     console.print(f"serving the leaderboard on http://{for_terminal(host)}:{port}")
-    serve(store, host=host, port=port, bootstrap=bootstrap, seed=seed)
+    serve(store, board, host=host, port=port, bootstrap=bootstrap, seed=seed)
 
 
 # Registered on import; intima.cli.main imports every group.

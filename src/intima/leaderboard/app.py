@@ -37,8 +37,7 @@ from intima.leaderboard.render import esc
 from intima.leaderboard.request_tab import request_tab
 from intima.results import DEFAULT_BOOTSTRAP, DEFAULT_SEED
 from intima.results.board import BoardView, assemble_board
-from intima.results.conversations import ConversationBoard, load_conversations
-from intima.results.data import load_board
+from intima.results.conversations import ConversationBoard
 from intima.results.table import (
     LABEL_METRICS,
     METRICS,
@@ -50,6 +49,8 @@ from intima.store import StoredResponse
 
 if TYPE_CHECKING:
     import gradio as gr
+
+    from intima.leaderboard.stored import StoredBoard
 
 ALL_CODES = "(all codes)"
 #: The form's backend: (spec, requester, session) -> the answer as escaped HTML.
@@ -321,25 +322,24 @@ def build_app(
 
 def serve(
     store_path: Path,
+    board: StoredBoard | None = None,
     *,
     host: str = "127.0.0.1",
     port: int = 7860,
     bootstrap: int = DEFAULT_BOOTSTRAP,
     seed: int = DEFAULT_SEED,
 ) -> None:
-    """Load the store, score it, and serve the app until interrupted."""
+    """Score the store's board (``board``: :func:`~intima.leaderboard.stored.load_stored`'s,
+    by default of this machine's trust set) and serve the app until interrupted; the request
+    form writes to the store itself."""
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
-    from intima.store import Store
+    if board is None:
+        from intima.bundles.trust import default_trust
+        from intima.leaderboard.stored import load_stored
 
-    with Store.open(store_path) as store:
-        if not store.read_only:  # each run's model info, read once (never fails serving)
-            from intima.providers.model_info import record
-
-            record(store)
-        data = load_board(store)
-        conversations = load_conversations(store)
-    view = assemble_board(data, bootstrap=bootstrap, seed=seed)
-    demo = build_app(view, store_path, conversations)
+        board = load_stored(store_path, default_trust())
+    view = assemble_board(board.data, bootstrap=bootstrap, seed=seed)
+    demo = build_app(view, store_path, board.conversations)
     from intima.leaderboard.no_uploads import launch_kwargs
 
     # `--host 0.0.0.0` makes this a public page like the Space: it takes no files either.

@@ -47,7 +47,16 @@ def model_rows(data: BoardData, configs: Sequence[tuple[str, str]]) -> list[dict
 
 
 def _note(info: ModelInfo, publishers: Sequence[str]) -> str | None:
-    """Why a model is unknown, and whose word its facts are when a bundle brought them."""
+    """Why a model is unknown, and where each fact came from when a bundle brought any: the
+    Hub, read by the board (:mod:`intima.results.model_facts`), or the bundle's publisher."""
+    if info.sources:
+        by: dict[str, list[str]] = {}
+        for fact, source in info.sources.items():
+            by.setdefault(source, []).append(fact)
+        said = [f"{', '.join(facts)} {source}" for source, facts in by.items()]
+        if info.unfetched:
+            said.insert(0, f"not read from the Hub: {info.unfetched}")
+        return "; ".join(said)
     said = [info.detail] if info.source == "unknown" and info.detail else []
     if publishers and info.source != "unknown":
         said.append(f"as published by {', '.join(publishers)}")

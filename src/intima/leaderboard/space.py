@@ -382,7 +382,12 @@ def _scored(store: Store | None, settings: SpaceSettings) -> BoardIndex:
     from intima.results.board import assemble_board
     from intima.results.data import BoardData, load_board
 
-    data = load_board(store) if store is not None else BoardData((), (), ())
+    if store is None:
+        data = BoardData((), (), ())
+    else:  # a bundle's model facts: the Hub's first (:mod:`intima.results.model_facts`)
+        from intima.results.model_facts import with_hub_facts
+
+        data = with_hub_facts(store, load_board(store))
     return BoardIndex(assemble_board(data, bootstrap=settings.bootstrap, seed=settings.seed))
 
 

@@ -34,6 +34,9 @@ _OFFLINE: Final = "the Hub is offline"
 _UNREACHABLE: Final = "the Hub could not be reached"
 
 Source = Literal["hub", "config", "unknown"]
+#: The facts shown of a model -> the field that holds each.
+FACTS: Final = {"card": "hub_id", "size": "parameters", "type": "kind", "licence": "license",
+                "date": "date"}  # fmt: skip
 
 
 class ModelInfo(BaseModel):
@@ -49,6 +52,13 @@ class ModelInfo(BaseModel):
     date: str | None = None
     #: what the configuration says (provider and name, GGUF file and size) or why unknown
     detail: str | None = None
+    #: where each fact the board shows came from, when a bundle brought any: fact
+    #: (:data:`FACTS`) -> "from the Hub" or "as published by NAME (key …)"
+    #: (:mod:`intima.results.model_facts`); empty: read by this board or store itself
+    sources: dict[str, str] = {}
+    #: why the board could not read the Hub itself for a bundle's model (its facts are then
+    #: all as published)
+    unfetched: str | None = None
 
     @property
     def url(self) -> str | None:
@@ -184,9 +194,23 @@ def _gguf(provider: str, model_name: str) -> Path | None:
     return None
 
 
-def describe(provider: str, model_name: str, timeout: float = HUB_TIMEOUT) -> ModelInfo:
-    hub_id = hub_id_of(provider, model_name)
-    return from_hub(hub_id, timeout) if hub_id else from_config(provider, model_name)
+class HubAsker:
+    """Asks the Hub once per model id, and not at all once it was unreachable or offline: a
+    board or a refresh of many models waits for the timeout at most once."""
+
+    def __init__(self, timeout: float = HUB_TIMEOUT) -> None:
+        self.timeout = timeout
+        self.asked: dict[str, ModelInfo] = {}
+        self.down: str | None = None
+
+    def __call__(self, hub_id: str) -> ModelInfo:
+        if hub_id not in self.asked:
+            if self.down is not None:
+                return ModelInfo(source="unknown", hub_id=hub_id, detail=self.down)
+            self.asked[hub_id] = got = from_hub(hub_id, self.timeout)
+            if got.detail in (_UNREACHABLE, _OFFLINE):
+                self.down = got.detail
+        return self.asked[hub_id]
 
 
 # -- stored with the run --------------------------------------------------------------------
@@ -201,20 +225,11 @@ def record(
         for r in store.query("SELECT run_id, provider, model_name FROM runs ORDER BY run_id")
         if refresh or r[0] not in have
     ]
-    asked: dict[tuple[str, str], ModelInfo] = {}
+    ask = HubAsker(timeout)
     found: dict[str, ModelInfo] = {}
-    down: str | None = None  # once the Hub is unreachable, the next model is not asked
     for run_id, provider, model_name in runs:
-        key = (provider, model_name)
-        if key not in asked:
-            hub_id = hub_id_of(provider, model_name)
-            if hub_id is not None and down is not None:
-                asked[key] = ModelInfo(source="unknown", hub_id=hub_id, detail=down)
-            else:
-                asked[key] = describe(provider, model_name, timeout)
-                if asked[key].detail in (_UNREACHABLE, _OFFLINE):
-                    down = asked[key].detail
-        found[run_id] = asked[key]
+        hub_id = hub_id_of(provider, model_name)
+        found[run_id] = from_config(provider, model_name) if hub_id is None else ask(hub_id)
     if found:
         stamp = now()
         with store.transaction() as conn:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -113,6 +113,12 @@ class Store:
             conn.close()
             raise
         return store
+
+    def backup(self, dest: Path) -> None:
+        """Copy the whole store, as it is now, to a new file at ``dest`` (SQLite's online
+        backup: consistent while others write)."""
+        with closing(sqlite3.connect(dest)) as target:
+            self._conn.backup(target)
 
     def close(self) -> None:
         self._conn.close()

@@ -1,6 +1,7 @@
 """Who published each row of a store (``publishers``, ``row_publishers``: written on import by
 :mod:`intima.bundles.owners` from each bundle's verified signature). A row with no entry was
-made in this store."""
+made in this store; so was a row entered as :data:`MADE_HERE` (a row made here that a bundle
+later carried too: it stays this store's as well as the bundle publisher's)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,9 @@ from intima.store.db import Store
 
 #: How the rows made in this store are named.
 LOCAL: Final = "this store"
+#: The publisher entry of a row made in this store that a bundle carried too (a fingerprint is
+#: 32 hex digits: this is none).
+MADE_HERE: Final = "here"
 
 
 def shown(name: str, fp: str) -> str:
@@ -47,24 +51,28 @@ def names(store: Store) -> dict[str, str]:
     if not recorded(store):
         return {}
     return {
-        r[0]: shown(r[1], r[0]) for r in store.query("SELECT fingerprint, name FROM publishers")
+        r[0]: LOCAL if r[0] == MADE_HERE else shown(r[1], r[0])
+        for r in store.query("SELECT fingerprint, name FROM publishers")
     }
 
 
-def run_publishers(store: Store) -> dict[str, tuple[str, ...]]:
-    """run_id -> who published it (their names), this store's own runs as :data:`LOCAL`
-    (empty for a store without the tables)."""
+def run_publishers(store: Store, table: str = "runs") -> dict[str, tuple[str, ...]]:
+    """run_id -> who published its row of ``table`` (runs, or run_models: tables keyed by
+    run_id alone), by name, this store's own as :data:`LOCAL` (empty for a store without the
+    tables)."""
     if not recorded(store):
         return {}
+    assert table in ("runs", "run_models")  # (a name, never a value, in the query below)
     known = names(store)
     out: dict[str, list[str]] = {}
     for r in store.query(
-        "SELECT r.run_id, p.publisher FROM runs r LEFT JOIN row_publishers p "
-        "ON p.table_name = 'runs' AND p.row_key = json_array(r.run_id)"
+        f'SELECT r.run_id, p.publisher FROM "{table}" r LEFT JOIN row_publishers p '
+        "ON p.table_name = ? AND p.row_key = json_array(r.run_id)",
+        (table,),
     ):
         who = LOCAL if r[1] is None else known.get(r[1], shown("", r[1]))
         out.setdefault(r[0], []).append(who)
-    return {k: tuple(sorted(v)) for k, v in out.items()}
+    return {k: tuple(sorted(set(v))) for k, v in out.items()}
 
 
 def key_publisher(store: Store, fp: str | None) -> str:
