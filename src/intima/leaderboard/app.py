@@ -1,10 +1,11 @@
 """The interactive leaderboard in Gradio (``intima board serve``).
 
 Same numbers and the same views as the static site (one
-:class:`~intima.results.board.BoardView`, rendered by the same functions), plus
-filters by scorer, dimension and code, a side-by-side comparison of two configurations on one
-prompt, the methodology, and a form that queues a model request. All store text is escaped in
-:mod:`intima.leaderboard.render` before it reaches a ``gr.HTML``.
+:class:`~intima.results.board.BoardView`; every view of it declared once in
+:data:`intima.leaderboard.views.VIEWS`, which the app places tab by tab and redraws when a menu
+changes: :mod:`.page`), plus filters by scorer, dimension and code, a side-by-side comparison
+of two configurations on one prompt, the methodology, and a form that queues a model request.
+All store text is escaped in :mod:`intima.leaderboard.render` before it reaches a ``gr.HTML``.
 
 Why HTML and not the Hub leaderboards' ``gradio_leaderboard`` component: its latest release
 (0.0.14) requires ``gradio<6`` and intima runs on Gradio 6; and a cell here holds a rate, its
@@ -19,17 +20,16 @@ import contextlib
 import functools
 import itertools
 import os
-from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from intima.core.ratings import RatingSet
-from intima.leaderboard import compare_view, drift_render, method_view, render, wording
+from intima.leaderboard import drift_render, method_view, render, wording
 from intima.leaderboard.models_view import hide_css, model_rows
 from intima.leaderboard.page import (
     ALL_CODES,
     MENU_AXES,
+    BoardIndex,
     Explorers,
     Menus,
     Page,
@@ -45,8 +45,7 @@ from intima.results import DEFAULT_BOOTSTRAP, DEFAULT_SEED
 from intima.results.board import BoardView, assemble_board
 from intima.results.conversations import load_conversations
 from intima.results.data import load_board
-from intima.results.table import METRICS, dims_in
-from intima.store import StoredResponse
+from intima.results.table import METRICS
 
 if TYPE_CHECKING:
     import gradio as gr
@@ -62,83 +61,6 @@ class LiveSource(Protocol):
     def index(self) -> BoardIndex: ...
 
     def wire(self, page: Page) -> None: ...
-
-
-class BoardIndex:
-    """Look-ups the callbacks need, built once."""
-
-    def __init__(self, view: BoardView) -> None:
-        data, table = view.data, view.table
-        self.view, self.data, self.table = view, data, table
-        self.sets: dict[str, list[RatingSet]] = defaultdict(list)
-        for rs in data.rating_sets:
-            self.sets[rs.response_id].append(rs)
-        self.by_config_prompt = {(r.run_id, r.prompt_id): r for r in data.responses}
-        self.labels = {run_id: label for run_id, label in table.configs}
-        self.dims = dims_in({r.dimension for r in data.responses})
-        self.codes = sorted({r.code for r in data.responses})
-        self.prompts: dict[str, StoredResponse] = {}
-        for r in data.responses:
-            self.prompts.setdefault(r.prompt_id, r)
-
-    def compare(self, scorer: str | None, metric: str, a: str | None, b: str | None) -> str:
-        """The side-by-side numbers of two configurations (:mod:`.compare_view`)."""
-        v = self.view
-        return compare_view.compare_html(v, scorer, metric, a or "", b or "", v.scopes)
-
-    def scores(self, scorer: str, scope: str, sort_metric: str) -> str:
-        """The views above the charts, as the leaderboard tab shows them one after another:
-        prediction-powered shares, the scorer's validation, the table, raw share and mean."""
-        chosen = Pick(scorer, scope, sort_metric)
-        return "".join(v.render(self.view, chosen) for v in VIEWS if v.box == "board-table")
-
-    def config_choices(self) -> list[tuple[str, str]]:
-        return [(label, run_id) for run_id, label in self.table.configs]
-
-    def prompt_choices(
-        self, run_id: str | None = None, code: str | None = None
-    ) -> list[tuple[str, str]]:
-        rows = (
-            self.data.responses
-            if run_id is None
-            else [r for r in self.data.responses if r.run_id == run_id]
-        )
-        seen: dict[str, str] = {}
-        for r in rows:
-            if code and code != ALL_CODES and r.code != code:
-                continue
-            seen.setdefault(r.prompt_id, f"{r.code}: {render.snippet(r.prompt)}")
-        return [(label, pid) for pid, label in seen.items()]
-
-    def detail(self, run_id: str | None, prompt_id: str | None) -> str:
-        resp = self.by_config_prompt.get((run_id or "", prompt_id or ""))
-        if resp is None:
-            return "<p>This configuration has no response to this prompt.</p>"
-        return render.response_detail(
-            resp, self.sets.get(resp.response_id, []), self.data.affect.get(resp.response_id, [])
-        )
-
-    @functools.cached_property
-    def _conversations(self) -> dict[str, list[drift_render.Conversation]]:
-        conv = self.view.conversations
-        return {} if conv is None else drift_render.conversations(conv)
-
-    def drift_runs(self) -> list[tuple[str, str]]:
-        """The conversation configurations, as the transcript explorer offers them."""
-        conv = self.view.conversations
-        return [] if conv is None else [(label, run_id) for run_id, label in conv.runs]
-
-    def conversation_choices(self, run_id: str | None) -> list[tuple[str, str]]:
-        return [(c.choice, c.id) for c in self._conversations.get(run_id or "", [])]
-
-    def transcript(self, run_id: str | None, cid: str | None) -> str:
-        conv = self.view.conversations
-        chosen = [c for c in self._conversations.get(run_id or "", []) if c.id == cid]
-        if conv is None or not chosen:
-            return "<p>No conversation.</p>"
-        return drift_render.transcript_html(
-            chosen[0], drift_render.ratings_by_response(conv.rating_sets)
-        )
 
 
 def header_html(view: BoardView, title: str) -> str:
