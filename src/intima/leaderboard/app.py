@@ -80,6 +80,8 @@ def methodology_html(view: BoardView) -> str:
 
 
 Current = Callable[[], BoardIndex]
+#: A box's views read as one fragment, as on the site (an empty one takes no room).
+_BOX_CSS = "#board-table { gap: 0; }"
 
 
 def build_app(
@@ -104,7 +106,7 @@ def build_app(
     start = first_pick(idx)
     now = pick(idx, *start)
     with gr.Blocks(title=title) as demo:
-        gr.HTML(f"<style>{render.CSS}</style>", visible=True)
+        gr.HTML(f"<style>{render.CSS}{_BOX_CSS}</style>", visible=True)
         header = gr.HTML(header_html(view, title))
         notice = gr.HTML("", elem_id="board-notice") if live is not None else None
         with gr.Tab("Leaderboard"):
