@@ -61,10 +61,11 @@ def payload(site: Path) -> dict:
 
 @functools.cache
 def _table(site: Path) -> ScoreTable:
-    """The board the site was built from, scored again (the rates need no bootstrap)."""
+    """The board the site was built from, scored again with its B and seed (the intervals'
+    design effect comes from the bootstrap)."""
     with Store.open(site.parent / "store.db") as store:
         data = load_board(store)
-    return score_table(data.infos(), data.rating_sets, bootstrap=10, seed=0, per_code=False)
+    return score_table(data.infos(), data.rating_sets, bootstrap=300, seed=0, per_code=False)
 
 
 def _rows(site: Path, scorer: str, scope: str, metric: str) -> list[ScoreRow]:

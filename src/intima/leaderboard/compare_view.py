@@ -149,7 +149,10 @@ class Kind:
     note_id: str = ""
 
     def title(self, metric: str, scorer: str, label_a: str, label_b: str) -> str:
-        return f"{self.first(metric, scorer)}: B − A (B = {label_b}, A = {label_a})"
+        """The table's title in ``intima compare``: what it compares, whose, and who is who."""
+        first = self.first(metric, scorer)
+        whose = "" if scorer in first else f", {scorer}"
+        return f"{first}{whose}: B − A (B = {label_b}, A = {label_a})"
 
 
 _DIFF = Column("B − A [95%], points", "B − A over the judged pairs, with its paired 95% interval "
@@ -262,11 +265,14 @@ def comparison(
     index = by_config([r for r in view.prediction if r.judge == scorer and r.metric == metric])
     dims = [s for s in scopes if not s.startswith("code:")]
     if any((a, s) in index for s in dims) and any((b, s) in index for s in dims):
-        out.append((HEADLINE, [
-            Row(s, _share(index.get((a, s))), _share(index.get((b, s))),
-                headline_texts(headline_pair(index, a, b, s)) if a != b else ("–", "", "–", SAME))
-            for s in dims
-        ]))  # fmt: skip
+        rows = []
+        for s in dims:
+            pp, ends, count, says = (
+                headline_texts(headline_pair(index, a, b, s)) if a != b else ("–", "", "–", SAME)
+            )
+            texts = (pp, ends, says, count)  # in the table's order of columns
+            rows.append(Row(s, _share(index.get((a, s))), _share(index.get((b, s))), texts))
+        out.append((HEADLINE, rows))
     return out
 
 
