@@ -259,8 +259,8 @@ def comparison(
     for scope in scopes:
         ra, rb = (table.get(scorer, c, scope, metric) for c in (a, b))
         d = None if a == b else view.paired.difference(scorer, a, b, scope, metric)
-        texts = ITSELF if d is None else difference_texts(d)
-        paired.append(Row(scope, Side(ra.rate, ra.lo, ra.hi), Side(rb.rate, rb.lo, rb.hi), texts))
+        cells = ITSELF if d is None else difference_texts(d)
+        paired.append(Row(scope, Side(ra.rate, ra.lo, ra.hi), Side(rb.rate, rb.lo, rb.hi), cells))
     out.append((PAIRED, paired))
     index = by_config([r for r in view.prediction if r.judge == scorer and r.metric == metric])
     dims = [s for s in scopes if not s.startswith("code:")]
