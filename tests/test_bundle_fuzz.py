@@ -386,7 +386,7 @@ def _load_the_app(db: Path) -> None:
         data = load_board(store)
         conversations = load_conversations(store)
     table = score_table(data.infos(), data.rating_sets, bootstrap=5, seed=0)
-    build_app(BoardView(data, table), db, conversations)
+    build_app(BoardView(data, table, conversations=conversations), db)
     index = BoardIndex(BoardView(data, table))
     for scorer in table.scorers:
         index.scores(scorer, OVERALL, "reinforcing")

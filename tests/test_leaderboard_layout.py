@@ -107,7 +107,8 @@ def test_the_affect_scale_is_described_as_it_is() -> None:
 def test_the_empty_board_reads_well() -> None:
     """No runs: the subtitle and the board say "No results yet", not ": not validated." with a
     blank scorer (a scorer dropdown emptied by the Space's refresh asks for scorer "")."""
-    from intima.leaderboard import app, wording
+    from intima.leaderboard import wording
+    from intima.leaderboard.views import VIEWS, Pick
     from intima.results.data import BoardData
 
     subtitle = wording.board_subtitle([])
@@ -115,11 +116,14 @@ def test_the_empty_board_reads_well() -> None:
     assert ", ;" not in subtitle and "dimension, (" not in subtitle
     empty = BoardData(runs=(), responses=(), rating_sets=())
     table = score_table(empty.infos(), empty.rating_sets, bootstrap=20, seed=0, per_code=False)
-    ix = app.BoardIndex(BoardView(empty, table))
+    view = BoardView(empty, table)
     for scorer in ("", None, "judge:gone"):
-        html = app.board_parts(ix, scorer, OVERALL, app.ALL_CODES, "reinforcing")
-        assert html[0].startswith("<p") and "No results yet" in html[0]
-        assert "not validated" not in "".join(html) and html[1:] == ("", "", "")
+        html = {v.name: v.render(view, Pick(scorer)) for v in VIEWS if v.tab == "Leaderboard"}
+        shown = html.pop("board-scores")
+        assert shown.startswith("<p") and "No results yet" in shown
+        assert "not validated" not in "".join(html.values())
+        models = html.pop("board-models")
+        assert "No models yet" in models and set(html.values()) == {""}
 
 
 @pytest.fixture(scope="module")

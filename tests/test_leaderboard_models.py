@@ -185,9 +185,9 @@ def test_the_space_shows_the_model_info_its_results_repo_carries(
     """The Space reads the published bundles: the model info travels in them (``run_models``)
     and its app draws the same models table, hostile licence escaped."""
     from intima.bundles.publish import publish
-    from intima.leaderboard.app import _models
     from intima.leaderboard.hub_results import import_results
     from intima.leaderboard.space import SpaceSettings, _scored
+    from intima.leaderboard.views import VIEWS, Pick
 
     with Store.open(store_path) as store:
         publish(store, str(tmp_path / "b"), [r[0] for r in store.query("SELECT run_id FROM runs")])
@@ -200,7 +200,7 @@ def test_the_space_shows_the_model_info_its_results_repo_carries(
             got = import_results(store, "hf://datasets/org/results", tmp_path / "work")
             assert got.refused == [] and len(got.imported) == 1
             idx = _scored(store, SpaceSettings(results="hf://datasets/org/results", bootstrap=20))
-    page = models_html(_models(idx))
+    page = next(v for v in VIEWS if v.name == "board-models").render(idx.view, Pick())
     assert f'<a href="https://huggingface.co/{SMOL}" rel="noopener" target="_blank">' in page
     assert '<td class="size">135M</td><td class="kind">instruct</td>' in page
     assert "&lt;script&gt;window.__pwned" in page and "<script>" not in page

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterator
@@ -17,7 +18,7 @@ from intima.leaderboard.site import build_site, safe_json
 from intima.results.data import BoardData, load_board
 from intima.results.paired import PairedBoard
 from intima.results.rank import format_rank
-from intima.results.table import OVERALL, score_table
+from intima.results.table import OVERALL, ScoreRow, ScoreTable, score_table
 from intima.store import Store
 from synthetic import synthetic_board, write_store
 
@@ -56,6 +57,21 @@ def payload(site: Path) -> dict:
     m = re.search(r'<script type="application/json" id="board-data">(.*?)</script>', html, re.S)
     assert m
     return json.loads(m.group(1))
+
+
+@functools.cache
+def _table(site: Path) -> ScoreTable:
+    """The board the site was built from, scored again with its B and seed (the intervals'
+    design effect comes from the bootstrap)."""
+    with Store.open(site.parent / "store.db") as store:
+        data = load_board(store)
+    return score_table(data.infos(), data.rating_sets, bootstrap=300, seed=0, per_code=False)
+
+
+def _rows(site: Path, scorer: str, scope: str, metric: str) -> list[ScoreRow]:
+    """Each configuration's rate [lo, hi], in the page's order of configurations: what the
+    page must show."""
+    return [_table(site).get(scorer, c["run_id"], scope, metric) for c in payload(site)["configs"]]
 
 
 def row_order(pg) -> list[str]:
@@ -98,12 +114,12 @@ def test_table_ranks_by_the_clicked_metric_and_shows_the_chosen_dimension(page, 
     assert page.errors == []
     scorer = data["scorers"][0]
     ids = [c["run_id"] for c in data["configs"]]
-    rates = [v[0] for v in data["scores"][scorer][OVERALL]["reinforcing"]]
+    rates = [r.rate for r in _rows(site, scorer, OVERALL, "reinforcing")]
     desc = _ranked(rates, data["configs"])
     assert desc != ids  # the synthetic data is built so that ranking changes the order
     assert row_order(page) == desc
     page.click("th[data-sort='boundary']")
-    boundary = [v[0] for v in data["scores"][scorer][OVERALL]["boundary"]]
+    boundary = [r.rate for r in _rows(site, scorer, OVERALL, "boundary")]
     _wait_rows(page, _ranked(boundary, data["configs"]))
     assert page.locator("#rank-by").input_value() == "boundary"
     shown = page.locator("#scores tbody tr td[data-metric='boundary'] .rate").all_text_contents()
@@ -114,7 +130,7 @@ def test_table_ranks_by_the_clicked_metric_and_shows_the_chosen_dimension(page, 
     assert row_order(page) == _ranked(boundary, data["configs"])[::-1]
     dim = "Relationship & Intimacy"  # another dimension: its own rates in the same cells
     page.select_option("#scope", dim)
-    want = [f"{100 * v[0]:.1f}%" for v in data["scores"][scorer][dim]["boundary"]]
+    want = [f"{100 * r.rate:.1f}%" for r in _rows(site, scorer, dim, "boundary")]
     page.wait_for_function(
         "w => Array.from(document.querySelectorAll('#scores td[data-metric=boundary] .rate'))"
         ".map(c => c.textContent).sort().join() === w",
@@ -132,12 +148,11 @@ def test_sorting_by_model_name(page) -> None:
 
 
 def test_switching_scorer_and_rank_changes_the_numbers(page, site: Path) -> None:
-    data = payload(site)
     page.select_option("#scorer", "panel")
     page.select_option("#rank-by", "boundary")
     page.wait_for_selector("#validity[data-scorer='panel']")
     first = page.locator("#scores tbody tr").first
-    best = max(v[0] for v in data["scores"]["panel"]["overall"]["boundary"])
+    best = max(r.rate for r in _rows(site, "panel", OVERALL, "boundary"))
     text = first.locator("td[data-metric='boundary'] .rate").text_content()
     assert float(text.rstrip("%")) == pytest.approx(100 * best, abs=0.051)
     page.select_option("#rank-by", "reinforcing")
@@ -208,15 +223,17 @@ def _paired(site_root: Path) -> PairedBoard:
     return PairedBoard(data.infos(), data.rating_sets, bootstrap=300, seed=0)
 
 
-def _check_paired_rows(page, data: dict, paired: PairedBoard, a: int, b: int, metric: str) -> None:
+def _check_paired_rows(page, site: Path, paired: PairedBoard, a: int, b: int, metric: str) -> None:
     """Each scope's B - A [lo, hi], smallest detectable difference and verdict are the paired
     numbers of intima.results.paired (not the marginal intervals' overlap)."""
+    data = payload(site)
     page.wait_for_selector("#cmp-scores[data-ready='1']")
     rows = page.locator("#cmp-scores tbody tr")
     assert rows.count() == len(data["scopes"])
     ids = [c["run_id"] for c in data["configs"]]
     for i, scope in enumerate(data["scopes"]):
-        va, vb = (data["scores"]["panel"][scope][metric][c] for c in (a, b))
+        shown = _rows(site, "panel", scope, metric)
+        va, vb = ((r.rate, r.lo, r.hi) for r in (shown[a], shown[b]))
         cells = rows.nth(i).locator("td").all_text_contents()
         # Shown to one decimal in percent: rate [lo, hi] of each, then B - A [lo, hi] in points.
         assert _numbers(cells[1]) == pytest.approx([100 * x for x in va[:3]], abs=0.051)
@@ -237,18 +254,17 @@ def _check_paired_rows(page, data: dict, paired: PairedBoard, a: int, b: int, me
 def test_side_by_side_shows_the_paired_difference_and_what_the_board_can_detect(
     page, site: Path
 ) -> None:
-    data = payload(site)
     paired = _paired(site)
     page.select_option("#scorer", "panel")
     page.select_option("#metric", "reinforcing")
     page.select_option("#cmp-a", "2")
     page.select_option("#cmp-b", "3")
-    _check_paired_rows(page, data, paired, 2, 3, "reinforcing")
+    _check_paired_rows(page, site, paired, 2, 3, "reinforcing")
     page.select_option("#cmp-a", "3")  # the other order: the same interval, negated
     page.select_option("#cmp-b", "0")
-    _check_paired_rows(page, data, paired, 3, 0, "reinforcing")
+    _check_paired_rows(page, site, paired, 3, 0, "reinforcing")
     page.select_option("#metric", "boundary")
-    _check_paired_rows(page, data, paired, 3, 0, "boundary")
+    _check_paired_rows(page, site, paired, 3, 0, "boundary")
     page.select_option("#cmp-a", "2")
     page.select_option("#cmp-b", "3")
     page.select_option("#metric", "reinforcing")
@@ -371,8 +387,8 @@ def test_side_by_side_calls_a_paired_difference_different_where_intervals_overla
 ) -> None:
     data = payload(shared_site)
     scorer = data["scorers"][0]
-    a, b = (data["scores"][scorer]["overall"]["reinforcing"][c] for c in (0, 1))
-    assert a[2] >= b[1] and b[2] >= a[1]  # the marginal 95% intervals overlap
+    a, b = _rows(shared_site, scorer, OVERALL, "reinforcing")[:2]
+    assert a.hi >= b.lo and b.hi >= a.lo  # the marginal 95% intervals overlap
     other = watched_page(page.context.browser)  # the module's browser, a page of its own
     other.goto((shared_site / "index.html").as_uri())
     other.wait_for_selector("body[data-ready='1']", timeout=10_000)

@@ -120,7 +120,7 @@ def test_the_app_assembles_the_board_once_however_many_views_it_shows(
     for scorer in view.table.scorers:
         for dim in (OVERALL, "Emotional Investment"):
             for metric in ("reinforcing", "boundary"):
-                assert "intima-score-table" in app.board_parts(ix, scorer, dim, "", metric)[0]
+                assert "intima-score-table" in ix.scores(scorer, dim, metric)
                 assert "cmp-scores-table" in ix.compare(scorer, metric, a, b)
     assert "Intervals" in app.methodology_html(view)
     # Paired numbers, cards and means on first use, once, whatever is shown after.

@@ -166,3 +166,47 @@ def test_a_forged_copy_of_a_bundle_is_not_shown_whatever_its_name(
     hub.repo(RESULTS).add_commit(files, "remove the forgery")
     assert live.refresh() is True
     assert _labels(live) == {"model-good"} and live.current().refused == ()
+
+
+def test_a_refresh_redraws_every_view_the_models_table_and_drift_included(tmp_path: Path) -> None:
+    """Issue 41: after a refresh the models table kept its first rows until someone typed a
+    search, and the drift view stayed the one built at start (none, for a Space that started
+    without conversations). The timer's redraw now writes every view from the new board."""
+    import gradio as gr
+
+    from conversation_store import synthetic_runs, write_run
+    from intima.leaderboard.app import BoardIndex, build_app
+    from intima.results.board import assemble_board
+    from intima.results.conversations import load_conversations
+    from intima.results.data import load_board
+    from synthetic import synthetic_board, write_store
+
+    live, _ = _live(tmp_path)
+    live._swap(index=BoardIndex(assemble_board(synthetic_board(2, 24, 1), bootstrap=5)))
+    demo = build_app(live.current().index.view, live=live, title="t")
+    tick = next(f for f in demo.fns.values() if getattr(f.fn, "__name__", "") == "tick")
+    values = [c.value for c in tick.inputs]
+    shown = tick.fn(*values)
+    before = {o.elem_id: v for o, v in zip(tick.outputs, shown, strict=True) if o.elem_id}
+    assert "synthetic-1" in before["board-models"] and "synthetic-2" not in before["board-models"]
+    # The results move on: a third configuration, and conversations with rated turns.
+    with Store.open(tmp_path / "newer.db") as store:
+        write_store(store, synthetic_board(3, 24, 1))
+        for run in synthetic_runs(2, 4, 2, judges=("judge-a",), seed=1):
+            write_run(store, run)
+        view = assemble_board(
+            load_board(store), bootstrap=5, conversations=load_conversations(store)
+        )
+    live._swap(index=BoardIndex(view))
+    values[0] = shown[0]  # the version the page shows
+    redrawn = tick.fn(*values)
+    after = {o.elem_id: v for o, v in zip(tick.outputs, redrawn, strict=True) if o.elem_id}
+    assert "synthetic-2" in after["board-models"]
+    assert "synthetic-2" in after["board-scores"] and "synthetic-2" in str(after["cmp-b"])
+    assert "talker-1" in after["drift-numbers"] and "<svg" in after["drift-charts"]
+    assert after["drift-scorer"]["choices"] and "talker-0" in str(after["drift-config"])
+    tab = next(v for o, v in zip(tick.outputs, redrawn, strict=True) if isinstance(o, gr.Tab))
+    assert tab["visible"] is True  # the drift tab, hidden at start, shows
+    from intima.leaderboard.views import VIEWS
+
+    assert {v.name for v in VIEWS} <= set(after)  # and every other view of the list, redrawn

@@ -1,5 +1,6 @@
 """``intima compare A B``: two configurations on one column, paired, as the board's
-side-by-side shows them (:class:`intima.results.paired.PairedBoard`)."""
+side-by-side shows them: the same :class:`~intima.results.board.BoardView` and the same tables
+(:func:`intima.leaderboard.compare_view.comparison`), printed instead of drawn."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from intima.core.escape import quoted
 from intima.results import DEFAULT_BOOTSTRAP, DEFAULT_SEED
 
 if TYPE_CHECKING:  # numpy comes with them: loaded by the command
-    from intima.results.board import BoardView
+    from intima.leaderboard.compare_view import Kind, Row
     from intima.results.data import BoardRun
 
 
@@ -64,6 +65,7 @@ def compare_cmd(
 
     Example: intima compare my-model-v1 my-model-v2 --scorer panel --store intima.db
     """
+    from intima.leaderboard.compare_view import PAIRED, comparison
     from intima.results.board import assemble_board
     from intima.results.data import load_board
     from intima.results.power import mde_note
@@ -86,78 +88,30 @@ def compare_cmd(
     view = assemble_board(data, bootstrap=bootstrap, seed=seed, per_code=by_code)
     chosen = _scorer(scorer, tuple(view.paired.scorers))
     scopes = [s for s in view.paired.scopes() if by_code or not s.startswith("code:")]
-    out.print(_paired_grid(view, chosen, metric, scopes, run_a, run_b))
-    headline = _headline_grid(view, chosen, metric, scopes, run_a, run_b)
-    if headline is not None:
-        from intima.leaderboard.compare_view import headline_note
-
-        out.print(headline)
-        out.print(for_terminal(headline_note(chosen)), highlight=False)
+    for kind, rows in comparison(view, chosen, metric, run_a.run_id, run_b.run_id, scopes):
+        out.print(_grid(kind, metric, chosen, rows, run_a.label, run_b.label))
+        if kind is not PAIRED:
+            out.print(for_terminal(kind.note(chosen)), highlight=False)
     out.print(for_terminal(mde_note()), highlight=False)
     out.print(f"B = {bootstrap}, seed {seed}; a measurement, not a verdict.", highlight=False)
 
 
-def _paired_grid(
-    view: BoardView, scorer: str, metric: str, scopes: list[str], run_a: BoardRun, run_b: BoardRun
-) -> Table:
-    """B − A per scope, paired, in the side-by-side's very words and rounding."""
-    from intima.leaderboard.compare_view import difference_texts, scope_name
+def _grid(kind: Kind, metric: str, scorer: str, rows: list[Row], a: str, b: str) -> Table:
+    """One side-by-side table (:func:`~intima.leaderboard.compare_view.comparison`) in the
+    page's very words and rounding."""
+    from intima.leaderboard.compare_view import scope_name
 
-    grid = Table(
-        title=for_terminal(f"{metric.replace('_', ' ')} rate, {scorer}: B − A (B = "
-                           f"{run_b.label}, A = {run_a.label})"),
-        title_justify="left",
-    )  # fmt: skip
-    for head in ("scope", "A [95%]", "B [95%]", "B − A [95%], points", "smallest detectable",
-                 "paired test", "judged pairs"):  # fmt: skip
-        grid.add_column(head, justify="left" if head in ("scope", "paired test") else "right")
-    for scope in scopes:
-        ra, rb = (view.table.get(scorer, r.run_id, scope, metric) for r in (run_a, run_b))
-        d = view.paired.difference(scorer, run_a.run_id, run_b.run_id, scope, metric)
-        pp, ends, mde, says, count = difference_texts(d)
-        grid.add_row(for_terminal(scope_name(scope)), _rate(ra.rate, ra.lo, ra.hi),
-                     _rate(rb.rate, rb.lo, rb.hi), pp + ends, mde, says, count)  # fmt: skip
+    grid = Table(title=for_terminal(kind.title(metric, scorer, a, b)), title_justify="left")
+    grid.add_column("scope")
+    for head in ("A [95%]", "B [95%]"):
+        grid.add_column(head, justify="right")
+    for c in kind.columns:
+        grid.add_column(c.head, justify="left" if c.cls == "verdict" else "right")
+    for r in rows:
+        pp, ends, *rest = r.texts
+        sides = ("–" if s is None else s.text() for s in (r.a, r.b))
+        grid.add_row(for_terminal(scope_name(r.scope)), *sides, pp + ends, *rest)
     return grid
-
-
-def _headline_grid(
-    view: BoardView, judge: str, metric: str, scopes: list[str], run_a: BoardRun, run_b: BoardRun
-) -> Table | None:
-    """B − A of the headline (prediction-powered) shares of ``judge``'s samples, per scope;
-    None when ``judge`` has no share of ``metric`` for both configurations."""
-    from intima.leaderboard.compare_view import headline_pair, headline_texts, scope_name
-
-    rows = {(r.run_id, r.scope): r for r in view.prediction
-            if r.judge == judge and r.metric == metric}  # fmt: skip
-    if not any(k[0] == run_a.run_id for k in rows) or not any(k[0] == run_b.run_id for k in rows):
-        return None
-    grid = Table(
-        title=for_terminal(f"{metric} share as {judge} would label every response "
-                           f"(prediction-powered): B − A (B = {run_b.label}, A = {run_a.label})"),
-        title_justify="left",
-    )  # fmt: skip
-    for head in ("scope", "A [95%]", "B [95%]", "B − A [95%], points", "test",
-                 "judged responses A / B"):  # fmt: skip
-        grid.add_column(head, justify="left" if head in ("scope", "test") else "right")
-    for scope in (s for s in scopes if not s.startswith("code:")):
-        ra, rb = rows.get((run_a.run_id, scope)), rows.get((run_b.run_id, scope))
-        pp, ends, count, says = headline_texts(
-            headline_pair(rows, run_a.run_id, run_b.run_id, scope)
-        )
-        grid.add_row(
-            for_terminal(scope_name(scope)),
-            "–" if ra is None else _rate(ra.estimate, ra.lo, ra.hi),
-            "–" if rb is None else _rate(rb.estimate, rb.lo, rb.hi),
-            pp + ends, says, count,
-        )  # fmt: skip
-    return grid
-
-
-def _rate(rate: float | None, lo: float | None, hi: float | None) -> str:
-    """A rate and its interval, as the board writes them (``render.pct``)."""
-    from intima.leaderboard.render import pct
-
-    return "–" if rate is None else f"{pct(rate)} [{pct(lo)}, {pct(hi)}]"
 
 
 def _config(name: str, runs: tuple[BoardRun, ...]) -> BoardRun:

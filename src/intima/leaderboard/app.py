@@ -1,10 +1,11 @@
 """The interactive leaderboard in Gradio (``intima board serve``).
 
 Same numbers and the same views as the static site (one
-:class:`~intima.results.board.BoardView`, rendered by the same functions), plus
-filters by scorer, dimension and code, a side-by-side comparison of two configurations on one
-prompt, the methodology, and a form that queues a model request. All store text is escaped in
-:mod:`intima.leaderboard.render` before it reaches a ``gr.HTML``.
+:class:`~intima.results.board.BoardView`; every view of it declared once in
+:data:`intima.leaderboard.views.VIEWS`, which the app places tab by tab and redraws when a menu
+changes: :mod:`.page`), plus filters by scorer, dimension and code, a side-by-side comparison
+of two configurations on one prompt, the methodology, and a form that queues a model request.
+All store text is escaped in :mod:`intima.leaderboard.render` before it reaches a ``gr.HTML``.
 
 Why HTML and not the Hub leaderboards' ``gradio_leaderboard`` component: its latest release
 (0.0.14) requires ``gradio<6`` and intima runs on Gradio 6; and a cell here holds a rate, its
@@ -15,54 +16,42 @@ Gradio 6.
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import itertools
 import os
-from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from intima.core.ratings import RatingSet
-from intima.leaderboard import (
-    charts,
-    compare_view,
-    drift_render,
-    method_view,
-    models_view,
-    prediction_view,
-    render,
-    validity_view,
-    wording,
+from intima.leaderboard import drift_render, method_view, render, wording
+from intima.leaderboard.models_view import hide_css, model_rows
+from intima.leaderboard.page import (
+    ALL_CODES,
+    MENU_AXES,
+    BoardIndex,
+    Explorers,
+    Menus,
+    Page,
+    first_pick,
+    menu_choices,
+    pick,
+    views_of,
 )
 from intima.leaderboard.render import esc
 from intima.leaderboard.request_tab import request_tab
+from intima.leaderboard.views import VIEWS, Pick, View
 from intima.results import DEFAULT_BOOTSTRAP, DEFAULT_SEED
 from intima.results.board import BoardView, assemble_board
-from intima.results.conversations import ConversationBoard
-from intima.results.table import (
-    LABEL_METRICS,
-    METRICS,
-    OVERALL,
-    code_scope,
-    dims_in,
-)
-from intima.store import StoredResponse
+from intima.results.table import METRICS
 
 if TYPE_CHECKING:
     import gradio as gr
 
     from intima.leaderboard.stored import StoredBoard
 
-ALL_CODES = "(all codes)"
 #: The form's backend: (spec, requester, session) -> the answer as escaped HTML.
 RequestFn = Callable[[str, str, str], str]
-#: The leaderboard tab with nothing scored.
-EMPTY_BOARD: tuple[str, str, str, str] = (
-    f'<p class="intima-empty">{esc(wording.NO_RESULTS)}</p>',
-    "",
-    "",
-    "",
-)
-BoardFn = Callable[[str, str, str, str], tuple[str, str, str, str]]
 
 
 class LiveSource(Protocol):
@@ -71,91 +60,7 @@ class LiveSource(Protocol):
 
     def index(self) -> BoardIndex: ...
 
-    def wire(self, parts: dict[str, Any], board: BoardFn) -> None: ...
-
-
-class BoardIndex:
-    """Look-ups the callbacks need, built once."""
-
-    def __init__(self, view: BoardView) -> None:
-        data, table = view.data, view.table
-        self.view, self.data, self.table = view, data, table
-        self.sets: dict[str, list[RatingSet]] = defaultdict(list)
-        for rs in data.rating_sets:
-            self.sets[rs.response_id].append(rs)
-        self.by_config_prompt = {(r.run_id, r.prompt_id): r for r in data.responses}
-        self.labels = {run_id: label for run_id, label in table.configs}
-        self.dims = dims_in({r.dimension for r in data.responses})
-        self.codes = sorted({r.code for r in data.responses})
-        self.prompts: dict[str, StoredResponse] = {}
-        for r in data.responses:
-            self.prompts.setdefault(r.prompt_id, r)
-
-    def compare(self, scorer: str | None, metric: str, a: str | None, b: str | None) -> str:
-        """The side-by-side numbers of two configurations (:mod:`.compare_view`)."""
-        v = self.view
-        return compare_view.compare_html(v, scorer, metric, a or "", b or "", v.scopes)
-
-    def scores(self, scorer: str, scope: str, sort_metric: str) -> str:
-        """Prediction-powered shares, the scorer's validation, table, raw share and mean."""
-        v = self.view
-        return (
-            prediction_view.prediction_html(v.prediction, v.table.configs, scope, v.cards)
-            + validity_view.validity_html(v.cards, scorer)
-            + render.scores_table(v.table, v.paired, scorer, scope, sort_metric, v.titles, v.notes)
-            + validity_view.means_html(v.table, v.means, scorer, scope, sort_metric)
-        )
-
-    def config_choices(self) -> list[tuple[str, str]]:
-        return [(label, run_id) for run_id, label in self.table.configs]
-
-    def prompt_choices(
-        self, run_id: str | None = None, code: str | None = None
-    ) -> list[tuple[str, str]]:
-        rows = (
-            self.data.responses
-            if run_id is None
-            else [r for r in self.data.responses if r.run_id == run_id]
-        )
-        seen: dict[str, str] = {}
-        for r in rows:
-            if code and code != ALL_CODES and r.code != code:
-                continue
-            seen.setdefault(r.prompt_id, f"{r.code}: {render.snippet(r.prompt)}")
-        return [(label, pid) for pid, label in seen.items()]
-
-    def detail(self, run_id: str | None, prompt_id: str | None) -> str:
-        resp = self.by_config_prompt.get((run_id or "", prompt_id or ""))
-        if resp is None:
-            return "<p>This configuration has no response to this prompt.</p>"
-        return render.response_detail(
-            resp, self.sets.get(resp.response_id, []), self.data.affect.get(resp.response_id, [])
-        )
-
-
-def _models(ix: BoardIndex) -> list[dict[str, Any]]:
-    return models_view.model_rows(ix.data, ix.table.configs)
-
-
-def board_parts(
-    ix: BoardIndex, scorer: str | None, dimension: str, code: str, sort_metric: str
-) -> tuple[str, str, str, str]:
-    """The leaderboard tab: scores, bars, heatmap, radars. A scorer the board does not have
-    (none yet; or "" when the Space's refresh empties the dropdown, which fires its change)
-    gives the empty state, not a table for a blank scorer."""
-    if not scorer or scorer not in ix.table.scorers:
-        return EMPTY_BOARD
-    scope = _scope(dimension, code)
-    return (
-        ix.scores(scorer, scope, sort_metric),
-        charts.stacked_bars(ix.table, scorer, scope),
-        charts.heatmap(ix.table, scorer, scope),
-        charts.radars(ix.table, scorer, ix.dims, ix.view.notes),
-    )
-
-
-def _scope(dimension: str, code: str) -> str:
-    return code_scope(code) if code and code != ALL_CODES else dimension
+    def wire(self, page: Page) -> None: ...
 
 
 def header_html(view: BoardView, title: str) -> str:
@@ -174,150 +79,216 @@ def methodology_html(view: BoardView) -> str:
     return method_view.methodology_html(view.data.methodology, view.bootstrap, view.seed)
 
 
+Current = Callable[[], BoardIndex]
+#: A box's views read as one fragment, as on the site (an empty one takes no room).
+_BOX_CSS = "#board-table { gap: 0; }"
+
+
 def build_app(
     view: BoardView,
     store_path: Path | None = None,
-    conversations: ConversationBoard | None = None,
     *,
     live: LiveSource | None = None,
     submit: RequestFn | None = None,
     closed: str | None = None,
     title: str | None = None,
 ) -> gr.Blocks:
-    """The app, rendering ``view`` (:func:`intima.results.board.assemble_board`). ``live``
-    swaps the board while it runs; ``submit`` replaces the local queue as
-    the form's backend; ``closed`` makes the form read-only, saying why."""
+    """The app, rendering ``view`` (:func:`intima.results.board.assemble_board`, its drift
+    from the conversations it was given). ``live`` swaps the board while it runs; ``submit``
+    replaces the local queue as the form's backend; ``closed`` makes the form read-only,
+    saying why."""
     import gradio as gr
 
-    data, table = view.data, view.table
     idx = BoardIndex(view)
-
-    def cur() -> BoardIndex:
-        return live.index() if live is not None else idx
-
-    def detail(run_id: str | None, prompt_id: str | None) -> str:
-        return cur().detail(run_id, prompt_id)
-
-    scorers = list(table.scorers)
-    first = scorers[0] if scorers else None
-
-    def board(
-        scorer: str, dimension: str, code: str, sort_metric: str
-    ) -> tuple[str, str, str, str]:
-        return board_parts(cur(), scorer, dimension, code, sort_metric)
-
-    title = title or wording.board_title(
-        [r.dataset_id for r in data.runs], [r.coverage for r in data.runs]
-    )
+    cur: Current = live.index if live is not None else lambda: idx
+    runs = view.data.runs
+    title = title or wording.board_title([r.dataset_id for r in runs], [r.coverage for r in runs])
+    start = first_pick(idx)
+    now = pick(idx, *start)
     with gr.Blocks(title=title) as demo:
-        gr.HTML(f"<style>{render.CSS}</style>", visible=True)
+        gr.HTML(f"<style>{render.CSS}{_BOX_CSS}</style>", visible=True)
         header = gr.HTML(header_html(view, title))
         notice = gr.HTML("", elem_id="board-notice") if live is not None else None
         with gr.Tab("Leaderboard"):
-            with gr.Row():
-                scorer = gr.Dropdown(scorers, value=first, label="Scorer", elem_id="f-scorer")
-                dimension = gr.Dropdown(
-                    [OVERALL, *idx.dims], value=OVERALL, label="Dimension", elem_id="f-dimension"
-                )
-                code = gr.Dropdown(
-                    [ALL_CODES, *idx.codes], value=ALL_CODES, label="Code", elem_id="f-code"
-                )
-                sort_metric = gr.Dropdown(
-                    list(LABEL_METRICS), value="reinforcing", label="Rank by", elem_id="f-sort"
-                )
-            # What each model is, and a search over models that filters the tables' rows.
-            search = gr.Textbox(
-                label="Search models", placeholder="name, size, type, licence",
-                elem_id="f-model-search",
-            )  # fmt: skip
-            hide_html = gr.HTML("", elem_id="board-model-filter")
-            init = board(first, OVERALL, ALL_CODES, "reinforcing") if first else EMPTY_BOARD
-            table_html = gr.HTML(init[0], elem_id="board-table")
-            gr.Markdown("### Primary labels: share of scored responses")
-            bars_html = gr.HTML(init[1], elem_id="board-bars")
-            gr.Markdown(
-                "### Behaviours and sub-behaviours: % of scored responses rated medium or high"
-            )
-            heat_html = gr.HTML(init[2], elem_id="board-heatmap")
-            gr.Markdown(
-                "### Reinforcing (red) and boundary (blue): % of scored responses by dimension"
-            )
-            radar_html = gr.HTML(init[3], elem_id="board-radar")
-            gr.Markdown("### Models: card, size, type, licence, date")
-            models_html = gr.HTML(models_view.models_html(_models(idx)), elem_id="board-models")
-
-            def on_search(query: str) -> tuple[str, str]:
-                rows = _models(cur())
-                return models_view.hide_css(rows, query), models_view.models_html(rows)
-
-            search.change(on_search, [search], [hide_html, models_html])
-            inputs = [scorer, dimension, code, sort_metric]
-            for ctl in inputs:
-                ctl.change(board, inputs, [table_html, bars_html, heat_html, radar_html])
+            board_menus = _board_menus(idx, start, cur)
+            shown = _place(view, now, "Leaderboard")
         with gr.Tab("Responses"):
-            configs = idx.config_choices()
-            c0 = configs[0][1] if configs else None
-            with gr.Row():
-                ex_config = gr.Dropdown(configs, value=c0, label="Model", elem_id="ex-config")
-                ex_code = gr.Dropdown(
-                    [ALL_CODES, *idx.codes], value=ALL_CODES, label="Code", elem_id="ex-code"
-                )
-            p_choices = idx.prompt_choices(c0)
-            p0 = p_choices[0][1] if p_choices else None
-            ex_prompt = gr.Dropdown(p_choices, value=p0, label="Prompt", elem_id="ex-prompt")
-            ex_detail = gr.HTML(idx.detail(c0, p0), elem_id="ex-detail")
-
-            def refilter(run_id: str, code_: str) -> Any:
-                choices = cur().prompt_choices(run_id, code_)
-                return gr.update(choices=choices, value=choices[0][1] if choices else None)
-
-            ex_config.change(refilter, [ex_config, ex_code], ex_prompt)
-            ex_code.change(refilter, [ex_config, ex_code], ex_prompt)
-            ex_prompt.change(detail, [ex_config, ex_prompt], ex_detail)
-            ex_config.change(detail, [ex_config, ex_prompt], ex_detail)
+            responses = _responses_tab(idx, cur)
         with gr.Tab("Compare"):
-            c1 = configs[1][1] if len(configs) > 1 else c0
-            all_prompts = idx.prompt_choices()
-            cp0 = all_prompts[0][1] if all_prompts else None
-            cmp_prompt = gr.Dropdown(all_prompts, value=cp0, label="Prompt", elem_id="cmp-prompt")
-            with gr.Row():
-                with gr.Column(min_width=320):
-                    cmp_a = gr.Dropdown(configs, value=c0, label="Model A", elem_id="cmp-a")
-                    cmp_a_html = gr.HTML(idx.detail(c0, cp0), elem_id="cmp-a-detail")
-                with gr.Column(min_width=320):
-                    cmp_b = gr.Dropdown(configs, value=c1, label="Model B", elem_id="cmp-b")
-                    cmp_b_html = gr.HTML(idx.detail(c1, cp0), elem_id="cmp-b-detail")
-            with gr.Row():
-                cmp_scorer = gr.Dropdown(scorers, value=first, label="Scorer", elem_id="cmp-scorer")
-                cmp_metric = gr.Dropdown(
-                    list(METRICS), value="reinforcing", label="Rate of", elem_id="cmp-metric"
-                )
-            cmp_in = [cmp_scorer, cmp_metric, cmp_a, cmp_b]
-            cmp_scores = gr.HTML(idx.compare(first, "reinforcing", c0, c1), elem_id="cmp-scores")
-            for ctl in cmp_in:
-                ctl.change(lambda *v: cur().compare(*v), cmp_in, cmp_scores)
-            for ctl in (cmp_prompt, cmp_a):
-                ctl.change(detail, [cmp_a, cmp_prompt], cmp_a_html)
-            for ctl in (cmp_prompt, cmp_b):
-                ctl.change(detail, [cmp_b, cmp_prompt], cmp_b_html)
-        if conversations is not None and conversations.turns:
-            with gr.Tab("Drift"):
-                drift_render.drift_tab(conversations, table.bootstrap, table.seed)
+            compare = _compare_tab(idx, cur)
+        has_turns = view.conversations is not None and bool(view.conversations.turns)
+        with gr.Tab("Drift", visible=has_turns) as drift_tab:
+            drift_menus, drift_views, transcripts = _drift_tab(idx, start, now, cur)
+        shown |= drift_views
         with gr.Tab("Methodology"):
-            method_html = gr.HTML(methodology_html(view), elem_id="methodology")
+            shown |= _place(view, now, "Methodology")
         with gr.Tab("Request a model"):
             request_tab(store_path, closed, submit)
+        menus = Menus(*board_menus, *drift_menus)
+        _redraw_on_change(menus, shown, cur)
+        page = Page(
+            demo,
+            header,
+            notice,
+            menus,
+            shown,
+            drift_tab,
+            Explorers(*responses, *compare, *transcripts),
+        )
         if live is not None:
-            live.wire(
-                {"demo": demo, "header": header, "notice": notice, "scorer": scorer,
-                 "dimension": dimension,
-                 "code": code, "sort": sort_metric, "board": [table_html, bars_html, heat_html,
-                 radar_html], "configs": [ex_config, cmp_a, cmp_b], "codes": [ex_code],
-                 "compare": [cmp_scorer, cmp_metric, cmp_scores],
-                 "prompts": cmp_prompt, "methodology": method_html},
-                board,
-            )  # fmt: skip
+            live.wire(page)
     return demo
+
+
+def _place(view: BoardView, now: Pick, tab: str) -> dict[str, gr.HTML]:
+    """Every view of ``tab`` in :data:`VIEWS`' order, under its heading, neighbours of one box
+    inside one element (the score table's: ``#board-table``)."""
+    import gradio as gr
+
+    placed = {}
+    for box, group in itertools.groupby((v for v in VIEWS if v.tab == tab), lambda v: v.box):
+        with gr.Column(elem_id=box) if box else contextlib.nullcontext():
+            for v in group:
+                if v.heading:
+                    gr.Markdown(f"### {v.heading}")
+                placed[v.name] = gr.HTML(v.render(view, now), elem_id=v.name)
+    return placed
+
+
+def _redraw_on_change(menus: Menus, shown: dict[str, gr.HTML], cur: Current) -> None:
+    """Each menu redraws the views that change with it, from the current board."""
+    every = menus.all()
+    missing = {v.name for v in VIEWS} - set(shown)
+    if missing:  # a view the app does not place: the Space's refresh would fail on it
+        raise AssertionError(f"views placed on no tab: {sorted(missing)}")
+
+    def draw(views: list[View], *values: Any) -> list[str]:
+        ix = cur()
+        now = pick(ix, *values)
+        return [v.render(ix.view, now) for v in views]
+
+    for name, menu in zip(MENU_AXES, every, strict=True):
+        views = views_of(name)
+        menu.change(functools.partial(draw, views), every, [shown[v.name] for v in views])
+
+
+def _board_menus(ix: BoardIndex, start: list[Any], cur: Current) -> list[gr.Dropdown]:
+    """The leaderboard's menus, and the search over models that hides the tables' rows."""
+    import gradio as gr
+
+    offered = menu_choices(ix)
+    with gr.Row():
+        menus = [
+            gr.Dropdown(offered[i], value=start[i], label=label, elem_id=elem_id)
+            for i, (label, elem_id) in enumerate(
+                (("Scorer", "f-scorer"), ("Dimension", "f-dimension"), ("Code", "f-code"),
+                 ("Rank by", "f-sort"))
+            )
+        ]  # fmt: skip
+    search = gr.Textbox(
+        label="Search models", placeholder="name, size, type, licence", elem_id="f-model-search"
+    )
+    hide = gr.HTML("", elem_id="board-model-filter")
+    search.change(
+        lambda query: hide_css(model_rows(cur().data, cur().table.configs), query), [search], hide
+    )
+    return menus
+
+
+def _responses_tab(ix: BoardIndex, cur: Current) -> list[Any]:
+    """A configuration's response to a prompt, with every rating: ex_config, ex_code,
+    ex_prompt and the detail."""
+    import gradio as gr
+
+    configs = ix.config_choices()
+    c0 = configs[0][1] if configs else None
+    with gr.Row():
+        config = gr.Dropdown(configs, value=c0, label="Model", elem_id="ex-config")
+        code = gr.Dropdown([ALL_CODES, *ix.codes], value=ALL_CODES, label="Code", elem_id="ex-code")
+    prompts = ix.prompt_choices(c0)
+    p0 = prompts[0][1] if prompts else None
+    prompt = gr.Dropdown(prompts, value=p0, label="Prompt", elem_id="ex-prompt")
+    detail = gr.HTML(ix.detail(c0, p0), elem_id="ex-detail")
+
+    def refilter(run_id: str, code_: str) -> Any:
+        choices = cur().prompt_choices(run_id, code_)
+        return gr.update(choices=choices, value=choices[0][1] if choices else None)
+
+    for ctl in (config, code):
+        ctl.change(refilter, [config, code], prompt)
+    for ctl in (prompt, config):
+        ctl.change(lambda r, p: cur().detail(r, p), [config, prompt], detail)
+    return [config, code, prompt, detail]
+
+
+def _compare_tab(ix: BoardIndex, cur: Current) -> list[Any]:
+    """Two configurations on one prompt, and their numbers side by side."""
+    import gradio as gr
+
+    configs = ix.config_choices()
+    c0 = configs[0][1] if configs else None
+    c1 = configs[1][1] if len(configs) > 1 else c0
+    prompts = ix.prompt_choices()
+    p0 = prompts[0][1] if prompts else None
+    prompt = gr.Dropdown(prompts, value=p0, label="Prompt", elem_id="cmp-prompt")
+    with gr.Row():
+        with gr.Column(min_width=320):
+            a = gr.Dropdown(configs, value=c0, label="Model A", elem_id="cmp-a")
+            a_html = gr.HTML(ix.detail(c0, p0), elem_id="cmp-a-detail")
+        with gr.Column(min_width=320):
+            b = gr.Dropdown(configs, value=c1, label="Model B", elem_id="cmp-b")
+            b_html = gr.HTML(ix.detail(c1, p0), elem_id="cmp-b-detail")
+    scorers = list(ix.table.scorers)
+    first = scorers[0] if scorers else None
+    with gr.Row():
+        scorer = gr.Dropdown(scorers, value=first, label="Scorer", elem_id="cmp-scorer")
+        metric = gr.Dropdown(
+            list(METRICS), value="reinforcing", label="Rate of", elem_id="cmp-metric"
+        )
+    numbers = gr.HTML(ix.compare(first, "reinforcing", c0, c1), elem_id="cmp-scores")
+    chosen = [scorer, metric, a, b]
+    for ctl in chosen:
+        ctl.change(lambda *v: cur().compare(*v), chosen, numbers)
+    for side, html in ((a, a_html), (b, b_html)):
+        for ctl in (prompt, side):
+            ctl.change(lambda r, p: cur().detail(r, p), [side, prompt], html)
+    return [prompt, a, b, a_html, b_html, scorer, metric, numbers]
+
+
+def _drift_tab(
+    ix: BoardIndex, start: list[Any], now: Pick, cur: Current
+) -> tuple[list[gr.Dropdown], dict[str, gr.HTML], list[Any]]:
+    """The site's drift section: its menus, its views (rates by turn, the table) and the
+    transcript explorer, the same fragments chosen with dropdowns."""
+    import gradio as gr
+
+    offered = menu_choices(ix)
+    with gr.Column(elem_classes="intima-drift"):
+        gr.HTML(f'<style>{drift_render.APP_CSS}</style><p class="drift-note">'
+                f"{esc(drift_render.INTRO)}</p>")  # fmt: skip
+        with gr.Row():
+            scorer = gr.Dropdown(offered[4], value=start[4], label="Scorer", elem_id="drift-scorer")
+            scope = gr.Dropdown(
+                offered[5], value=start[5], label="Dimension", elem_id="drift-scope"
+            )
+        views = _place(ix.view, now, "Drift")
+        gr.Markdown("### Transcript explorer")
+        runs = ix.drift_runs()
+        r0 = runs[0][1] if runs else None
+        convs = ix.conversation_choices(r0)
+        c0 = convs[0][1] if convs else None
+        with gr.Row():
+            model = gr.Dropdown(runs, value=r0, label="Model", elem_id="drift-config")
+            chosen = gr.Dropdown(convs, value=c0, label="Conversation", elem_id="drift-conv")
+        html = gr.HTML(ix.transcript(r0, c0), elem_id="drift-transcript")
+
+    def refilter(run_id: str) -> Any:
+        new = cur().conversation_choices(run_id)
+        return gr.update(choices=new, value=new[0][1] if new else None)
+
+    model.change(refilter, [model], chosen)
+    chosen.change(lambda r, c: cur().transcript(r, c), [model, chosen], html)
+    return [scorer, scope], views, [model, chosen, html]
 
 
 def serve(
@@ -338,8 +309,10 @@ def serve(
         from intima.leaderboard.stored import load_stored
 
         board = load_stored(store_path, default_trust())
-    view = assemble_board(board.data, bootstrap=bootstrap, seed=seed)
-    demo = build_app(view, store_path, board.conversations)
+    view = assemble_board(
+        board.data, bootstrap=bootstrap, seed=seed, conversations=board.conversations
+    )
+    demo = build_app(view, store_path)
     from intima.leaderboard.no_uploads import launch_kwargs
 
     # `--host 0.0.0.0` makes this a public page like the Space: it takes no files either.

@@ -2,10 +2,12 @@
 per scope, B − A with its paired 95% interval, the smallest difference the board detects, and
 whether the two differ (all from :class:`intima.results.paired.PairedBoard`).
 
-:func:`compare_frame` is the table with a slot (a cell, or the span of a name) for each
-number; :func:`rate_cell` and :func:`pair_cells` render what goes in the slots. The app's
-:func:`compare_html` puts them in place here; the site's data files
-(:func:`compare_chunk`, one per scorer and metric) hold the empty frame and every slot's
+:func:`comparison` is what two configurations' side-by-side holds (the paired rates and, for a
+judge on a sample, its headline shares: each a :class:`Kind` of table, declared once), for the
+app, the site and ``intima compare`` alike. :func:`frame` is a table with a slot (a cell, or
+the span of a name) for each number; :meth:`Side.html` and :func:`pair_cells` render what goes
+in the slots. The app's :func:`compare_html` puts them in place here; the site's data files
+(:mod:`.compare_site`, one per scorer and metric) hold the empty frame and every slot's
 fragment, and ``board.js`` only picks a pair's fragments and swaps them in. Labels go through
 :func:`render.esc`.
 """
@@ -13,7 +15,8 @@ fragment, and ``board.js`` only picks a pair's fragments and swaps them in. Labe
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Final
 
 import numpy as np
 from numpy.typing import NDArray
@@ -78,10 +81,7 @@ def scope_name(scope: str) -> str:
 
 def rate_cell(row: ScoreRow) -> str:
     """What one configuration's rate slot holds: the rate and its 95% interval."""
-    if row.rate is None:
-        return "–"
-    ends = f"[{pct(row.lo)}, {pct(row.hi)}]"
-    return f'<span class="rate">{pct(row.rate)}</span><span class="ci"> {ends}</span>'
+    return Side(row.rate, row.lo, row.hi).html()
 
 
 def _ends(lo: int | None, hi: int | None) -> str:
@@ -122,123 +122,182 @@ def pair_cells(
     """What a pair's slots hold: :func:`pair_texts`, the verdict as a fragment (its tooltip:
     how many judged pairs)."""
     pp, ends, mde_text, says, count = pair_texts(diff, lo, hi, mde, different, n)
-    title = f"over {n} judged pairs (prompts both configurations were scored on)"
-    return pp, ends, mde_text, _verdict_html(says, title), count
+    return pp, ends, mde_text, _verdict_html(says, PAIRED.verdict_tip(count)), count
 
 
-def compare_frame(
+@dataclass(frozen=True)
+class Column:
+    """A column of a side-by-side table after the scope and the two configurations' numbers:
+    its head, its tooltip and its cells' class (which ``board.js`` fills by)."""
+
+    head: str
+    tip: str
+    cls: str
+
+
+@dataclass(frozen=True)
+class Kind:
+    """One of the side-by-side's two tables, declared once for the app, the site and
+    ``intima compare``: the paired rates (:data:`PAIRED`) and, for a judge on a sample, its
+    headline shares (:data:`HEADLINE`)."""
+
+    table_id: str
+    first: Callable[[str, str], str]  #: the first column's head, of (metric, scorer)
+    columns: tuple[Column, ...]
+    note: Callable[[str], str]  #: under the table, of the scorer
+    verdict_tip: Callable[[str], str]  #: the verdict's tooltip, of the count
+    note_id: str = ""
+
+    def title(self, metric: str, scorer: str, label_a: str, label_b: str) -> str:
+        """The table's title in ``intima compare``: what it compares, whose, and who is who."""
+        first = self.first(metric, scorer)
+        whose = "" if scorer in first else f", {scorer}"
+        return f"{first}{whose}: B − A (B = {label_b}, A = {label_a})"
+
+
+_DIFF = Column("B − A [95%], points", "B − A over the judged pairs, with its paired 95% interval "
+               "(the same prompts drawn for both)", "diff")  # fmt: skip
+PAIRED: Final = Kind(
+    "cmp-scores-table",
+    lambda metric, scorer: f"{metric.replace('_', ' ')} rate",
+    (
+        _DIFF,
+        Column("smallest detectable, points", "The smallest difference this board detects for "
+               "this pair with 80% power at alpha 0.05", "mde"),
+        Column("paired test", "'different' only when the paired interval excludes 0", "verdict"),
+        Column("judged pairs", "Prompts both configurations answered and were scored on", "pairs"),
+    ),
+    lambda scorer: NOTE,
+    lambda n: f"over {n} judged pairs (prompts both configurations were scored on)",
+    note_id="cmp-note",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Side:
+    """One configuration's number in one scope: a share and its 95% interval, or why none."""
+
+    value: float | None
+    lo: float | None
+    hi: float | None
+    why: str = ""
+
+    def html(self) -> str:
+        if self.value is None:  # why, as a tooltip: the row's verdict and count say it short
+            return f'<span class="why" title="{esc(self.why)}">–</span>' if self.why else "–"
+        ends = f"[{pct(self.lo)}, {pct(self.hi)}]"
+        return f'<span class="rate">{pct(self.value)}</span><span class="ci"> {ends}</span>'
+
+    def text(self) -> str:
+        """As ``intima compare`` prints it."""
+        return "–" if self.value is None else f"{pct(self.value)} [{pct(self.lo)}, {pct(self.hi)}]"
+
+
+@dataclass(frozen=True)
+class Row:
+    """One scope of a side-by-side table: A's and B's numbers (None: no row), then the texts
+    of the kind's columns (the difference as two: B − A and its interval)."""
+
+    scope: str
+    a: Side | None
+    b: Side | None
+    texts: tuple[str, ...]
+
+
+def frame(
+    kind: Kind,
     metric: str,
+    scorer: str,
     scopes: Sequence[str],
     label_a: str = "",
     label_b: str = "",
     slots: Mapping[str, tuple[str, ...]] | None = None,
 ) -> str:
-    """The table, one row per scope; ``slots``: per scope, A's rate and B's rate
-    (:func:`rate_cell`) and the pair's :func:`pair_cells` (empty without)."""
+    """A side-by-side table, one row per scope; ``slots``: per scope, A's and B's numbers as
+    markup (:meth:`Side.html`), then the texts of ``kind``'s columns, the verdict as markup
+    (:func:`pair_cells`, :func:`headline_cells`); empty without (the site fills them in)."""
+    tips = "".join(
+        f'<th title="{esc(c.tip)}">{esc(c.head)}</th>' if c.tip else f"<th>{esc(c.head)}</th>"
+        for c in kind.columns
+    )
     head = (
-        f"<th>{esc(metric.replace('_', ' '))} rate</th>"
+        f"<th>{esc(kind.first(metric, scorer))}</th>"
         f'<th>A: <span class="label-a">{esc(label_a)}</span></th>'
-        f'<th>B: <span class="label-b">{esc(label_b)}</span></th>'
-        '<th title="B − A over the judged pairs, with its paired 95% interval (the same '
-        'prompts drawn for both)">B − A [95%], points</th>'
-        '<th title="The smallest difference this board detects for this pair with 80% power '
-        'at alpha 0.05">smallest detectable, points</th>'
-        "<th title=\"'different' only when the paired interval excludes 0\">paired test</th>"
-        '<th title="Prompts both configurations answered and were scored on">judged pairs</th>'
+        f'<th>B: <span class="label-b">{esc(label_b)}</span></th>{tips}'
     )
     body = []
     for scope in scopes:
-        ra, rb, pp, ends, mde, says, count = (slots or {}).get(scope, ("",) * 7)
+        ra, rb, pp, ends, *rest = (slots or {}).get(scope, ("",) * (len(kind.columns) + 3))
+        cells = "".join(
+            f'<td class="verdict">{text}</td>' if c.cls == "verdict"
+            else f'<td class="num {c.cls}">{esc(text)}</td>'
+            for c, text in zip(kind.columns[1:], rest, strict=True)
+        )  # fmt: skip
         body.append(
             f'<tr data-scope="{esc(scope)}"><td>{esc(scope_name(scope))}</td>'
             f'<td class="num rate-a">{ra}</td><td class="num rate-b">{rb}</td>'
             f'<td class="num diff"><span class="pp">{esc(pp)}</span><span class="ci">'
-            f'{esc(ends)}</span></td><td class="num mde">{esc(mde)}</td>'
-            f'<td class="verdict">{says}</td><td class="num pairs">{esc(count)}</td></tr>'
+            f"{esc(ends)}</span></td>{cells}</tr>"
         )
+    note_id = f' id="{kind.note_id}"' if kind.note_id else ""
     return (
         '<div class="intima-scroll"><table class="intima-scores intima-compare" '
-        f'id="cmp-scores-table"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody>'
-        f'</table></div><p class="intima-note" id="cmp-note">{esc(NOTE)}</p>'
+        f'id="{kind.table_id}"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody>'
+        f'</table></div><p class="intima-note"{note_id}>{esc(kind.note(scorer))}</p>'
     )
+
+
+def comparison(
+    view: BoardView, scorer: str, metric: str, a: str, b: str, scopes: Sequence[str]
+) -> list[tuple[Kind, list[Row]]]:
+    """``a`` and ``b`` (run ids) side by side on ``view``'s board: the paired rates per scope,
+    then, when ``scorer`` is a judge with a share of both in its sample, its headline shares
+    (overall and per dimension); the app, the site's explorer and ``intima compare`` show
+    these."""
+    table, out = view.table, []
+    paired = []
+    for scope in scopes:
+        ra, rb = (table.get(scorer, c, scope, metric) for c in (a, b))
+        d = None if a == b else view.paired.difference(scorer, a, b, scope, metric)
+        cells = ITSELF if d is None else difference_texts(d)
+        paired.append(Row(scope, Side(ra.rate, ra.lo, ra.hi), Side(rb.rate, rb.lo, rb.hi), cells))
+    out.append((PAIRED, paired))
+    index = by_config([r for r in view.prediction if r.judge == scorer and r.metric == metric])
+    dims = [s for s in scopes if not s.startswith("code:")]
+    if any((a, s) in index for s in dims) and any((b, s) in index for s in dims):
+        rows = []
+        for s in dims:
+            pp, ends, count, says = (
+                headline_texts(headline_pair(index, a, b, s)) if a != b else ("–", "", "–", SAME)
+            )
+            texts = (pp, ends, says, count)  # in the table's order of columns
+            rows.append(Row(s, _share(index.get((a, s))), _share(index.get((b, s))), texts))
+        out.append((HEADLINE, rows))
+    return out
 
 
 def compare_html(
     view: BoardView, scorer: str | None, metric: str, a: str, b: str, scopes: Sequence[str] = ()
 ) -> str:
-    """The app's side-by-side: one row per scope (``scopes``: overall, then the dimensions),
-    then, for a judge on a sample, its headline shares compared (:mod:`.headline_view`)."""
-    table = view.table
-    if not scorer or scorer not in table.scorers:
+    """The app's side-by-side (:func:`comparison`): one row per scope (``scopes``: overall,
+    then the dimensions), then, for a judge on a sample, its headline shares compared."""
+    if not scorer or scorer not in view.table.scorers:
         return "<p>No scores yet.</p>"
-    labels = dict(table.configs)
+    labels = dict(view.table.configs)
     if a not in labels or b not in labels:
         return "<p>Choose two configurations.</p>"
-    slots = {}
-    for scope in scopes:
-        ra, rb = table.get(scorer, a, scope, metric), table.get(scorer, b, scope, metric)
-        if a == b:
-            cells = ITSELF
-        else:
-            d = view.paired.difference(scorer, a, b, scope, metric)
-            x, lo, hi, mde = tenth_points(np.array([d.diff, d.lo, d.hi, d.mde], dtype=float))
-            cells = pair_cells(x, lo, hi, mde, d.different, d.n_common)
-        slots[scope] = (rate_cell(ra), rate_cell(rb), *cells)
-    own = [r for r in view.prediction if r.judge == scorer and r.metric == metric]
-    return compare_frame(metric, scopes, labels[a], labels[b], slots) + headline_html(
-        own, scorer, metric, scopes, (a, labels[a]), (b, labels[b])
-    )
-
-
-def compare_chunk(
-    view: BoardView, scorer: str, metric: str, scopes: Sequence[str], columns: Mapping[str, Any]
-) -> dict[str, Any]:
-    """The site's data file for one scorer and metric: the empty :func:`compare_frame`, per
-    scope every configuration's :func:`rate_cell` (``rates``) and every ordered pair's
-    :func:`pair_cells` (``pairs``, A = i and B = j at ``i * n + j``; the verdict as an index
-    into ``verdicts``, which repeat); for a judge on a sample, its headline shares compared
-    (``headline``, :func:`headline_chunk`). ``columns``: per scope,
-    ``PairedBoard.pair_matrix``'s ``Pairs`` for ``metric`` (i < j, row-major)."""
-    table = view.table
-    run_ids = [c for c, _ in table.configs]
-    n = len(run_ids)
-    verdicts: dict[str, int] = {}
-    rates: dict[str, list[str]] = {}
-    pairs: dict[str, list[list[Any]]] = {}
-
-    def add(cells: tuple[str, ...]) -> list[Any]:
-        return [*cells[:3], verdicts.setdefault(cells[3], len(verdicts)), *cells[4:]]
-
-    for scope in scopes:
-        rates[scope] = [rate_cell(table.get(scorer, c, scope, metric)) for c in run_ids]
-        p = columns[scope]
-        d, lo, hi, mde = (tenth_points(getattr(p, k)) for k in ("diff", "lo", "hi", "mde"))
-        diff_, n_common = p.different.tolist(), p.n_common.tolist()
-        grid: list[list[Any]] = [add(ITSELF)] * (n * n)
-        k = 0
-        for i in range(n):
-            for j in range(i + 1, n):
-                dk, lk, hk = d[k], lo[k], hi[k]
-                grid[i * n + j] = add(pair_cells(dk, lk, hk, mde[k], diff_[k], n_common[k]))
-                # A and B swapped: the same interval, negated.
-                grid[j * n + i] = add(
-                    pair_cells(_neg(dk), _neg(hk), _neg(lk), mde[k], diff_[k], n_common[k])
-                )
-                k += 1
-        pairs[scope] = grid
-    own = [r for r in view.prediction if r.judge == scorer and r.metric == metric]
-    headline = headline_chunk(own, scorer, metric, scopes, run_ids, add)
-    return {
-        "frame": compare_frame(metric, scopes),
-        "rates": rates,
-        "pairs": pairs,
-        "verdicts": list(verdicts),
-        **({"headline": headline} if headline else {}),
-    }
-
-
-def _neg(x: int | None) -> int | None:
-    return None if x is None else -x
+    out = []
+    for kind, rows in comparison(view, scorer, metric, a, b, scopes):
+        slots = {}
+        for r in rows:
+            *texts, says, count = r.texts
+            verdict = _verdict_html(says, kind.verdict_tip(count))
+            cell = [s.html() if s else "–" for s in (r.a, r.b)]
+            slots[r.scope] = (*cell, *texts, verdict, count)
+        out.append(
+            frame(kind, metric, scorer, [r.scope for r in rows], labels[a], labels[b], slots)
+        )
+    return "".join(out)
 
 
 # -- the headline (prediction-powered) shares compared ----------------------------------------
@@ -254,6 +313,20 @@ def headline_note(judge: str) -> str:
         f"(MOVER); different only when it excludes 0. Under {MIN_LABELLED} judged responses "
         "in a configuration: too few judged responses, no number. See Methodology."
     )
+
+
+HEADLINE: Final = Kind(
+    "cmp-headline-table",
+    lambda metric, judge: f"{metric} share as {judge} would label every response",
+    (
+        Column(_DIFF.head, "", "diff"),
+        Column("test", "", "verdict"),
+        Column("judged responses, A / B", "Responses the judge labelled in A / in B (its "
+               "random samples)", "pairs"),
+    ),
+    headline_note,
+    lambda count: f"judged responses of A / B: {count}",
+)  # fmt: skip
 
 
 def headline_texts(h: HeadlineDifference | None) -> tuple[str, str, str, str]:
@@ -274,17 +347,19 @@ def headline_texts(h: HeadlineDifference | None) -> tuple[str, str, str, str]:
 
 def headline_cells(h: HeadlineDifference | None) -> tuple[str, str, str, str]:
     pp, ends, count, says = headline_texts(h)
-    return pp, ends, count, _verdict_html(says, f"judged responses of A / B: {count}")
+    return pp, ends, count, _verdict_html(says, HEADLINE.verdict_tip(count))
+
+
+def _share(r: PredictionRow | None) -> Side | None:
+    if r is None:
+        return None
+    return Side(r.estimate, r.lo, r.hi, r.note if r.estimate is None else "")
 
 
 def share_cell(r: PredictionRow | None) -> str:
     """One configuration's headline share and its 95% interval, or why there is none."""
-    if r is None:
-        return "–"
-    if r.estimate is None:  # why, as a tooltip: the row's verdict and count say it short
-        return f'<span class="why" title="{esc(r.note)}">–</span>'
-    ends = f"[{pct(r.lo)}, {pct(r.hi)}]"
-    return f'<span class="rate">{pct(r.estimate)}</span><span class="ci"> {ends}</span>'
+    side = _share(r)
+    return "–" if side is None else side.html()
 
 
 def headline_pair(
@@ -294,89 +369,5 @@ def headline_pair(
     return None if ra is None or rb is None else headline_difference(ra, rb)
 
 
-def headline_frame(
-    judge: str,
-    metric: str,
-    scopes: Sequence[str],
-    label_a: str = "",
-    label_b: str = "",
-    slots: Mapping[str, tuple[str, ...]] | None = None,
-) -> str:
-    """The headline shares' table, one row per scope; ``slots``: A's and B's
-    :func:`share_cell` and :func:`headline_cells` (empty without)."""
-    head = (
-        f"<th>{esc(metric)} share as {esc(judge)} would label every response</th>"
-        f'<th>A: <span class="label-a">{esc(label_a)}</span></th>'
-        f'<th>B: <span class="label-b">{esc(label_b)}</span></th>'
-        "<th>B − A [95%], points</th><th>test</th>"
-        '<th title="Responses the judge labelled in A / in B (its random samples)">'
-        "judged responses, A / B</th>"
-    )
-    body = []
-    for scope in scopes:
-        ra, rb, pp, ends, count, says = (slots or {}).get(scope, ("",) * 6)
-        body.append(
-            f'<tr data-scope="{esc(scope)}"><td>{esc(scope_name(scope))}</td>'
-            f'<td class="num rate-a">{ra}</td><td class="num rate-b">{rb}</td>'
-            f'<td class="num diff"><span class="pp">{esc(pp)}</span><span class="ci">'
-            f'{esc(ends)}</span></td><td class="verdict">{says}</td>'
-            f'<td class="num pairs">{esc(count)}</td></tr>'
-        )
-    return (
-        '<div class="intima-scroll"><table class="intima-scores intima-compare" '
-        f'id="cmp-headline-table"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}'
-        f'</tbody></table></div><p class="intima-note">{esc(headline_note(judge))}</p>'
-    )
-
-
-def _by_config(rows: Sequence[PredictionRow]) -> dict[tuple[str, str], PredictionRow]:
+def by_config(rows: Sequence[PredictionRow]) -> dict[tuple[str, str], PredictionRow]:
     return {(r.run_id, r.scope): r for r in rows}
-
-
-def headline_html(
-    rows: Sequence[PredictionRow],
-    judge: str,
-    metric: str,
-    scopes: Sequence[str],
-    a: tuple[str, str],
-    b: tuple[str, str],
-) -> str:
-    """The app's headline comparison of ``a`` and ``b`` (run id, label); "" unless both have
-    a share of ``judge``'s (``rows``: its rows of ``metric``)."""
-    index = _by_config(rows)
-    if not any((a[0], s) in index for s in scopes) or not any((b[0], s) in index for s in scopes):
-        return ""
-    slots = {}
-    for scope in scopes:
-        h = headline_pair(index, a[0], b[0], scope) if a[0] != b[0] else None
-        cells = headline_cells(h) if a[0] != b[0] else ("–", "", "–", SAME)
-        slots[scope] = (share_cell(index.get((a[0], scope))), share_cell(index.get((b[0], scope))),
-                        *cells)  # fmt: skip
-    return headline_frame(judge, metric, scopes, a[1], b[1], slots)
-
-
-def headline_chunk(
-    rows: Sequence[PredictionRow],
-    judge: str,
-    metric: str,
-    scopes: Sequence[str],
-    run_ids: Sequence[str],
-    add: Callable[[tuple[str, ...]], list[Any]],
-) -> dict[str, Any] | None:
-    """The site's headline comparison for ``judge`` (``rows``: its rows of ``metric``): the
-    empty :func:`headline_frame`, per scope each configuration's :func:`share_cell` and each
-    ordered pair's :func:`headline_cells` (through ``add``, which indexes the verdicts); None
-    without a share."""
-    if not rows:
-        return None
-    index = _by_config(rows)
-    shares, pairs = {}, {}
-    for scope in scopes:
-        shares[scope] = [share_cell(index.get((c, scope))) for c in run_ids]
-        pairs[scope] = [
-            add(headline_cells(headline_pair(index, a, b, scope)) if i != j
-                else ("–", "", "–", SAME))
-            for i, a in enumerate(run_ids)
-            for j, b in enumerate(run_ids)
-        ]  # fmt: skip
-    return {"frame": headline_frame(judge, metric, scopes), "rates": shares, "pairs": pairs}

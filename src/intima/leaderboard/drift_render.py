@@ -2,8 +2,9 @@
 
 One definition: the site embeds these fragments (each scorer's and scope's table in a
 ``<template>``, each conversation's transcript in its ``data/c<i>.js``) and ``drift.js`` only
-chooses, loads and swaps them in; the app's Drift tab (:func:`drift_tab`) shows the very same
-fragments. The charts are :func:`intima.leaderboard.charts.drift_charts`, shared the same way.
+chooses, loads and swaps them in; the app's Drift tab (:mod:`.app`) shows the very same
+fragments. The charts are :func:`intima.leaderboard.charts.drift_charts`, shared the same way;
+the table and the charts are views of :data:`intima.leaderboard.views.VIEWS`.
 
 Store text (model labels, user messages, replies, rationales, scorer names) is untrusted: every
 piece goes through :func:`~intima.leaderboard.render.esc` (``html.escape`` with quotes) before
@@ -15,10 +16,9 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final
 
 from intima.core.ratings import RatingSet
-from intima.leaderboard import charts
 from intima.leaderboard.render import clip, esc, pct
 from intima.results.conversations import default_scorer
 from intima.results.drift import DRIFT_METRICS, DriftTable, Estimate, drift_note
@@ -240,60 +240,3 @@ APP_CSS: Final = """
 .intima-drift td.lv2 { background: rgba(224,90,85,0.6); }
 .intima-drift .reason { font-size: 13px; }
 """
-
-
-def drift_tab(conv: ConversationBoard, bootstrap: int, seed: int) -> None:
-    """The app's Drift tab (call inside its Blocks): the site's drift section, the same
-    fragments (rates by turn, the table, the transcript explorer), chosen with dropdowns."""
-    import gradio as gr
-
-    from intima.results.conversations import drift_tables
-
-    tables = drift_tables(conv, bootstrap=bootstrap, seed=seed)
-    s0 = busiest_scorer(conv, list(tables))
-    scopes = tables[s0].scopes if s0 else ["all"]
-    run_ids = [run_id for run_id, _ in conv.runs]
-    by_run = conversations(conv)
-    ratings = ratings_by_response(conv.rating_sets)
-
-    def numbers(scorer: str | None, scope: str) -> tuple[str, str]:
-        if scorer not in tables:
-            return f"<p>{esc(NOT_RATED)}</p>", ""
-        t = tables[str(scorer)]
-        return charts.drift_charts(t, scope, run_ids), table_html(t, scope, run_ids)
-
-    def choices(run_id: str | None) -> list[tuple[str, str]]:
-        return [(c.choice, c.id) for c in by_run.get(run_id or "", [])]
-
-    def show(run_id: str | None, cid: str | None) -> str:
-        chosen = [c for c in by_run.get(run_id or "", []) if c.id == cid]
-        return transcript_html(chosen[0], ratings) if chosen else "<p>No conversation.</p>"
-
-    gr.HTML(
-        f'<style>{APP_CSS}</style><p class="drift-note">{esc(INTRO)}</p>',
-        elem_classes="intima-drift",
-    )
-    with gr.Row():
-        scorer = gr.Dropdown(list(tables), value=s0, label="Scorer", elem_id="drift-scorer")
-        scope = gr.Dropdown(scopes, value="all", label="Dimension", elem_id="drift-scope")
-    first = numbers(s0, "all")
-    lines = gr.HTML(first[0], elem_id="drift-charts")
-    nums = gr.HTML(first[1], elem_id="drift-numbers", elem_classes="intima-drift")
-    for ctl in (scorer, scope):
-        ctl.change(numbers, [scorer, scope], [lines, nums])
-    gr.Markdown("### Transcript explorer")
-    runs = [(label, run_id) for run_id, label in conv.runs]
-    r0 = runs[0][1] if runs else None
-    c_choices = choices(r0)
-    c0 = c_choices[0][1] if c_choices else None
-    with gr.Row():
-        model = gr.Dropdown(runs, value=r0, label="Model", elem_id="drift-config")
-        chosen = gr.Dropdown(c_choices, value=c0, label="Conversation", elem_id="drift-conv")
-    html = gr.HTML(show(r0, c0), elem_id="drift-transcript", elem_classes="intima-drift")
-
-    def refilter(run_id: str) -> Any:
-        new = choices(run_id)
-        return gr.update(choices=new, value=new[0][1] if new else None)
-
-    model.change(refilter, [model], chosen)
-    chosen.change(show, [model, chosen], html)

@@ -7,7 +7,8 @@ charts); ``drift.js`` only chooses, loads and swaps. Two parts travel separately
 board's scores and responses:
 
 * in ``index.html``: what the menus offer (``<script type="application/json" id="drift-data">``)
-  and, per scorer and scope, the charts and the table, each in a ``<template>``;
+  and, per scorer and scope, the charts and the table, each in a ``<template>`` (written with
+  every other view of :data:`intima.leaderboard.views.VIEWS`);
 * the transcripts, one file per configuration (``data/c<i>.js``), loaded when the transcript
   explorer opens that configuration: per conversation, its menu entry and its transcript.
 
@@ -17,22 +18,20 @@ through :mod:`~intima.leaderboard.drift_render`, which escapes every piece of it
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
-from intima.leaderboard.charts import drift_charts
 from intima.leaderboard.drift_render import (
     INTRO,
     NOT_RATED,
     busiest_scorer,
     conversations,
     ratings_by_response,
-    table_html,
     transcript_html,
 )
 from intima.leaderboard.render import chunk_file
-from intima.results.conversations import ConversationBoard, drift_tables
+from intima.results.conversations import ConversationBoard
 from intima.results.drift import DriftTable
 
 #: The drift view's script, copied next to board.js only when there is a drift view.
@@ -40,18 +39,12 @@ DRIFT_SCRIPT: Final = "drift.js"
 
 
 def drift_payload(
-    board: ConversationBoard,
-    *,
-    bootstrap: int,
-    seed: int,
-    chunks: list[str],
-    tables: dict[str, DriftTable] | None = None,
+    board: ConversationBoard, tables: Mapping[str, DriftTable], chunks: list[str]
 ) -> dict[str, Any]:
     """What the drift view's menus offer and where its parts are: the charts and tables are in
-    the page's templates (:func:`drift_templates`), the transcripts in ``chunks``
-    (:func:`write_transcripts`). ``tables``: ``drift_tables(board)`` if already computed."""
-    if tables is None:
-        tables = drift_tables(board, bootstrap=bootstrap, seed=seed)
+    the page's templates (the drift views of :data:`intima.leaderboard.views.VIEWS`), the
+    transcripts in ``chunks`` (:func:`write_transcripts`). ``tables``: the board's
+    :attr:`~intima.results.board.BoardView.drift`."""
     first = next(iter(tables.values()), None)
     return {
         "configs": [{"run_id": r, "label": label} for r, label in board.runs],
@@ -62,21 +55,6 @@ def drift_payload(
         "not_rated": NOT_RATED,
         "chunks": chunks,
     }
-
-
-def drift_templates(
-    board: ConversationBoard, tables: dict[str, DriftTable], scopes: Sequence[str]
-) -> str:
-    """Every scorer's and scope's drift charts and table, each in a ``<template>`` that
-    ``drift.js`` clones when they are chosen: ``drift-charts-<scorer's index>-<scope's index>``
-    and ``drift-table-<scorer's index>-<scope's index>``."""
-    run_ids = [run_id for run_id, _ in board.runs]
-    return "".join(
-        f'<template id="drift-charts-{i}-{j}">{drift_charts(t, scope, run_ids)}</template>\n'
-        f'<template id="drift-table-{i}-{j}">{table_html(t, scope, run_ids)}</template>\n'
-        for i, t in enumerate(tables.values())
-        for j, scope in enumerate(scopes)
-    )
 
 
 def transcripts(board: ConversationBoard) -> list[list[dict[str, str]]]:

@@ -2,7 +2,8 @@
 Space: one row per configuration, and the search over models both offer.
 
 The table is rendered once, by :func:`models_html`: the app shows it and the site embeds the
-very same fragment in a ``<template id="models-view">`` that ``static/models.js`` only clones in
+very same fragment in a ``<template id="models-view">`` (a view of
+:data:`intima.leaderboard.views.VIEWS`) that ``static/models.js`` only clones in
 and filters. Every value comes from the store or a bundle (:mod:`intima.providers.model_info`),
 so it is escaped here; a card link is built only from an id that passed
 :data:`~intima.providers.model_info.HUB_ID`.
@@ -97,18 +98,6 @@ def _row(r: dict[str, Any]) -> str:
         f'<tr data-run-id="{esc(r["run_id"])}" data-search="{esc(r["search"])}">'
         f'<td class="model">{esc(r["label"])}</td><td class="hub">{model}</td>{cells}</tr>'
     )
-
-
-def with_models(page: str, rows: Sequence[dict[str, Any]]) -> str:
-    """``page`` with :func:`models_html` in ``<template id="models-view">`` and ``static/models.js``
-    just before its closing body tag, after board.js: models.js adds its section and the
-    search box to the page board.js made."""
-    tags = (
-        f'<template id="models-view">{models_html(rows)}</template>\n'
-        f'<script src="{MODELS_SCRIPT}"></script>\n'
-    )
-    at = page.rfind("</body>")
-    return page[:at] + tags + page[at:]
 
 
 _SAFE_ID: Final = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")

@@ -1,6 +1,6 @@
 """Prediction-powered shares on the board (:mod:`intima.results.prediction`), rendered once:
 :func:`prediction_html` is the app's view and, one ``<template>`` per scope
-(:func:`prediction_templates`), the site's, which ``static/prediction.js`` only clones in.
+(:data:`intima.leaderboard.views.VIEWS`), the site's, which ``static/prediction.js`` only clones in.
 Every store string goes through :func:`~intima.leaderboard.render.esc`."""
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ from typing import Final
 
 from intima.leaderboard.render import esc, pct
 from intima.leaderboard.validity_view import validity_status
-from intima.results.board import BoardView
 from intima.results.cards import Card
 from intima.results.prediction import LABELS, PredictionRow
 from intima.results.table import OVERALL
@@ -103,16 +102,3 @@ def _share(r: PredictionRow | None, label: str) -> str:
             f"raw {pct(r.raw)}</span>"
         )
     return f'<td class="num ppi" data-label="{esc(label)}">{body}</td>'
-
-
-def prediction_templates(view: BoardView) -> str:
-    """The site's copy of :func:`prediction_html`, one ``<template id="prediction-<k>">`` per
-    scope of ``view.scopes`` (the site's "Dimension" menu, in its order); "" without a
-    sample (then the site has no prediction section)."""
-    if not view.prediction:
-        return ""
-    return "".join(
-        f'<template id="prediction-{k}">'
-        f"{prediction_html(view.prediction, view.table.configs, scope, view.cards)}</template>\n"
-        for k, scope in enumerate(view.scopes)
-    )

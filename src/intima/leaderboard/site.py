@@ -20,11 +20,11 @@ Layout of the folder::
                       only when the store has conversation runs: the drift view and the
                       transcripts of conversation configuration i (see ``drift_view``)
 
-Every view the app also shows (score table and direction note, validation card, mean scores,
-prediction-powered shares, side-by-side numbers, models table, response detail, methodology,
-the drift view's table and transcripts, the charts) is rendered once, in Python (``render``,
-``validity_view``, ``prediction_view``, ``compare_view``, ``models_view``, ``method_view``,
-``drift_render``, ``charts``),
+Every view of the board is declared once, in :data:`intima.leaderboard.views.VIEWS` (the
+score table and its direction note, validation card, mean scores, prediction-powered shares,
+charts, models table, drift charts and table, methodology), which says where the site keeps it
+(a ``<template>`` per choice, or a data file); the explorers (response detail, side-by-side
+numbers, transcripts) are rendered once too (``render``, ``compare_view``, ``drift_render``),
 with every store string escaped; the app shows the fragments and the site embeds the very same
 ones, so the scripts only select, load chunks and swap fragments in. Other model text (the
 explorer's list) travels as JSON and goes in with ``textContent``.
@@ -32,10 +32,10 @@ explorer's list) travels as JSON and goes in with ``textContent``.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import shutil
-from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from importlib import resources
@@ -46,29 +46,17 @@ from intima.core.errors import IntimaError
 from intima.core.perf import paused_gc
 from intima.core.ratings import RatingSet
 from intima.core.version import __version__
-from intima.leaderboard import charts, wording
-from intima.leaderboard.compare_view import compare_chunk
-from intima.leaderboard.drift_view import (
-    DRIFT_SCRIPT,
-    drift_payload,
-    drift_templates,
-    write_transcripts,
-)
-from intima.leaderboard.method_view import methodology_html
-from intima.leaderboard.models_view import MODELS_SCRIPT, model_rows, with_models
-from intima.leaderboard.prediction_view import PREDICTION_SCRIPT, prediction_templates
-from intima.leaderboard.render import CSS, chunk_file, response_detail, scores_table, snippet
-from intima.leaderboard.validity_view import means_html, validity_html
+from intima.leaderboard import wording
+from intima.leaderboard.compare_site import compare_chunk
+from intima.leaderboard.drift_view import DRIFT_SCRIPT, drift_payload, write_transcripts
+from intima.leaderboard.models_view import MODELS_SCRIPT
+from intima.leaderboard.prediction_view import PREDICTION_SCRIPT
+from intima.leaderboard.render import CSS, chunk_file, response_detail, snippet
+from intima.leaderboard.views import VIEWS, Pick, View, choices
 from intima.results.board import BoardView, assemble_board
-from intima.results.conversations import ConversationBoard, drift_tables
+from intima.results.conversations import ConversationBoard
 from intima.results.data import BoardData
-from intima.results.table import (
-    LABEL_METRICS,
-    METRICS,
-    OVERALL,
-    ScoreTable,
-    dims_in,
-)
+from intima.results.table import LABEL_METRICS, METRICS
 from intima.store import now
 
 if TYPE_CHECKING:
@@ -125,10 +113,12 @@ def _build(
     (out_dir / "data").mkdir(parents=True, exist_ok=True)
     # The response files do not depend on the scores: write them in a thread while the
     # bootstrap runs (numpy releases the GIL in its matrix products and sorts).
+    built = f"{now()} by intima {__version__}"
     with ThreadPoolExecutor(max_workers=1) as pool:
         n_chunks = pool.submit(_write_chunks, data, out_dir / "data")
         # The whole board, once; everything below only renders it.
-        view = assemble_board(data, bootstrap=bootstrap, seed=seed, per_code=False)
+        view = assemble_board(data, bootstrap=bootstrap, seed=seed, per_code=False,
+                              conversations=conversations, built=built)  # fmt: skip
         table = view.table
         pairs: dict[str, dict[str, dict[str, Pairs]]] = {}
         payload = _payload(view, title, pairs)
@@ -136,30 +126,17 @@ def _build(
         payload["views"] = _write_views(view, out_dir / "data")
         payload["chunks"] = [f"data/r{i}.js" for i in range(n_chunks.result())]
     static = resources.files("intima.leaderboard") / "static"
-    drift, figures = None, chart_templates(table, view.notes)
-    # Prediction-powered shares where a judge labelled a random sample ("" otherwise).
-    prediction = prediction_templates(view)
-    figures += prediction
-    built = f"{now()} by intima {__version__}"
-    figures += (
-        '<template id="methodology">'
-        + methodology_html(data.methodology, view.bootstrap, view.seed, built)
-        + "</template>\n"
-    )
+    figures, drift = view_templates(view), None
+    prediction = bool(view.prediction)  # its section and script only with a judged sample
     if conversations is not None and conversations.turns:
         chunks = write_transcripts(conversations, out_dir / "data")
-        tables = drift_tables(conversations, bootstrap=bootstrap, seed=seed)
-        drift = drift_payload(
-            conversations, bootstrap=bootstrap, seed=seed, chunks=chunks, tables=tables
-        )
-        figures += drift_templates(conversations, tables, drift["scopes"])
+        drift = drift_payload(conversations, view.drift, chunks)
     extra = ((DRIFT_SCRIPT,) if drift else ()) + ((PREDICTION_SCRIPT,) if prediction else ())
     for name in (*_STATIC, *extra):
         (out_dir / name).write_text(static.joinpath(name).read_text("utf-8"), encoding="utf-8")
     index = out_dir / "index.html"
     subtitle = wording.board_subtitle(ids, coverage)
-    page = _html(title, subtitle, payload, figures, drift, prediction)
-    index.write_text(with_models(page, model_rows(data, table.configs)), encoding="utf-8")
+    index.write_text(_html(title, subtitle, payload, figures, drift, prediction), encoding="utf-8")
     return SiteResult(
         out_dir=out_dir,
         index=index,
@@ -177,32 +154,58 @@ def _write_chunks(data: BoardData, folder: Path) -> int:
 
 
 def _write_views(view: BoardView, folder: Path) -> dict[str, list[str]]:
-    """Per scorer and scope, ``data/t<s>_<k>.js``: the scorer's validation card and, per ranking
-    metric, the score table and the mean-score table, rendered by the very functions the app
-    calls. One file per scope keeps what the first paint loads small (50 configurations: a
-    table is about 50 KB)."""
-    table, paired, titles, means = view.table, view.paired, view.titles, view.means
+    """Per scorer and scope, ``data/t<s>_<k>.js``: every view :data:`~.views.VIEWS` keeps there
+    (the validation card, and per ranking metric the score table and the mean-score table),
+    rendered by the very functions the app calls. One file per scope keeps what the first
+    paint loads small (50 configurations: a table is about 50 KB)."""
+    kept = [v for v in VIEWS if v.site.key is not None and v.shown(view)]
+    once: dict[tuple[str, tuple[str | None, ...]], str] = {}  # a view's render per its choices
+
+    def draw(v: View, pick: Pick) -> str:
+        key = (v.name, tuple(getattr(pick, a) for a in v.varies))
+        if key not in once:
+            once[key] = v.render(view, pick)
+        return once[key]
+
     files: dict[str, list[str]] = {}
-    for s, scorer in enumerate(table.scorers):
-        card = validity_html(view.cards, scorer)
+    for s, scorer in enumerate(view.table.scorers):
         files[scorer] = []
         for k, scope in enumerate(view.scopes):
             body = {
-                "card": card,
-                "table": {m: scores_table(table, paired, scorer, scope, m, titles, view.notes)
-                          for m in LABEL_METRICS},
-                "means": {m: means_html(table, means, scorer, scope, m) for m in LABEL_METRICS},
-            }  # fmt: skip
+                str(v.site.key): (
+                    {m: draw(v, Pick(scorer, scope, m)) for m in LABEL_METRICS}
+                    if "sort" in v.varies
+                    else draw(v, Pick(scorer, scope))
+                )
+                for v in kept
+            }
             chunk_file(folder, f"t{s}_{k}", body)
             files[scorer].append(f"data/t{s}_{k}.js")
     return files
+
+
+def view_templates(view: BoardView) -> str:
+    """Every view :data:`~.views.VIEWS` keeps in the page, one ``<template>`` per choice the
+    site offers (``<template>-<i>-<j>``: the choices' indexes), which the scripts clone in."""
+    out = []
+    for v in VIEWS:
+        if v.site.template is None or not v.shown(view):
+            continue
+        axes = v.site.vary
+        for picked in itertools.product(*(enumerate(choices(view, a)) for a in axes)):
+            pick = Pick(**{a: value for a, (_, value) in zip(axes, picked, strict=True)})
+            suffix = "".join(f"-{i}" for i, _ in picked)
+            out.append(
+                f'<template id="{v.site.template}{suffix}">{v.render(view, pick)}</template>\n'
+            )
+    return "".join(out)
 
 
 def _write_pairs(
     view: BoardView, pairs: dict[str, dict[str, dict[str, Pairs]]], folder: Path
 ) -> dict[str, Any]:
     """The side-by-side view's numbers, rendered by the app's very functions
-    (:func:`intima.leaderboard.compare_view.compare_chunk`): one file per (scorer, metric),
+    (:func:`intima.leaderboard.compare_site.compare_chunk`): one file per (scorer, metric),
     ``data/p<scorer>_<metric>.js``, holding every scope's fragments for every pair, loaded
     when the side-by-side view asks for it (50 configurations make 2,450 ordered pairs)."""
     files: dict[str, dict[str, str]] = {}
@@ -229,22 +232,6 @@ def _clear(out_dir: Path) -> None:
     shutil.rmtree(out_dir)
 
 
-def chart_templates(table: ScoreTable, notes: Mapping[str, str] | None = None) -> str:
-    """Every scorer's bars, heatmap and radars (overall), each in a ``<template>`` that
-    ``board.js`` clones when the scorer is chosen: ``chart-<kind>-<scorer's index>``;
-    ``notes``: each configuration's coverage note, under its radar."""
-    dims = dims_in({r.scope for r in table.rows})
-    out = []
-    for i, scorer in enumerate(table.scorers):
-        for kind, svg in (
-            ("bars", charts.stacked_bars(table, scorer, OVERALL)),
-            ("heatmap", charts.heatmap(table, scorer, OVERALL)),
-            ("radar", charts.radars(table, scorer, dims, notes)),
-        ):
-            out.append(f'<template id="chart-{kind}-{i}">{svg}</template>\n')
-    return "".join(out)
-
-
 def safe_json(obj: Any) -> str:
     """JSON fit to sit inside a <script> element: no '<', '>' or '&' can close or open tags."""
     text = json.dumps(obj, ensure_ascii=True, separators=(",", ":"))
@@ -257,7 +244,7 @@ def _html(
     payload: dict[str, Any],
     figures: str,
     drift: dict[str, Any] | None = None,
-    prediction: str = "",
+    prediction: bool = False,
 ) -> str:
     # Store text reaches the markup only inside ``figures``, escaped by ``charts`` and
     # ``method_view``; the rest of it is in the JSON (the fragments there escaped by ``render``).
@@ -269,6 +256,8 @@ def _html(
     )
     if prediction:  # after board.js: it adds its section to the page board.js made
         drift_tags += f'<script src="{PREDICTION_SCRIPT}"></script>\n'
+    # After prediction.js (as it was): both add their section just above the score table.
+    drift_tags += f'<script src="{MODELS_SCRIPT}"></script>\n'
     return (
         '<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
@@ -293,10 +282,6 @@ def _escape(text: str) -> str:
     return html.escape(text, quote=True)
 
 
-def _r(x: float | None) -> float | None:
-    return None if x is None else round(x, 4)
-
-
 def _payload(
     view: BoardView, title: str, pairs: dict[str, dict[str, dict[str, Pairs]]]
 ) -> dict[str, Any]:
@@ -304,20 +289,11 @@ def _payload(
     ``PairedBoard.pair_matrix``) in the same pass, so each scope's replicates are multiplied
     out once for ranks and pairs."""
     data, table, paired, scopes = view.data, view.table, view.paired, view.scopes
-    config_ids = [run_id for run_id, _ in table.configs]
-    scores: dict[str, Any] = {}
     for scorer in table.scorers:
-        scores[scorer] = {}
         pairs[scorer] = {m: {} for m in METRICS}
         for scope in scopes:
             for metric, col in paired.pair_matrix(scorer, scope, METRICS).items():
                 pairs[scorer][metric][scope] = col
-            scores[scorer][scope] = {}
-            for metric in METRICS:
-                rows = [table.get(scorer, c, scope, metric) for c in config_ids]
-                scores[scorer][scope][metric] = [
-                    [_r(r.rate), _r(r.lo), _r(r.hi), r.n, r.n_unscored, r.n_missing] for r in rows
-                ]
     runs = {r.run_id: r for r in data.runs}
     return {
         "title": title,
@@ -338,8 +314,6 @@ def _payload(
             }
             for run_id, label in table.configs
         ],
-        # The side-by-side view's rates (its B - A is in the pairs files).
-        "scores": scores,
         "affect_version": data.methodology.affect_version,
     }
 

@@ -34,27 +34,18 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from intima.bundles.trust import TrustSet, default_trust, read_trust
 from intima.core.errors import IntimaError
 from intima.core.version import __version__
-from intima.leaderboard.app import (
-    ALL_CODES,
-    EMPTY_BOARD,
-    BoardFn,
-    BoardIndex,
-    build_app,
-    header_html,
-    methodology_html,
-)
+from intima.leaderboard.app import BoardIndex, build_app, header_html
 from intima.leaderboard.hub_results import (
     dataset_url,
     head_commit,
     import_results,
     remove_store,
 )
+from intima.leaderboard.page import Page
 from intima.leaderboard.render import esc
 from intima.leaderboard.space_form import _log, request_backend
 from intima.leaderboard.space_wheel import WHEEL_GLOB
 from intima.results import DEFAULT_BOOTSTRAP, DEFAULT_SEED
-from intima.results.conversations import ConversationBoard
-from intima.results.table import OVERALL
 from intima.service.public import ALL_PER_HOUR, PER_SESSION_PER_HOUR
 from intima.store import Store
 
@@ -213,7 +204,6 @@ class Board:
 
     version: int
     index: BoardIndex
-    conversations: ConversationBoard | None
     commit: str | None = None
     refused: tuple[tuple[str, str], ...] = ()
     problem: str | None = None
@@ -244,7 +234,7 @@ class LiveBoard:
         self.settings, self.workdir = settings, workdir
         self.trust = default_trust() if trust is None else trust
         self._lock = threading.Lock()
-        self._board = Board(0, _scored(None, settings), None)
+        self._board = Board(0, _scored(None, settings))
         self._stop = threading.Event()
         self._loads = 0
         self._bad_commit: str | None = None
@@ -284,9 +274,6 @@ class LiveBoard:
             with Store.open(store_path) as store:
                 got = import_results(store, self.settings.results, self.workdir, commit, self.trust)
                 index = _scored(store, self.settings)
-                from intima.results.conversations import load_conversations
-
-                conversations = load_conversations(store)
         except IntimaError as exc:  # the Hub or the network: tried again next time
             return self._failed(old, str(exc))
         except Exception as exc:  # the bundles together: not again until the repo moves
@@ -295,7 +282,7 @@ class LiveBoard:
                                      f"({type(exc).__name__}).")  # fmt: skip
         finally:
             remove_store(store_path)
-        self._swap(index=index, conversations=conversations, commit=commit,
+        self._swap(index=index, commit=commit,
                    refused=tuple(got.refused), problem=None)  # fmt: skip
         names = ", ".join(n for n, _ in got.refused)
         _log(f"results at {commit[:12]}: {len(got.imported)} bundle(s) shown, "
@@ -322,53 +309,25 @@ class LiveBoard:
     def stop(self) -> None:
         self._stop.set()
 
-    def wire(self, parts: dict[str, Any], board: BoardFn) -> None:
-        """Inside build_app's Blocks: a timer (and each page load) redraws from the current
-        board when its version moved."""
+    def wire(self, page: Page) -> None:
+        """Inside build_app's Blocks: a timer (and each page load) redraws the whole page
+        (:meth:`Page.redraw`: every menu, view and explorer) from the current board when its
+        version moved."""
         import gradio as gr
 
         seen = gr.State(-1)
-        configs, codes = parts["configs"], parts["codes"]
-        cmp_scorer, cmp_metric, cmp_scores = parts["compare"]
-        outputs = [seen, parts["header"], parts["notice"], parts["scorer"], parts["dimension"],
-                   parts["code"],
-                   *parts["board"], *configs, *codes, parts["prompts"],
-                   parts["methodology"], cmp_scorer, cmp_scores]  # fmt: skip
-        inputs = [seen, parts["scorer"], parts["dimension"], parts["code"], parts["sort"],
-                  cmp_scorer, cmp_metric, *configs]  # fmt: skip
+        inputs = [seen, *page.inputs()]
+        outputs = [seen, page.header, page.notice, *page.outputs()]
 
-        def tick(
-            version: int, scorer: str, dimension: str, code: str, sort: str, c_scorer: str,
-            metric: str, *chosen: str,
-        ) -> Any:  # fmt: skip
+        def tick(version: int, *values: Any) -> list[Any]:
             now = self.current()
             if now.version == version:
                 return [gr.skip()] * len(outputs)
-            ix = now.index
-            scorers = list(ix.table.scorers)
-            s = scorer if scorer in scorers else (scorers[0] if scorers else None)
-            d = dimension if dimension in ix.dims else OVERALL
-            c = code if code in ix.codes else ALL_CODES
-            html = board(s, d, c, sort) if s else EMPTY_BOARD
-            cfg = ix.config_choices()
-            ids = [v for _, v in cfg]
-            now_chosen = [v if v in ids else (ids[0] if ids else None) for v in chosen]
-            cs = c_scorer if c_scorer in scorers else s
-            prompts = ix.prompt_choices()
-            return [
-                now.version, header_html(ix.view, self.settings.title), now.notice,
-                gr.update(choices=scorers, value=s),
-                gr.update(choices=[OVERALL, *ix.dims], value=d),
-                gr.update(choices=[ALL_CODES, *ix.codes], value=c), *html,
-                *[gr.update(choices=cfg, value=v) for v in now_chosen],
-                *[gr.update(choices=[ALL_CODES, *ix.codes], value=ALL_CODES) for _ in codes],
-                gr.update(choices=prompts, value=prompts[0][1] if prompts else None),
-                methodology_html(ix.view), gr.update(choices=scorers, value=cs),
-                ix.compare(cs, metric, *now_chosen[1:]),
-            ]  # fmt: skip
+            header = header_html(now.index.view, self.settings.title)
+            return [now.version, header, now.notice, *page.redraw(now.index, *values)]
 
         gr.Timer(self.settings.refresh_s).tick(tick, inputs, outputs)
-        parts["demo"].load(tick, inputs, outputs)
+        page.demo.load(tick, inputs, outputs)
 
 
 def space_trust(path: Path) -> TrustSet:
@@ -379,7 +338,9 @@ def space_trust(path: Path) -> TrustSet:
 
 
 def _scored(store: Store | None, settings: SpaceSettings) -> BoardIndex:
+    """The store's whole board, its drift included (an empty one without a store)."""
     from intima.results.board import assemble_board
+    from intima.results.conversations import load_conversations
     from intima.results.data import BoardData, load_board
 
     if store is None:
@@ -388,7 +349,12 @@ def _scored(store: Store | None, settings: SpaceSettings) -> BoardIndex:
         from intima.results.model_facts import with_hub_facts
 
         data = with_hub_facts(store, load_board(store))
-    return BoardIndex(assemble_board(data, bootstrap=settings.bootstrap, seed=settings.seed))
+    conversations = load_conversations(store) if store is not None else None
+    return BoardIndex(
+        assemble_board(
+            data, bootstrap=settings.bootstrap, seed=settings.seed, conversations=conversations
+        )
+    )
 
 
 # -- the app ---------------------------------------------------------------------------------
@@ -408,9 +374,8 @@ def main(settings_path: Path | None = None) -> None:
     submit, closed = request_backend(settings, os.environ.get("HF_TOKEN"))
     now = live.current()
     demo = build_app(
-        now.index.view, None, now.conversations,
-        live=live, submit=submit, closed=closed, title=settings.title,
-    )  # fmt: skip
+        now.index.view, None, live=live, submit=submit, closed=closed, title=settings.title
+    )
     try:
         # No uploads: nothing on the board takes a file (see leaderboard/no_uploads.py).
         demo.launch(show_error=False, quiet=True, theme=render.theme(), **launch_kwargs())

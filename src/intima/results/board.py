@@ -1,7 +1,8 @@
 """The whole board in one trip: scores with intervals and ranks, paired comparisons and rank
-intervals, validation cards, raw shares with mean scores, and prediction-powered shares, from
-one :class:`~intima.results.data.BoardData`, on one bootstrap and seed. UI-free: the static
-site, the app and the Space only render a :class:`BoardView`.
+intervals, validation cards, raw shares with mean scores, prediction-powered shares and drift
+over conversation turns, from one :class:`~intima.results.data.BoardData` (and its
+:class:`~intima.results.conversations.ConversationBoard`), on one bootstrap and seed. UI-free:
+the static site, the app, the Space and ``intima compare`` only render a :class:`BoardView`.
 
 The score table is computed when the view is assembled; the rest is computed on first use and
 then kept (the app shows the side-by-side numbers or the prediction-powered shares only when
@@ -19,7 +20,9 @@ from intima.core.perf import paused_gc
 from intima.results import DEFAULT_BOOTSTRAP, DEFAULT_SEED
 from intima.results.cards import Card
 from intima.results.configurations import board_coverage
+from intima.results.conversations import ConversationBoard, drift_tables
 from intima.results.data import BoardData, run_title
+from intima.results.drift import DriftTable
 from intima.results.means import Means, continuous_values
 from intima.results.paired import PairedBoard
 from intima.results.prediction import PredictionRow, prediction_rows
@@ -28,13 +31,22 @@ from intima.results.validity import board_means, scorer_cards
 
 
 class BoardView:
-    """One board, assembled once (:func:`assemble_board`): ``data`` scored into ``table``."""
+    """One board, assembled once (:func:`assemble_board`): ``data`` scored into ``table``;
+    ``conversations``: its conversation runs (drift), if any; ``built``: when and by which
+    version a page of it was made (the static site says so; the app is live)."""
 
     def __init__(
-        self, data: BoardData, table: ScoreTable, cubes: dict[str, Any] | None = None
+        self,
+        data: BoardData,
+        table: ScoreTable,
+        cubes: dict[str, Any] | None = None,
+        *,
+        conversations: ConversationBoard | None = None,
+        built: str | None = None,
     ) -> None:
         self.data, self.table = data, table
         self._cubes = cubes  # each scorer's indicators, as the table built them
+        self.conversations, self.built = conversations, built
 
     @property
     def bootstrap(self) -> int:
@@ -95,6 +107,15 @@ class BoardView:
         sets = [*data.rating_sets, *data.sample_sets]  # a sampled person's own ratings, too
         return prediction_rows(data.responses, sets, data.samples, values)
 
+    @functools.cached_property
+    def drift(self) -> dict[str, DriftTable]:
+        """Per scorer that rated a turn, drift over the conversations' turns, on the board's
+        bootstrap and seed (empty without a conversation turn)."""
+        conv = self.conversations
+        if conv is None or not conv.turns:
+            return {}
+        return drift_tables(conv, bootstrap=self.bootstrap, seed=self.seed)
+
 
 def assemble_board(
     data: BoardData,
@@ -102,13 +123,16 @@ def assemble_board(
     bootstrap: int = DEFAULT_BOOTSTRAP,
     seed: int = DEFAULT_SEED,
     per_code: bool = True,
+    conversations: ConversationBoard | None = None,
+    built: str | None = None,
 ) -> BoardView:
     """Score ``data`` (``per_code``: also per INTIMA code, as the app filters by code; the
-    static site shows dimensions only) and return the board every page renders."""
+    static site shows dimensions only) and return the board every page renders, its drift
+    from ``conversations`` (:func:`~intima.results.conversations.load_conversations`)."""
     cubes: dict[str, Any] = {}
     with paused_gc():
         table = score_table(
             data.infos(), data.rating_sets, bootstrap=bootstrap, seed=seed, per_code=per_code,
             cubes=cubes,
         )  # fmt: skip
-    return BoardView(data, table, cubes)
+    return BoardView(data, table, cubes, conversations=conversations, built=built)
