@@ -124,10 +124,9 @@ def _load_board(store: Store, run_ids: Sequence[str] | None) -> BoardData:
     # A sample is of one stored run's answers: it stands for its configuration only if that
     # run answered every prompt the configuration has on the board. Its members are checked
     # against its run's own answers, as `intima judge --sample` drew them.
-    every = store.responses(list(found.stored), distinct=False)
     samples = [
         replace(s, run_id=found.board_id[s.run_id])
-        for s in board_samples(store, found.stored, every)
+        for s in board_samples(store, found.stored, found.answers)
         if s.run_id in found.covering
     ]
     models = stored_models(store)
@@ -270,6 +269,7 @@ class _Configurations:
     runs: list[BoardRun]
     responses: list[StoredResponse]
     stored: list[str]  # every stored run they stand for
+    answers: list[StoredResponse]  # those runs' answers, each under every run it belongs to
     board_id: dict[str, str]  # stored run id -> its configuration's run id on the board
     covering: set[str]  # stored runs that answered all their configuration's prompts
 
@@ -312,7 +312,8 @@ def _runs_and_responses(store: Store, run_ids: Sequence[str] | None) -> _Configu
         replace(x, label=names[x.run_id]) if names.get(x.run_id, x.label) != x.label else x
         for x in responses
     ]
-    return _Configurations(runs, responses, list(metas), board_id, covering_runs(stored, board_id))
+    covering = covering_runs(stored, board_id)
+    return _Configurations(runs, responses, list(metas), stored, board_id, covering)
 
 
 def _dataset_of(meta: Mapping[str, Any]) -> tuple[str, str | None, str]:
