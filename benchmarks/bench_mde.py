@@ -32,18 +32,15 @@ core with the default ``--real``.
 
 from __future__ import annotations
 
-import argparse
 import math
 import sys
 import time
-from pathlib import Path
 
+import _simulated
 import numpy as np
+from bench_paired import _ci as _mc  # the Monte Carlo error of a share over n boards
 from numpy.typing import NDArray
 from scipy.stats import norm
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from bench_paired import _ci as _mc  # the Monte Carlo error of a share over n boards
 
 from intima.results.paired import PairedBoard
 from intima.results.power import detectable_difference
@@ -123,16 +120,14 @@ def real_cell(p: float, rho: float, shown: float, boards: int, seed: int) -> flo
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--null", type=int, default=2000, help="boards with no difference, a cell")
-    ap.add_argument("--alt", type=int, default=4000, help="boards at the difference, a cell")
-    ap.add_argument("--real", type=int, default=300, help="real-code boards, a checked cell")
-    ap.add_argument("--seed", type=int, default=0)
-    args = ap.parse_args()
+    args = _simulated.command_line(__doc__, {
+        "null": (2000, "boards with no difference, a cell"),
+        "alt": (4000, "boards at the difference, a cell"),
+        "real": (300, "real-code boards, a checked cell"),
+    })  # fmt: skip
     t0 = time.perf_counter()
-    print("| share | rho | phi | shown (points) | power at shown | former (points) "
-          "| power at former |")  # fmt: skip
-    print("|---|---|---|---|---|---|---|")
+    _simulated.table_header("share", "rho", "phi", "shown (points)", "power at shown",
+                            "former (points)", "power at former")  # fmt: skip
     powers, shown = [], {}
     for p in SHARES:
         for rho in RHOS:
@@ -147,8 +142,7 @@ def main() -> None:
     ok = 0.78 <= min(powers) and max(powers) <= 0.85
     if args.real:
         print(f"\nThe shipped PairedBoard (1000 replicates a board), {args.real} boards a cell:")
-        print("| share | rho | power at shown (real code) | fast path |")
-        print("|---|---|---|---|")
+        _simulated.table_header("share", "rho", "power at shown (real code)", "fast path")
         for p, rho in REAL_CELLS:
             real = real_cell(p, rho, shown[p, rho], args.real, args.seed)
             fast = powers[SHARES.index(p) * len(RHOS) + RHOS.index(rho)]

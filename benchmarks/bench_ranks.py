@@ -23,15 +23,12 @@ Deterministic (seeded); about 5 minutes on one core at the defaults.
 
 from __future__ import annotations
 
-import argparse
-import sys
 import time
-from pathlib import Path
 
+import _simulated
 import numpy as np
 from numpy.typing import NDArray
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from intima.core.ratings import Primary
 from intima.results.paired import PairedBoard
 from intima.results.table import OVERALL, score_table
@@ -90,14 +87,10 @@ def run(n_configs: int, boards: int, seed: int) -> dict[str, float]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--boards", type=int, default=200)
-    ap.add_argument("--seed", type=int, default=0)
-    args = ap.parse_args()
+    args = _simulated.command_line(__doc__, {"boards": (200, "boards a size")})
     t0 = time.perf_counter()
-    print("| configurations (1 point apart) | intervals | per configuration | all ranks at once "
-          "| mean width (ranks) |")  # fmt: skip
-    print("|---|---|---|---|---|")
+    _simulated.table_header("configurations (1 point apart)", "intervals", "per configuration",
+                            "all ranks at once", "mean width (ranks)")  # fmt: skip
     for k in (8, 16):
         r = run(k, args.boards, args.seed)
         print(f"| {k} | per configuration (shipped) | {100 * r['per']:.1f}% | "

@@ -12,6 +12,7 @@ import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import httpx
 import pytest
@@ -23,6 +24,9 @@ sys.path.insert(0, str(Path(__file__).parent))
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 from fake_openai import FakeOpenAI, FaultPlan
+
+if TYPE_CHECKING:
+    from fake_hub import FakeHub
 
 pytest_plugins = ["reliability_summary"]
 
@@ -217,6 +221,19 @@ def fake_server() -> Iterator[Callable[..., FakeOpenAI]]:
     yield start
     for server in started:
         server.stop()
+
+
+@pytest.fixture
+def results_hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeHub]:
+    """A fake Hub holding one empty results repo (``fake_hub.RESULTS``; bundles go in with
+    ``fake_hub.push_bundle``), with huggingface_hub in this process pointed at it (a command
+    started by the test needs ``fake_hub.hf_env``)."""
+    from fake_hub import RESULTS, point_hf_at, running_hub
+
+    for server in running_hub():
+        point_hf_at(server, tmp_path / "hf-cache", tmp_path, monkeypatch)
+        server.add_repo(RESULTS)
+        yield server
 
 
 def run_cli(

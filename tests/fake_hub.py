@@ -453,6 +453,19 @@ def point_hf_at(
     monkeypatch.setattr(hf_constants, "HF_HUB_DISABLE_XET", True)
 
 
+#: the results repo of the tests that read published bundles from the Hub (``results_hub``)
+RESULTS = "org/results"
+
+
+def push_bundle(hub: FakeHub, folder: Path, at: str) -> None:
+    """Commit the files of the bundle ``folder`` to the results repo under ``at/`` (at the
+    repo's root when ``at`` is empty), keeping what the repo holds: what a publisher does."""
+    files = dict(hub.repo(RESULTS).head())
+    prefix = f"{at}/" if at else ""
+    files.update({f"{prefix}{p.name}": p.read_bytes() for p in folder.iterdir()})
+    hub.repo(RESULTS).add_commit(files, f"bundle {at or 'at the root'}")
+
+
 def running_hub() -> Iterator[FakeHub]:
     """Start a hub and a fresh huggingface_hub HTTP session; stop both afterwards."""
     server = FakeHub().start()

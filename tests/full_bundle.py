@@ -97,6 +97,28 @@ def full_store(path: Path, server: FakeOpenAI) -> Path:
     return path
 
 
+def small_bundles(folder: Path, labels: Sequence[str]) -> dict[str, Path]:
+    """One bundle per label in ``folder``, all published from one store: each a run of the
+    fake model on the first 2 prompts of the demo set, its label as its system prompt (so
+    each is a configuration of its own)."""
+    from intima.bundles.publish import publish
+    from intima.generate import generate
+
+    server = FakeOpenAI().start_in_thread()
+    try:
+        with Store.open(folder / "source.db") as store:
+            for label in labels:
+                config = ModelConfig(spec=f"openai-compat:fake@{server.base_url}", label=label,
+                                     system_prompt=label)  # fmt: skip
+                generate(store, load_prompts("demo").first(2), [config])
+            runs = dict(store.query("SELECT label, run_id FROM runs"))
+            for label in labels:
+                publish(store, str(folder / label), [runs[label]])
+    finally:
+        server.stop()
+    return {label: folder / label for label in labels}
+
+
 def rewrite(bundle: Path, table: str, edit: Callable[[list[dict[str, Any]]], Any]) -> None:
     """Change a table's rows and re-declare its hash (dropping its Parquet twin): a bundle
     crafted by someone who controls the manifest, which hashes alone cannot catch."""

@@ -133,7 +133,7 @@ def test_fitting_is_deterministic_on_a_subset(dev_set: Path, tmp_path: Path) -> 
     """Same rows, same settings: the same numbers, and they round-trip through the file. The
     full refit against the shipped file is benchmarks/bench_lomo.py --check-params."""
     cfg = AffectConfig()
-    data = load_dev(dev_set, cfg, limit=300)
+    data = load_dev(dev_set, cfg, limit=120)
     assert {"companionship_reinforcing", "boundary_maintaining"} <= set(data.labels)
     cents = exemplar_centroids(cfg)
     first, second = fit_params(data, cents, cfg), fit_params(data, cents, cfg)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_cli
+from conftest import invoke_cli, run_cli
 from fake_openai import FakeOpenAI
 from intima.bundles.merge import import_bundle
 from intima.bundles.publish import BundleError, protocol_versions, publish
@@ -207,24 +207,24 @@ def test_rows_must_match_the_manifest(source: Path, tmp_path: Path) -> None:
 
 def test_cli_publish_and_import(source: Path, tmp_path: Path) -> None:
     out = tmp_path / "cli-bundle"
-    published = run_cli("publish", str(out), "--store", str(source))
+    published = invoke_cli("publish", str(out), "--store", str(source))
     assert published.returncode == 0, published.stderr
     assert "responses 7" in published.stdout
-    again = run_cli("publish", str(out), "--store", str(source))
+    again = invoke_cli("publish", str(out), "--store", str(source))
     assert again.returncode == 2 and "is not empty" in again.stderr
     target = tmp_path / "cli-target.db"
-    dry = run_cli("import", str(out), "--dry-run", "--store", str(target))
+    dry = invoke_cli("import", str(out), "--dry-run", "--store", str(target))
     assert dry.returncode == 0 and "would add" in dry.stdout and "responses +7" in dry.stdout
     assert not target.exists()  # a dry run into a new store leaves nothing behind
-    imported = run_cli("import", str(out), "--store", str(target))
+    imported = invoke_cli("import", str(out), "--store", str(target))
     assert imported.returncode == 0, imported.stderr
     assert _dump(target) == _dump(source)
     (out / "runs.jsonl").write_text("{}\n")
-    broken = run_cli("import", str(out), "--store", str(target))
+    broken = invoke_cli("import", str(out), "--store", str(target))
     assert broken.returncode == 2 and "sha256" in broken.stderr
     assert "Traceback" not in broken.stderr
     fresh = tmp_path / "never-created.db"
-    refused = run_cli("import", str(out), "--store", str(fresh))
+    refused = invoke_cli("import", str(out), "--store", str(fresh))
     assert refused.returncode == 2 and not fresh.exists()  # no empty store left behind
 
 
@@ -589,7 +589,7 @@ def test_a_parquet_twin_that_differs_from_its_jsonl_is_refused(
     with Store.open(target) as store:
         import_bundle(store, str(_published(source, tmp_path / "other")))  # a non-empty store
     before = _dump(target)
-    res = run_cli("import", str(bundle), "--store", str(target))
+    res = invoke_cli("import", str(bundle), "--store", str(target))
     lines = res.stderr.strip().splitlines()
     assert res.returncode == 2, res.stderr
     assert len(lines) == 1 and lines[0].startswith("error:") and "responses.parquet" in lines[0]

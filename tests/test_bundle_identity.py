@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 
 from conftest import invoke_cli
-from fake_hub import FakeHub, point_hf_at, running_hub
+from fake_hub import RESULTS, FakeHub, push_bundle
 from fake_openai import FakeOpenAI, FaultPlan
-from full_bundle import refused_by_cli, rewrite
+from full_bundle import refused_by_cli, rewrite, small_bundles
 from intima.bundles.merge import import_bundle
 from intima.bundles.publish import publish
 from intima.core.config import ModelConfig
@@ -31,28 +31,20 @@ from intima.results.data import BoardData, load_board
 from intima.store import Store
 from reliability_summary import TALLY
 
-RESULTS = "org/results"
 FORGED = "a forged answer"
 
 
-@pytest.fixture
-def real(tmp_path: Path, fake_server: Callable[..., FakeOpenAI]) -> dict[str, Path]:
+@pytest.fixture(scope="module")
+def real(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """Two bundles of one run each (``real`` and ``other``) from one store, and ``forged``: a
-    copy of ``real`` with the same ids and other texts, its hashes recomputed."""
-    server = fake_server()
-    db = tmp_path / "source.db"
-    with Store.open(db) as store:
-        for label in ("real", "other"):
-            config = ModelConfig(spec=f"openai-compat:fake@{server.base_url}", label=label,
-                                 system_prompt=label)  # fmt: skip
-            generate(store, load_prompts("demo").first(2), [config])
-        runs = dict(store.query("SELECT label, run_id FROM runs"))
-        for label in ("real", "other"):
-            publish(store, str(tmp_path / label), [runs[label]])
+    copy of ``real`` with the same ids and other texts, its hashes recomputed. Made once for
+    the module: every test reads them or changes a copy."""
+    tmp_path = tmp_path_factory.mktemp("bundles")
+    out = small_bundles(tmp_path, ("real", "other"))
     forged = tmp_path / "forged"
     shutil.copytree(tmp_path / "real", forged)
     rewrite(forged, "responses", lambda rows: [r.update(text=FORGED) for r in rows])
-    return {"real": tmp_path / "real", "other": tmp_path / "other", "forged": forged}
+    return {**out, "forged": forged}
 
 
 def _texts(db: Path) -> set[str]:
@@ -67,21 +59,6 @@ def _crafted(refused: bool) -> None:
 
 
 # -- the results repo (the Space, board build --from) --------------------------------------------
-@pytest.fixture
-def hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeHub]:
-    for server in running_hub():
-        point_hf_at(server, tmp_path / "hf-cache", tmp_path, monkeypatch)
-        server.add_repo(RESULTS)
-        yield server
-
-
-def _push(hub: FakeHub, folder: Path, at: str) -> None:
-    files = dict(hub.repo(RESULTS).head())
-    prefix = f"{at}/" if at else ""
-    files.update({f"{prefix}{p.name}": p.read_bytes() for p in folder.iterdir()})
-    hub.repo(RESULTS).add_commit(files, f"bundle {at or 'at the root'}")
-
-
 def _read_repo(tmp_path: Path, name: str) -> tuple[Imported, BoardData, Path]:
     """The results repo imported into a new store, as the Space and ``board build --from``
     do, and the board read from it."""
@@ -96,11 +73,11 @@ def _read_repo(tmp_path: Path, name: str) -> tuple[Imported, BoardData, Path]:
 
 
 def test_a_forged_copy_sorting_first_does_not_replace_the_real_bundle(
-    hub: FakeHub, real: dict[str, Path], tmp_path: Path
+    results_hub: FakeHub, real: dict[str, Path], tmp_path: Path
 ) -> None:
-    _push(hub, real["real"], "bundles/2026-real")
-    _push(hub, real["forged"], "bundles/0000-forged")
-    _push(hub, real["other"], "bundles/5555-other")
+    push_bundle(results_hub, real["real"], "bundles/2026-real")
+    push_bundle(results_hub, real["forged"], "bundles/0000-forged")
+    push_bundle(results_hub, real["other"], "bundles/5555-other")
     got, board, db = _read_repo(tmp_path, "forged")
     refused = dict(got.refused)
     _crafted("0000-forged" in refused)
@@ -114,10 +91,10 @@ def test_a_forged_copy_sorting_first_does_not_replace_the_real_bundle(
 
 
 def test_the_same_bundle_published_twice_is_shown_once(
-    hub: FakeHub, real: dict[str, Path], tmp_path: Path
+    results_hub: FakeHub, real: dict[str, Path], tmp_path: Path
 ) -> None:
-    _push(hub, real["real"], "bundles/2026-real")
-    _push(hub, real["real"], "bundles/0000-again")
+    push_bundle(results_hub, real["real"], "bundles/2026-real")
+    push_bundle(results_hub, real["real"], "bundles/0000-again")
     got, board, db = _read_repo(tmp_path, "twice")
     assert got.refused == [] and sorted(got.imported) == ["0000-again", "2026-real"]
     assert [r.label for r in board.runs] == ["real"]
@@ -125,10 +102,10 @@ def test_the_same_bundle_published_twice_is_shown_once(
 
 
 def test_a_bundle_at_the_repo_root_and_those_in_bundles_are_all_read(
-    hub: FakeHub, real: dict[str, Path], tmp_path: Path
+    results_hub: FakeHub, real: dict[str, Path], tmp_path: Path
 ) -> None:
-    _push(hub, real["real"], "")
-    _push(hub, real["other"], "bundles/1-other")
+    push_bundle(results_hub, real["real"], "")
+    push_bundle(results_hub, real["other"], "bundles/1-other")
     got, board, _ = _read_repo(tmp_path, "root")
     assert got.refused == [] and got.imported == ["(repo root)", "1-other"]
     assert {r.label for r in board.runs} == {"real", "other"}

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from conftest import invoke_cli
-from fake_hub import FakeHub, point_hf_at, running_hub
+from fake_hub import RESULTS, FakeHub, push_bundle
 from fake_openai import FakeOpenAI, FaultPlan
 from full_bundle import rewrite
 from intima.bundles.merge import import_bundle
@@ -42,7 +42,6 @@ from intima.store import Store
 from reliability_summary import TALLY
 from signed import new_key, public, resign, trust_file, unsign
 
-RESULTS = "org/results"
 N = 12  # responses of the real run
 SAMPLE = 10  # the real judge's seeded random sample of them
 FORGED = "FORGED rationale"
@@ -204,28 +203,14 @@ def _crafted(refused: bool) -> None:
 
 
 # -- the Space's path: board build --from hf://, the Space ---------------------------------------
-@pytest.fixture
-def hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeHub]:
-    for server in running_hub():
-        point_hf_at(server, tmp_path / "hf-cache", tmp_path, monkeypatch)
-        server.add_repo(RESULTS)
-        yield server
-
-
-def _push(hub: FakeHub, folder: Path, at: str) -> None:
-    files = dict(hub.repo(RESULTS).head())
-    files.update({f"{at}/{p.name}": p.read_bytes() for p in folder.iterdir()})
-    hub.repo(RESULTS).add_commit(files, f"bundle {at}")
-
-
 @pytest.mark.parametrize("signer", ["attacker", "unsigned"])
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_a_forgery_on_the_results_repo_changes_nothing(
-    case: str, signer: str, real: Path, alone: dict[str, Any], hub: FakeHub, tmp_path: Path
+    case: str, signer: str, real: Path, alone: dict[str, Any], results_hub: FakeHub, tmp_path: Path
 ) -> None:
     forged = _forge(real, tmp_path / "forged", case, signer)
-    _push(hub, real, "bundles/2026-real")
-    _push(hub, forged, "bundles/0000-forged")  # sorts first: order decides nothing
+    push_bundle(results_hub, real, "bundles/2026-real")
+    push_bundle(results_hub, forged, "bundles/0000-forged")  # sorts first: order decides nothing
     db = tmp_path / "board.db"
     with Store.open(db) as store:
         got = import_results(store, f"hf://datasets/{RESULTS}", tmp_path)

@@ -161,13 +161,13 @@ def test_config_and_price_files_that_cannot_be_read_are_one_line(tmp_path: Path)
 
 def test_config_with_per_model_options_is_refused_not_ignored(tmp_path: Path) -> None:
     """`--config run.toml --model X` used to run the file's models and drop X without a word."""
-    from conftest import run_cli
+    from conftest import invoke_cli
 
     cfg = tmp_path / "run.toml"
     cfg.write_text('dataset = "demo"\n[[models]]\nspec = "openai-compat:m@http://127.0.0.1:9/v1"\n')
     db = tmp_path / "s.db"
-    res = run_cli("run", "--config", str(cfg), "--model", "openai:gpt-4o", "--temperature", "0",
-                  "--store", str(db))  # fmt: skip
+    res = invoke_cli("run", "--config", str(cfg), "--model", "openai:gpt-4o", "--temperature",
+                     "0", "--store", str(db))  # fmt: skip
     assert res.returncode == 2 and not db.exists(), res.stderr
     assert res.stderr.strip().splitlines()[-1] == (
         "error: --config names the models and their settings; --model, --temperature would be "

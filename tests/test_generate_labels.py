@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from conftest import run_cli
+from conftest import invoke_cli
 from intima.core.config import GenerationSettings, ModelConfig
 from intima.dataset import load_prompts
 from intima.generate import generate
@@ -59,7 +59,7 @@ def test_runs_of_one_model_with_other_settings_can_be_told_apart(
         run_of = {r["label"]: r["run_id"] for r in store.run_summaries()}
     for label in labels:
         out = tmp_path / label.replace(" ", "_")
-        res = run_cli("export", str(out), "--run", label, "--store", str(db))
+        res = invoke_cli("export", str(out), "--run", label, "--store", str(db))
         assert res.returncode == 0, res.stderr
         manifest = json.loads((out / "manifest.json").read_text())
         assert [r["run_id"] for r in manifest["runs"]] == [run_of[label]]

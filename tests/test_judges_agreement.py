@@ -152,16 +152,16 @@ def test_agreement_json_replaces_a_link_and_a_mistyped_store_is_not_created(
     store: Store, tmp_path: Path
 ) -> None:
     """`agreement --json` wrote through a symlink, and a mistyped --store made an empty store."""
-    from conftest import run_cli
+    from conftest import invoke_cli
 
     target = tmp_path / "elsewhere.txt"
     target.write_text("keep me")
     link = tmp_path / "report.json"
     link.symlink_to(target)
-    res = run_cli("agreement", "--json", str(link), "--store", str(store.path))
+    res = invoke_cli("agreement", "--json", str(link), "--store", str(store.path))
     assert res.returncode == 0, res.stderr
     assert target.read_text() == "keep me" and not link.is_symlink()
     assert "alphas" in link.read_text()
     typo = tmp_path / "typo.db"
-    missing = run_cli("agreement", "--store", str(typo))
+    missing = invoke_cli("agreement", "--store", str(typo))
     assert missing.returncode == 2 and not typo.exists() and "Traceback" not in missing.stderr

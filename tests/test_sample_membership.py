@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import shutil
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from contextlib import closing
 from pathlib import Path
 from typing import Any
@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from conftest import invoke_cli, run_cli
-from fake_hub import FakeHub, hf_env, running_hub
+from fake_hub import RESULTS, FakeHub, hf_env, push_bundle
 from intima.bundles.publish import publish
 from intima.core.config import ModelConfig
 from intima.dataset import load_prompts
@@ -36,7 +36,6 @@ from intima.store import Store
 from reliability_summary import TALLY
 from test_judges_run import Scripted, judge_cfg, reply
 
-RESULTS = "org/results"
 N = 40
 PICKED = 10
 
@@ -167,27 +166,14 @@ def test_a_sample_over_part_of_a_run_is_recomputed_over_all_of_it(
 
 
 # -- the results repo (board build --from, the Space) ---------------------------------------------
-@pytest.fixture
-def hub() -> Iterator[FakeHub]:
-    for server in running_hub():
-        server.add_repo(RESULTS)
-        yield server
-
-
-def _push(hub: FakeHub, folder: Path, at: str) -> None:
-    files = dict(hub.repo(RESULTS).head())
-    files.update({f"{at}/{p.name}": p.read_bytes() for p in folder.iterdir()})
-    hub.repo(RESULTS).add_commit(files, f"bundle {at}")
-
-
 def test_a_hand_picked_sample_is_refused_by_the_board_from_the_hub(
-    world: dict[str, Any], hub: FakeHub, tmp_path: Path
+    world: dict[str, Any], results_hub: FakeHub, tmp_path: Path
 ) -> None:
-    _push(hub, world["real"], "bundles/2026-real")
-    _push(hub, world["forged"], "bundles/0000-forged")
+    push_bundle(results_hub, world["real"], "bundles/2026-real")
+    push_bundle(results_hub, world["forged"], "bundles/0000-forged")
     site = tmp_path / "site"
     res = run_cli("board", "build", "--from", f"hf://datasets/{RESULTS}", "--out", str(site),
-                  "--bootstrap", "20", env=hf_env(hub, tmp_path / "cache", tmp_path / "home"))  # fmt: skip
+                  "--bootstrap", "20", env=hf_env(results_hub, tmp_path / "cache", tmp_path / "home"))  # fmt: skip
     assert res.returncode == 0, res.stderr[-1500:]
     said = " ".join(res.stderr.split())  # (the terminal wraps long lines)
     TALLY.bundles_crafted += 1

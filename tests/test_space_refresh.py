@@ -4,67 +4,36 @@ keeps the board shown before, and no refresh leaves a store behind."""
 
 from __future__ import annotations
 
-import sqlite3
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from fake_hub import FakeHub, point_hf_at, running_hub
-from fake_openai import FakeOpenAI
-from full_bundle import rewrite
-from intima.bundles.publish import publish
-from intima.core.config import ModelConfig
-from intima.dataset import load_prompts
-from intima.generate import generate
+from fake_hub import RESULTS, FakeHub, point_hf_at, push_bundle
+from full_bundle import rewrite, small_bundles
 from intima.leaderboard.space import LiveBoard, SpaceSettings
 from intima.store import Store
 
-RESULTS = "org/results"
 
-
-@pytest.fixture
-def hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeHub]:
-    for server in running_hub():
-        point_hf_at(server, tmp_path / "hf-cache", tmp_path, monkeypatch)
-        server.add_repo(RESULTS)
-        yield server
-
-
-@pytest.fixture
-def bundles(tmp_path: Path, fake_server: Callable[..., FakeOpenAI]) -> dict[str, Path]:
+@pytest.fixture(scope="module")
+def bundles(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """Two bundles of one run each: ``good``, and ``bad``, whose one validation report is
-    ``report_json = "[]"`` (it used to import, then break every load of the board)."""
-    server = fake_server()
-    db = tmp_path / "source.db"
-    out = {}
-    with Store.open(db) as store:
-        for name in ("good", "bad"):
-            config = ModelConfig(spec=f"openai-compat:fake@{server.base_url}",
-                                 label=f"model-{name}", system_prompt=name)  # fmt: skip
-            generate(store, load_prompts("demo").first(2), [config])
-        with sqlite3.connect(db) as conn:
-            runs = dict(conn.execute("SELECT label, run_id FROM runs").fetchall())
-        for name in ("good", "bad"):
-            publish(store, str(tmp_path / name), [runs[f"model-{name}"]])
-            out[name] = tmp_path / name
+    ``report_json = "[]"`` (it used to import, then break every load of the board). Made once
+    for the module: no test changes them."""
+    tmp_path = tmp_path_factory.mktemp("bundles")
+    made = small_bundles(tmp_path, ("model-good", "model-bad"))
+    out = {"good": made["model-good"], "bad": made["model-bad"]}
     report = {
         "set_sha256": "0" * 64, "set_name": "set.jsonl", "scorer": "keyword",
         "scorer_version": "keyword-1", "by_columns": "", "n": 3, "report_json": "[]",
         "package_version": "0.1.0", "created_at": "2026-01-01T00:00:00Z", "set_key": "",
         "options": "",
     }  # fmt: skip
-    with Store.open(db) as store:  # the columns this intima's validation_reports has
+    # the columns this intima's validation_reports has
+    with Store.open(tmp_path / "source.db") as store:
         report = {c.name: report[c.name] for c in store.columns("validation_reports")}
     rewrite(out["bad"], "validation_reports", lambda rows: rows.append(report))
     return out
-
-
-def _push(hub: FakeHub, folder: Path, name: str) -> None:
-    files = dict(hub.repo(RESULTS).head())
-    files.update({f"bundles/{name}/{p.name}": p.read_bytes() for p in folder.iterdir()})
-    hub.repo(RESULTS).add_commit(files, f"bundle {name}")
 
 
 def _live(tmp_path: Path) -> tuple[LiveBoard, Path]:
@@ -81,17 +50,17 @@ def _labels(live: LiveBoard) -> set[str]:
 
 
 def test_a_bad_bundle_is_skipped_and_a_good_one_published_next_shows(
-    hub: FakeHub, bundles: dict[str, Path], tmp_path: Path
+    results_hub: FakeHub, bundles: dict[str, Path], tmp_path: Path
 ) -> None:
     live, workdir = _live(tmp_path)
-    _push(hub, bundles["bad"], "1-bad")
+    push_bundle(results_hub, bundles["bad"], "bundles/1-bad")
     assert live.refresh() is True
     board = live.current()
     assert [name for name, _ in board.refused] == ["1-bad"]
     assert "report_json does not match its schema" in board.refused[0][1]
     assert "1-bad" in board.notice and board.problem is None
     assert list(workdir.iterdir()) == []  # no store, no scratch copy
-    _push(hub, bundles["good"], "2-good")
+    push_bundle(results_hub, bundles["good"], "bundles/2-good")
     assert live.refresh() is True
     assert _labels(live) == {"model-good"}
     assert [name for name, _ in live.current().refused] == ["1-bad"]
@@ -99,18 +68,18 @@ def test_a_bad_bundle_is_skipped_and_a_good_one_published_next_shows(
 
 
 def test_a_refresh_that_fails_keeps_the_board_and_leaves_no_store(
-    hub: FakeHub, bundles: dict[str, Path], tmp_path: Path
+    results_hub: FakeHub, bundles: dict[str, Path], tmp_path: Path
 ) -> None:
     live, workdir = _live(tmp_path)
-    _push(hub, bundles["good"], "1-good")
+    push_bundle(results_hub, bundles["good"], "bundles/1-good")
     assert live.refresh() is True and _labels(live) == {"model-good"}
-    _push(hub, bundles["bad"], "2-bad")
-    hub.fail_downloads = 500  # the repo moved, its files cannot be fetched
+    push_bundle(results_hub, bundles["bad"], "bundles/2-bad")
+    results_hub.fail_downloads = 500  # the repo moved, its files cannot be fetched
     assert live.refresh() is False
     assert live.current().problem is not None and "retrying" in live.current().problem
     assert _labels(live) == {"model-good"}
     assert list(workdir.iterdir()) == []
-    hub.fail_downloads = None  # the Hub is back: the next refresh reads the new commit
+    results_hub.fail_downloads = None  # the Hub is back: the next refresh reads the new commit
     assert live.refresh() is True
     assert live.current().problem is None and _labels(live) == {"model-good"}
     assert [name for name, _ in live.current().refused] == ["2-bad"]
@@ -118,7 +87,7 @@ def test_a_refresh_that_fails_keeps_the_board_and_leaves_no_store(
 
 
 def test_a_commit_whose_bundles_cannot_be_shown_is_not_read_again_until_the_repo_moves(
-    hub: FakeHub, bundles: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    results_hub: FakeHub, bundles: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Whatever escapes the checks: the refresh says so once, keeps the old board, removes its
     store, and waits for the next commit instead of failing the same way every minute."""
@@ -131,19 +100,19 @@ def test_a_commit_whose_bundles_cannot_be_shown_is_not_read_again_until_the_repo
         raise MemoryError
 
     live, workdir = _live(tmp_path)
-    _push(hub, bundles["good"], "1-good")
+    push_bundle(results_hub, bundles["good"], "bundles/1-good")
     monkeypatch.setattr(space, "_scored", broken)
     assert live.refresh() is False and live.refresh() is False
     assert len(calls) == 1 and "could not be shown (MemoryError)" in str(live.current().problem)
     assert list(workdir.iterdir()) == []
     monkeypatch.undo()
-    point_hf_at(hub, tmp_path / "hf-cache", tmp_path, monkeypatch)
-    _push(hub, bundles["bad"], "2-bad")
+    point_hf_at(results_hub, tmp_path / "hf-cache", tmp_path, monkeypatch)
+    push_bundle(results_hub, bundles["bad"], "bundles/2-bad")
     assert live.refresh() is True and _labels(live) == {"model-good"}
 
 
 def test_a_forged_copy_of_a_bundle_is_not_shown_whatever_its_name(
-    hub: FakeHub, bundles: dict[str, Path], tmp_path: Path
+    results_hub: FakeHub, bundles: dict[str, Path], tmp_path: Path
 ) -> None:
     """Issue 30: a copy of a real bundle with the same ids and other texts, in a folder that
     sorts first, used to be shown and the real one refused. Both are refused and named, each
@@ -154,16 +123,16 @@ def test_a_forged_copy_of_a_bundle_is_not_shown_whatever_its_name(
     shutil.copytree(bundles["good"], forged)
     rewrite(forged, "responses", lambda rows: [r.update(text="forged") for r in rows])
     live, workdir = _live(tmp_path)
-    _push(hub, bundles["good"], "2-good")
-    _push(hub, forged, "1-forged")
+    push_bundle(results_hub, bundles["good"], "bundles/2-good")
+    push_bundle(results_hub, forged, "bundles/1-forged")
     assert live.refresh() is True
     board = live.current()
     assert _labels(live) == set()
     assert sorted(name for name, _ in board.refused) == ["1-forged", "2-good"]
     assert all("bundles '1-forged', '2-good'" in why for _, why in board.refused)
     assert list(workdir.iterdir()) == []
-    files = {k: v for k, v in hub.repo(RESULTS).head().items() if "1-forged" not in k}
-    hub.repo(RESULTS).add_commit(files, "remove the forgery")
+    files = {k: v for k, v in results_hub.repo(RESULTS).head().items() if "1-forged" not in k}
+    results_hub.repo(RESULTS).add_commit(files, "remove the forgery")
     assert live.refresh() is True
     assert _labels(live) == {"model-good"} and live.current().refused == ()
 

@@ -127,9 +127,8 @@ def _load_board(store: Store, run_ids: Sequence[str] | None) -> BoardData:
     # board, and only if the run has not grown since; otherwise the board says why it gives
     # no share (intima.results.prediction). Its members are checked against the answers it
     # was drawn from, as `intima judge --sample` drew them.
-    every = store.responses(list(found.stored), distinct=False)
-    drawn = board_samples(store, found.stored, every, judge_scorers(store))
-    samples = placed_samples(drawn, found.board_id, found.covering, every)
+    drawn = board_samples(store, found.stored, found.answers, judge_scorers(store))
+    samples = placed_samples(drawn, found.board_id, found.covering, found.answers)
     models = stored_models(store)
     wanted_runs = {r.run_id for r in runs}
     return BoardData(
@@ -238,6 +237,7 @@ class _Configurations:
     runs: list[BoardRun]
     responses: list[StoredResponse]
     stored: list[str]  # every stored run they stand for
+    answers: list[StoredResponse]  # those runs' answers, each under every run it belongs to
     board_id: dict[str, str]  # stored run id -> its configuration's run id on the board
     covering: set[str]  # stored runs that answered all their configuration's prompts
 
@@ -286,7 +286,8 @@ def _runs_and_responses(store: Store, run_ids: Sequence[str] | None) -> _Configu
         replace(x, label=names[x.run_id]) if names.get(x.run_id, x.label) != x.label else x
         for x in responses
     ]
-    return _Configurations(runs, responses, list(metas), board_id, covering_runs(stored, board_id))
+    covering = covering_runs(stored, board_id)
+    return _Configurations(runs, responses, list(metas), stored, board_id, covering)
 
 
 def _dataset_of(meta: Mapping[str, Any]) -> tuple[str, str | None, str]:
