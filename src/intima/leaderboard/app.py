@@ -21,6 +21,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from markupsafe import Markup
+
 from intima.core.ratings import RatingSet
 from intima.leaderboard import (
     charts,
@@ -33,7 +35,6 @@ from intima.leaderboard import (
     validity_view,
     wording,
 )
-from intima.leaderboard.render import esc
 from intima.leaderboard.request_tab import request_tab
 from intima.results import DEFAULT_BOOTSTRAP, DEFAULT_SEED
 from intima.results.board import BoardView, assemble_board
@@ -56,7 +57,7 @@ ALL_CODES = "(all codes)"
 RequestFn = Callable[[str, str, str], str]
 #: The leaderboard tab with nothing scored.
 EMPTY_BOARD: tuple[str, str, str, str] = (
-    f'<p class="intima-empty">{esc(wording.NO_RESULTS)}</p>',
+    Markup('<p class="intima-empty">{}</p>').format(wording.NO_RESULTS),
     "",
     "",
     "",
@@ -90,12 +91,12 @@ class BoardIndex:
         for r in data.responses:
             self.prompts.setdefault(r.prompt_id, r)
 
-    def compare(self, scorer: str | None, metric: str, a: str | None, b: str | None) -> str:
+    def compare(self, scorer: str | None, metric: str, a: str | None, b: str | None) -> Markup:
         """The side-by-side numbers of two configurations (:mod:`.compare_view`)."""
         v = self.view
         return compare_view.compare_html(v, scorer, metric, a or "", b or "", v.scopes)
 
-    def scores(self, scorer: str, scope: str, sort_metric: str) -> str:
+    def scores(self, scorer: str, scope: str, sort_metric: str) -> Markup:
         """Prediction-powered shares, the scorer's validation, table, raw share and mean."""
         v = self.view
         return (
@@ -123,10 +124,10 @@ class BoardIndex:
             seen.setdefault(r.prompt_id, f"{r.code}: {render.snippet(r.prompt)}")
         return [(label, pid) for pid, label in seen.items()]
 
-    def detail(self, run_id: str | None, prompt_id: str | None) -> str:
+    def detail(self, run_id: str | None, prompt_id: str | None) -> Markup:
         resp = self.by_config_prompt.get((run_id or "", prompt_id or ""))
         if resp is None:
-            return "<p>This configuration has no response to this prompt.</p>"
+            return Markup("<p>This configuration has no response to this prompt.</p>")
         return render.response_detail(
             resp, self.sets.get(resp.response_id, []), self.data.affect.get(resp.response_id, [])
         )
@@ -157,18 +158,17 @@ def _scope(dimension: str, code: str) -> str:
     return code_scope(code) if code and code != ALL_CODES else dimension
 
 
-def header_html(view: BoardView, title: str) -> str:
+def header_html(view: BoardView, title: str) -> Markup:
     """The title, and under it what the board measures on which prompts, and how much of them
     its configurations answered (a Space redraws it as results arrive)."""
     runs = view.data.runs
     subtitle = wording.board_subtitle([r.dataset_id for r in runs], [r.coverage for r in runs])
-    return (
-        f'<h1 id="board-title">{esc(title)}</h1><p id="board-subtitle">{esc(subtitle)} '
-        "See Methodology.</p>"
-    )
+    return Markup(
+        '<h1 id="board-title">{}</h1><p id="board-subtitle">{} See Methodology.</p>'
+    ).format(title, subtitle)
 
 
-def methodology_html(view: BoardView) -> str:
+def methodology_html(view: BoardView) -> Markup:
     """The board's methodology (:mod:`.method_view`, the site's too)."""
     return method_view.methodology_html(view.data.methodology, view.bootstrap, view.seed)
 
@@ -209,7 +209,7 @@ def build_app(
         [r.dataset_id for r in data.runs], [r.coverage for r in data.runs]
     )
     with gr.Blocks(title=title) as demo:
-        gr.HTML(f"<style>{render.CSS}</style>", visible=True)
+        gr.HTML(Markup("<style>{}</style>").format(render.CSS), visible=True)
         header = gr.HTML(header_html(view, title))
         notice = gr.HTML("", elem_id="board-notice") if live is not None else None
         with gr.Tab("Leaderboard"):

@@ -6,19 +6,21 @@ whether the two differ (all from :class:`intima.results.paired.PairedBoard`).
 number; :func:`rate_cell` and :func:`pair_cells` render what goes in the slots. The app's
 :func:`compare_html` puts them in place here; the site's data files
 (:func:`compare_chunk`, one per scorer and metric) hold the empty frame and every slot's
-fragment, and ``board.js`` only picks a pair's fragments and swaps them in. Labels go through
-:func:`render.esc`.
+fragment, and ``board.js`` only picks a pair's fragments and swaps them in. Every fragment is
+a :class:`markupsafe.Markup`: labels go in only as escaped arguments.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from functools import cache
 from typing import Any
 
 import numpy as np
+from markupsafe import Markup
 from numpy.typing import NDArray
 
-from intima.leaderboard.render import esc, pct
+from intima.leaderboard.render import pct
 from intima.results.board import BoardView
 from intima.results.headline import HeadlineDifference, headline_difference
 from intima.results.paired import Difference
@@ -76,12 +78,15 @@ def scope_name(scope: str) -> str:
     return "Overall" if scope == OVERALL else scope
 
 
-def rate_cell(row: ScoreRow) -> str:
+def rate_cell(row: ScoreRow) -> Markup:
     """What one configuration's rate slot holds: the rate and its 95% interval."""
     if row.rate is None:
-        return "–"
-    ends = f"[{pct(row.lo)}, {pct(row.hi)}]"
-    return f'<span class="rate">{pct(row.rate)}</span><span class="ci"> {ends}</span>'
+        return Markup("–")
+    return _RATE.format(pct(row.rate), pct(row.lo), pct(row.hi))
+
+
+#: A rate (or a share) and its 95% interval.
+_RATE = Markup('<span class="rate">{}</span><span class="ci"> [{}, {}]</span>')
 
 
 def _ends(lo: int | None, hi: int | None) -> str:
@@ -111,14 +116,15 @@ def difference_texts(d: Difference) -> tuple[str, str, str, str, str]:
     return pair_texts(x, lo, hi, mde, d.different, d.n_common)
 
 
-def _verdict_html(says: str, title: str) -> str:
+@cache  # a board of 50 configurations has 2,450 ordered pairs per scope, few verdicts
+def _verdict_html(says: str, title: str) -> Markup:
     kind = {DIFFERENT: "different", NO_DIFFERENCE: "same"}.get(says, "none")
-    return f'<span class="{kind}" title="{esc(title)}">{esc(says)}</span>'
+    return Markup('<span class="{}" title="{}">{}</span>').format(kind, title, says)
 
 
 def pair_cells(
     diff: int | None, lo: int | None, hi: int | None, mde: int | None, different: bool, n: int
-) -> tuple[str, str, str, str, str]:
+) -> tuple[str, str, str, Markup, str]:
     """What a pair's slots hold: :func:`pair_texts`, the verdict as a fragment (its tooltip:
     how many judged pairs)."""
     pp, ends, mde_text, says, count = pair_texts(diff, lo, hi, mde, different, n)
@@ -132,49 +138,49 @@ def compare_frame(
     label_a: str = "",
     label_b: str = "",
     slots: Mapping[str, tuple[str, ...]] | None = None,
-) -> str:
+) -> Markup:
     """The table, one row per scope; ``slots``: per scope, A's rate and B's rate
     (:func:`rate_cell`) and the pair's :func:`pair_cells` (empty without)."""
-    head = (
-        f"<th>{esc(metric.replace('_', ' '))} rate</th>"
-        f'<th>A: <span class="label-a">{esc(label_a)}</span></th>'
-        f'<th>B: <span class="label-b">{esc(label_b)}</span></th>'
+    head = Markup(
+        "<th>{} rate</th>"
+        '<th>A: <span class="label-a">{}</span></th>'
+        '<th>B: <span class="label-b">{}</span></th>'
         '<th title="B − A over the judged pairs, with its paired 95% interval (the same '
         'prompts drawn for both)">B − A [95%], points</th>'
         '<th title="The smallest difference this board detects for this pair with 80% power '
         'at alpha 0.05">smallest detectable, points</th>'
         "<th title=\"'different' only when the paired interval excludes 0\">paired test</th>"
         '<th title="Prompts both configurations answered and were scored on">judged pairs</th>'
+    ).format(metric.replace("_", " "), label_a, label_b)
+    body = Markup("").join(
+        Markup(
+            '<tr data-scope="{}"><td>{}</td>'
+            '<td class="num rate-a">{}</td><td class="num rate-b">{}</td>'
+            '<td class="num diff"><span class="pp">{}</span><span class="ci">{}</span></td>'
+            '<td class="num mde">{}</td><td class="verdict">{}</td><td class="num pairs">{}</td>'
+            "</tr>"
+        ).format(scope, scope_name(scope), *(slots or {}).get(scope, ("",) * 7))
+        for scope in scopes
     )
-    body = []
-    for scope in scopes:
-        ra, rb, pp, ends, mde, says, count = (slots or {}).get(scope, ("",) * 7)
-        body.append(
-            f'<tr data-scope="{esc(scope)}"><td>{esc(scope_name(scope))}</td>'
-            f'<td class="num rate-a">{ra}</td><td class="num rate-b">{rb}</td>'
-            f'<td class="num diff"><span class="pp">{esc(pp)}</span><span class="ci">'
-            f'{esc(ends)}</span></td><td class="num mde">{esc(mde)}</td>'
-            f'<td class="verdict">{says}</td><td class="num pairs">{esc(count)}</td></tr>'
-        )
-    return (
+    return Markup(
         '<div class="intima-scroll"><table class="intima-scores intima-compare" '
-        f'id="cmp-scores-table"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody>'
-        f'</table></div><p class="intima-note" id="cmp-note">{esc(NOTE)}</p>'
-    )
+        'id="cmp-scores-table"><thead><tr>{}</tr></thead><tbody>{}</tbody>'
+        '</table></div><p class="intima-note" id="cmp-note">{}</p>'
+    ).format(head, body, NOTE)
 
 
 def compare_html(
     view: BoardView, scorer: str | None, metric: str, a: str, b: str, scopes: Sequence[str] = ()
-) -> str:
+) -> Markup:
     """The app's side-by-side: one row per scope (``scopes``: overall, then the dimensions),
     then, for a judge on a sample, its headline shares compared (:mod:`.headline_view`)."""
     table = view.table
     if not scorer or scorer not in table.scorers:
-        return "<p>No scores yet.</p>"
+        return Markup("<p>No scores yet.</p>")
     labels = dict(table.configs)
     if a not in labels or b not in labels:
-        return "<p>Choose two configurations.</p>"
-    slots = {}
+        return Markup("<p>Choose two configurations.</p>")
+    slots: dict[str, tuple[str, ...]] = {}
     for scope in scopes:
         ra, rb = table.get(scorer, a, scope, metric), table.get(scorer, b, scope, metric)
         if a == b:
@@ -272,19 +278,18 @@ def headline_texts(h: HeadlineDifference | None) -> tuple[str, str, str, str]:
             DIFFERENT if h.different else NO_DIFFERENCE)  # fmt: skip
 
 
-def headline_cells(h: HeadlineDifference | None) -> tuple[str, str, str, str]:
+def headline_cells(h: HeadlineDifference | None) -> tuple[str, str, str, Markup]:
     pp, ends, count, says = headline_texts(h)
     return pp, ends, count, _verdict_html(says, f"judged responses of A / B: {count}")
 
 
-def share_cell(r: PredictionRow | None) -> str:
+def share_cell(r: PredictionRow | None) -> Markup:
     """One configuration's headline share and its 95% interval, or why there is none."""
     if r is None:
-        return "–"
+        return Markup("–")
     if r.estimate is None:  # why, as a tooltip: the row's verdict and count say it short
-        return f'<span class="why" title="{esc(r.note)}">–</span>'
-    ends = f"[{pct(r.lo)}, {pct(r.hi)}]"
-    return f'<span class="rate">{pct(r.estimate)}</span><span class="ci"> {ends}</span>'
+        return Markup('<span class="why" title="{}">–</span>').format(r.note)
+    return _RATE.format(pct(r.estimate), pct(r.lo), pct(r.hi))
 
 
 def headline_pair(
@@ -301,32 +306,31 @@ def headline_frame(
     label_a: str = "",
     label_b: str = "",
     slots: Mapping[str, tuple[str, ...]] | None = None,
-) -> str:
+) -> Markup:
     """The headline shares' table, one row per scope; ``slots``: A's and B's
     :func:`share_cell` and :func:`headline_cells` (empty without)."""
-    head = (
-        f"<th>{esc(metric)} share as {esc(judge)} would label every response</th>"
-        f'<th>A: <span class="label-a">{esc(label_a)}</span></th>'
-        f'<th>B: <span class="label-b">{esc(label_b)}</span></th>'
+    head = Markup(
+        "<th>{} share as {} would label every response</th>"
+        '<th>A: <span class="label-a">{}</span></th>'
+        '<th>B: <span class="label-b">{}</span></th>'
         "<th>B − A [95%], points</th><th>test</th>"
         '<th title="Responses the judge labelled in A / in B (its random samples)">'
         "judged responses, A / B</th>"
+    ).format(metric, judge, label_a, label_b)
+    body = Markup("").join(
+        Markup(
+            '<tr data-scope="{}"><td>{}</td>'
+            '<td class="num rate-a">{}</td><td class="num rate-b">{}</td>'
+            '<td class="num diff"><span class="pp">{}</span><span class="ci">{}</span></td>'
+            '<td class="verdict">{}</td><td class="num pairs">{}</td></tr>'
+        ).format(scope, scope_name(scope), *(slots or {}).get(scope, ("",) * 6))
+        for scope in scopes
     )
-    body = []
-    for scope in scopes:
-        ra, rb, pp, ends, count, says = (slots or {}).get(scope, ("",) * 6)
-        body.append(
-            f'<tr data-scope="{esc(scope)}"><td>{esc(scope_name(scope))}</td>'
-            f'<td class="num rate-a">{ra}</td><td class="num rate-b">{rb}</td>'
-            f'<td class="num diff"><span class="pp">{esc(pp)}</span><span class="ci">'
-            f'{esc(ends)}</span></td><td class="verdict">{says}</td>'
-            f'<td class="num pairs">{esc(count)}</td></tr>'
-        )
-    return (
+    return Markup(
         '<div class="intima-scroll"><table class="intima-scores intima-compare" '
-        f'id="cmp-headline-table"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}'
-        f'</tbody></table></div><p class="intima-note">{esc(headline_note(judge))}</p>'
-    )
+        'id="cmp-headline-table"><thead><tr>{}</tr></thead><tbody>{}'
+        '</tbody></table></div><p class="intima-note">{}</p>'
+    ).format(head, body, headline_note(judge))
 
 
 def _by_config(rows: Sequence[PredictionRow]) -> dict[tuple[str, str], PredictionRow]:
@@ -340,13 +344,13 @@ def headline_html(
     scopes: Sequence[str],
     a: tuple[str, str],
     b: tuple[str, str],
-) -> str:
+) -> Markup:
     """The app's headline comparison of ``a`` and ``b`` (run id, label); "" unless both have
     a share of ``judge``'s (``rows``: its rows of ``metric``)."""
     index = _by_config(rows)
     if not any((a[0], s) in index for s in scopes) or not any((b[0], s) in index for s in scopes):
-        return ""
-    slots = {}
+        return Markup()
+    slots: dict[str, tuple[str, ...]] = {}
     for scope in scopes:
         h = headline_pair(index, a[0], b[0], scope) if a[0] != b[0] else None
         cells = headline_cells(h) if a[0] != b[0] else ("–", "", "–", SAME)

@@ -21,6 +21,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
 
+from markupsafe import Markup
+
 from intima.leaderboard.charts import drift_charts
 from intima.leaderboard.drift_render import (
     INTRO,
@@ -66,14 +68,16 @@ def drift_payload(
 
 def drift_templates(
     board: ConversationBoard, tables: dict[str, DriftTable], scopes: Sequence[str]
-) -> str:
+) -> Markup:
     """Every scorer's and scope's drift charts and table, each in a ``<template>`` that
     ``drift.js`` clones when they are chosen: ``drift-charts-<scorer's index>-<scope's index>``
     and ``drift-table-<scorer's index>-<scope's index>``."""
     run_ids = [run_id for run_id, _ in board.runs]
-    return "".join(
-        f'<template id="drift-charts-{i}-{j}">{drift_charts(t, scope, run_ids)}</template>\n'
-        f'<template id="drift-table-{i}-{j}">{table_html(t, scope, run_ids)}</template>\n'
+    return Markup("").join(
+        Markup(
+            '<template id="drift-charts-{0}-{1}">{2}</template>\n'
+            '<template id="drift-table-{0}-{1}">{3}</template>\n'
+        ).format(i, j, drift_charts(t, scope, run_ids), table_html(t, scope, run_ids))
         for i, t in enumerate(tables.values())
         for j, scope in enumerate(scopes)
     )

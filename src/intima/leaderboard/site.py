@@ -24,10 +24,10 @@ Every view the app also shows (score table and direction note, validation card, 
 prediction-powered shares, side-by-side numbers, models table, response detail, methodology,
 the drift view's table and transcripts, the charts) is rendered once, in Python (``render``,
 ``validity_view``, ``prediction_view``, ``compare_view``, ``models_view``, ``method_view``,
-``drift_render``, ``charts``),
-with every store string escaped; the app shows the fragments and the site embeds the very same
-ones, so the scripts only select, load chunks and swap fragments in. Other model text (the
-explorer's list) travels as JSON and goes in with ``textContent``.
+``drift_render``, ``charts``), each a :class:`markupsafe.Markup` (store strings go in only as
+escaped arguments); the app shows the fragments and the site embeds the very same ones, so the
+scripts only select, load chunks and swap fragments in. Other model text (the explorer's list)
+travels as JSON and goes in with ``textContent``.
 """
 
 from __future__ import annotations
@@ -41,6 +41,8 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from markupsafe import Markup
 
 from intima.core.errors import IntimaError
 from intima.core.perf import paused_gc
@@ -141,10 +143,8 @@ def _build(
     prediction = prediction_templates(view)
     figures += prediction
     built = f"{now()} by intima {__version__}"
-    figures += (
-        '<template id="methodology">'
-        + methodology_html(data.methodology, view.bootstrap, view.seed, built)
-        + "</template>\n"
+    figures += Markup('<template id="methodology">{}</template>\n').format(
+        methodology_html(data.methodology, view.bootstrap, view.seed, built)
     )
     if conversations is not None and conversations.turns:
         chunks = write_transcripts(conversations, out_dir / "data")
@@ -229,7 +229,7 @@ def _clear(out_dir: Path) -> None:
     shutil.rmtree(out_dir)
 
 
-def chart_templates(table: ScoreTable, notes: Mapping[str, str] | None = None) -> str:
+def chart_templates(table: ScoreTable, notes: Mapping[str, str] | None = None) -> Markup:
     """Every scorer's bars, heatmap and radars (overall), each in a ``<template>`` that
     ``board.js`` clones when the scorer is chosen: ``chart-<kind>-<scorer's index>``;
     ``notes``: each configuration's coverage note, under its radar."""
@@ -241,56 +241,55 @@ def chart_templates(table: ScoreTable, notes: Mapping[str, str] | None = None) -
             ("heatmap", charts.heatmap(table, scorer, OVERALL)),
             ("radar", charts.radars(table, scorer, dims, notes)),
         ):
-            out.append(f'<template id="chart-{kind}-{i}">{svg}</template>\n')
-    return "".join(out)
+            out.append(Markup('<template id="chart-{}-{}">{}</template>\n').format(kind, i, svg))
+    return Markup("").join(out)
 
 
-def safe_json(obj: Any) -> str:
+def safe_json(obj: Any) -> Markup:
     """JSON fit to sit inside a <script> element: no '<', '>' or '&' can close or open tags."""
     text = json.dumps(obj, ensure_ascii=True, separators=(",", ":"))
-    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    # The one Markup made from a computed string (tests/test_leaderboard_markup.py allows only
+    # this one): a script's text is not entity-decoded, and no '<', '>' or '&' is left in it.
+    return Markup(text)  # noqa: S704
 
 
 def _html(
     title: str,
     subtitle: str,
     payload: dict[str, Any],
-    figures: str,
+    figures: Markup,
     drift: dict[str, Any] | None = None,
     prediction: str = "",
-) -> str:
-    # Store text reaches the markup only inside ``figures``, escaped by ``charts`` and
-    # ``method_view``; the rest of it is in the JSON (the fragments there escaped by ``render``).
+) -> Markup:
+    # Store text reaches the markup only inside ``figures``, the fragments (Markup: escaped by
+    # construction) and the JSON (no '<', '>' or '&': :func:`safe_json`).
     drift_tags = (
-        ""
+        Markup()
         if drift is None
-        else '<script type="application/json" id="drift-data">' + safe_json(drift) + "</script>\n"
-        f'<script src="{DRIFT_SCRIPT}"></script>\n'
+        else Markup(
+            '<script type="application/json" id="drift-data">{}</script>\n'
+            '<script src="{}"></script>\n'
+        ).format(safe_json(drift), DRIFT_SCRIPT)
     )
     if prediction:  # after board.js: it adds its section to the page board.js made
-        drift_tags += f'<script src="{PREDICTION_SCRIPT}"></script>\n'
-    return (
+        drift_tags += Markup('<script src="{}"></script>\n').format(PREDICTION_SCRIPT)
+    return Markup(
         '<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-        "<title>" + _escape(title) + "</title>\n"
+        "<title>{title}</title>\n"
         # The fragments' own style (the app's very CSS), then the page's.
-        "<style>" + CSS + "</style>\n"
+        "<style>{css}</style>\n"
         '<link rel="stylesheet" href="board.css">\n</head>\n<body>\n'
-        "<header><h1>" + _escape(title) + "</h1>"
-        '<p class="sub" id="subtitle">' + _escape(subtitle) + "</p></header>\n"
-        '<main id="app"><p id="loading">Loading…</p></main>\n'
-        + figures
-        + '<script type="application/json" id="board-data">'
-        + safe_json(payload)
-        + "</script>\n"
-        '<script src="board.js"></script>\n' + drift_tags + "</body>\n</html>\n"
-    )
-
-
-def _escape(text: str) -> str:
-    import html
-
-    return html.escape(text, quote=True)
+        "<header><h1>{title}</h1>"
+        '<p class="sub" id="subtitle">{subtitle}</p></header>\n'
+        '<main id="app"><p id="loading">Loading…</p></main>\n{figures}'
+        '<script type="application/json" id="board-data">{payload}</script>\n'
+        '<script src="board.js"></script>\n{tags}</body>\n</html>\n'
+    ).format(
+        title=title, css=CSS, subtitle=subtitle, figures=figures, payload=safe_json(payload),
+        tags=drift_tags,
+    )  # fmt: skip
 
 
 def _r(x: float | None) -> float | None:
