@@ -136,7 +136,7 @@ EVIL = "\"'><img src=x onerror=alert(1)></script><script>alert(2)</script>{{7*7}
 #: The fields a stranger writes, each marked so that a leak names its field.
 FIELDS = (
     "label", "system", "prompt", "response", "judge", "rationale", "card", "source", "request",
-    "problem", "bundle",
+    "problem", "bundle", "model", "licence", "publisher",
 )  # fmt: skip
 
 
@@ -251,12 +251,15 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 
 def test_a_hostile_string_in_every_field_never_becomes_markup(store: Path, tmp_path: Path) -> None:
+    from dataclasses import replace
+
     from intima.leaderboard import drift_render, models_view
     from intima.leaderboard.app import BoardIndex, board_parts, header_html, methodology_html
     from intima.leaderboard.request_tab import request_model
     from intima.leaderboard.site import build_site
     from intima.leaderboard.space import Board
     from intima.leaderboard.space_form import _fields
+    from intima.providers.model_info import ModelInfo
     from intima.results.board import assemble_board
     from intima.results.conversations import drift_tables, load_conversations
     from intima.results.data import load_board
@@ -265,6 +268,17 @@ def test_a_hostile_string_in_every_field_never_becomes_markup(store: Path, tmp_p
 
     with Store.open(store, create=False) as s:
         data, conv = load_board(s), load_conversations(s)
+    # What a bundle brings beside its rows (its rows' checks: tests/test_bundle_*.py): the
+    # facts of a model and who published it, claimed by whoever signed it.
+    run = data.runs[0].run_id
+    info = ModelInfo(source="hub", hub_id=hostile("model"), kind=hostile("licence"),
+                     license=hostile("licence"), date=hostile("licence"))  # fmt: skip
+    data = replace(
+        data,
+        models={**data.models, run: info},
+        run_publishers={run: (hostile("publisher"),)},
+        methodology=replace(data.methodology, publishers=(hostile("publisher"),)),
+    )
     view = assemble_board(data, bootstrap=20, seed=0)
     seen: set[str] = set()
     # The site: the page and every fragment of every data file.
