@@ -138,25 +138,26 @@ def scores_table(
         )
         out.append(
             Markup(
-                '<tr data-run-id="{run_id}"><td class="rank" title="{why}">'
-                '<span class="rank-value">{rank}</span>{interval}{unranked}</td>'
-                '<td class="model" title="{title}">{label}{note}</td>{cells}<td>{n}</td>'
-                '<td class="{unscored}">{n_unscored}</td><td>{n_missing}</td></tr>'
-            ).format(
-                run_id=rk.run_id,
-                why=UNRANKED_NOTE if rk.rank is None else TIES_NOTE,
-                rank=format_rank(rk),
-                interval=_rank_interval(rk),
-                unranked=_unranked(rk, rows),
-                title=(titles or {}).get(rk.run_id, ""),
-                label=first.label,
-                note=coverage_note((notes or {}).get(rk.run_id)),
-                cells=cells,
-                n=first.n,
-                unscored="unscored some" if first.n_unscored else "unscored",
-                n_unscored=first.n_unscored,
-                n_missing=first.n_missing,
+                '<tr data-run-id="%(run_id)s"><td class="rank" title="%(why)s">'
+                '<span class="rank-value">%(rank)s</span>%(interval)s%(unranked)s</td>'
+                '<td class="model" title="%(title)s">%(label)s%(note)s</td>%(cells)s<td>%(n)s</td>'
+                '<td class="%(unscored)s">%(n_unscored)s</td><td>%(n_missing)s</td></tr>'
             )
+            % {
+                "run_id": rk.run_id,
+                "why": UNRANKED_NOTE if rk.rank is None else TIES_NOTE,
+                "rank": format_rank(rk),
+                "interval": _rank_interval(rk),
+                "unranked": _unranked(rk, rows),
+                "title": (titles or {}).get(rk.run_id, ""),
+                "label": first.label,
+                "note": coverage_note((notes or {}).get(rk.run_id)),
+                "cells": cells,
+                "n": first.n,
+                "unscored": "unscored some" if first.n_unscored else "unscored",
+                "n_unscored": first.n_unscored,
+                "n_missing": first.n_missing,
+            }
         )
     out.append(Markup("</tbody></table></div>"))
     return Markup("").join(out)
