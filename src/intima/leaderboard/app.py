@@ -24,6 +24,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from markupsafe import Markup
+
 from intima.leaderboard import drift_render, method_view, render, wording
 from intima.leaderboard.models_view import hide_css, model_rows
 from intima.leaderboard.page import (
@@ -38,7 +40,6 @@ from intima.leaderboard.page import (
     pick,
     views_of,
 )
-from intima.leaderboard.render import esc
 from intima.leaderboard.request_tab import request_tab
 from intima.leaderboard.views import VIEWS, Pick, View
 from intima.results import DEFAULT_BOOTSTRAP, DEFAULT_SEED
@@ -63,25 +64,24 @@ class LiveSource(Protocol):
     def wire(self, page: Page) -> None: ...
 
 
-def header_html(view: BoardView, title: str) -> str:
+def header_html(view: BoardView, title: str) -> Markup:
     """The title, and under it what the board measures on which prompts, and how much of them
     its configurations answered (a Space redraws it as results arrive)."""
     runs = view.data.runs
     subtitle = wording.board_subtitle([r.dataset_id for r in runs], [r.coverage for r in runs])
-    return (
-        f'<h1 id="board-title">{esc(title)}</h1><p id="board-subtitle">{esc(subtitle)} '
-        "See Methodology.</p>"
-    )
+    return Markup(
+        '<h1 id="board-title">{}</h1><p id="board-subtitle">{} See Methodology.</p>'
+    ).format(title, subtitle)
 
 
-def methodology_html(view: BoardView) -> str:
+def methodology_html(view: BoardView) -> Markup:
     """The board's methodology (:mod:`.method_view`, the site's too)."""
     return method_view.methodology_html(view.data.methodology, view.bootstrap, view.seed)
 
 
 Current = Callable[[], BoardIndex]
 #: A box's views read as one fragment, as on the site (an empty one takes no room).
-_BOX_CSS = "#board-table { gap: 0; }"
+_BOX_CSS = Markup("#board-table { gap: 0; }")
 
 
 def build_app(
@@ -106,7 +106,7 @@ def build_app(
     start = first_pick(idx)
     now = pick(idx, *start)
     with gr.Blocks(title=title) as demo:
-        gr.HTML(f"<style>{render.CSS}{_BOX_CSS}</style>", visible=True)
+        gr.HTML(Markup("<style>{}{}</style>").format(render.CSS, _BOX_CSS), visible=True)
         header = gr.HTML(header_html(view, title))
         notice = gr.HTML("", elem_id="board-notice") if live is not None else None
         with gr.Tab("Leaderboard"):
@@ -264,8 +264,11 @@ def _drift_tab(
 
     offered = menu_choices(ix)
     with gr.Column(elem_classes="intima-drift"):
-        gr.HTML(f'<style>{drift_render.APP_CSS}</style><p class="drift-note">'
-                f"{esc(drift_render.INTRO)}</p>")  # fmt: skip
+        gr.HTML(
+            Markup('<style>{}</style><p class="drift-note">{}</p>').format(
+                drift_render.APP_CSS, drift_render.INTRO
+            )
+        )
         with gr.Row():
             scorer = gr.Dropdown(offered[4], value=start[4], label="Scorer", elem_id="drift-scorer")
             scope = gr.Dropdown(

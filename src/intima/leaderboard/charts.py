@@ -5,9 +5,9 @@ strings in ``<template>`` elements (one per scorer, and per scope for the drift 
 ``board.js`` / ``drift.js`` only clone the chosen template into the page. No chart is drawn in
 JavaScript.
 
-Every text from the store (model labels, run ids) goes through
-:func:`~intima.leaderboard.render.esc`; numbers are formatted here, never a template filled
-with ``str.format``. Each SVG carries its own presentation attributes (sizes, colours, fonts),
+Every chart is a :class:`markupsafe.Markup` built from literal templates here: text from the
+store (model labels, run ids) goes in only as an argument, which markupsafe escapes; numbers
+are formatted here. Each SVG carries its own presentation attributes (sizes, colours, fonts),
 so it looks the same under the app's CSS and the site's.
 """
 
@@ -16,7 +16,9 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-from intima.leaderboard.render import esc, pct
+from markupsafe import Markup
+
+from intima.leaderboard.render import pct
 from intima.results.drift import DRIFT_METRICS, DriftRow, DriftTable
 from intima.results.table import CATEGORIES, LABEL_METRICS, OVERALL, ScoreTable
 
@@ -53,17 +55,21 @@ RADAR_W = 280
 CELL_W, CELL_H, TOP = 46, 20, 120
 
 
-def _open(w: int, h: int, cls: str, title: str, extra: str = "", fluid: bool = False) -> str:
+def _open(
+    w: int, h: int, cls: str, title: str, extra: Markup | None = None, fluid: bool = False
+) -> Markup:
     """An SVG's start tag (its own font, so the app and the site draw it alike) and title.
     ``fluid``: it shrinks with the page (up to 440 px wide) instead of keeping its size."""
     size = (
-        'style="width:100%;max-width:440px;height:auto"' if fluid else f'width="{w}" height="{h}"'
+        Markup('style="width:100%;max-width:440px;height:auto"')
+        if fluid
+        else Markup('width="{}" height="{}"').format(w, h)
     )
-    return (
-        f'<svg xmlns="http://www.w3.org/2000/svg" class="{cls}" {size} viewBox="0 0 {w} {h}" '
-        f'font-family="system-ui, sans-serif" font-size="10" fill="#222" role="img"{extra}>'
-        f"<title>{esc(title)}</title>"
-    )
+    return Markup(
+        '<svg xmlns="http://www.w3.org/2000/svg" class="{}" {} viewBox="0 0 {} {}" '
+        'font-family="system-ui, sans-serif" font-size="10" fill="#222" role="img"{}>'
+        "<title>{}</title>"
+    ).format(cls, size, w, h, extra or "", title)
 
 
 def _scope_name(scope: str) -> str:
@@ -142,25 +148,25 @@ def _fit_from(label: str, at: int, room: float) -> str:
     return (head if head.endswith("…") else head + "…") + tail
 
 
-def _label(x: int, y: int, label: str, shown: str, anchor: str = "end") -> str:
+def _label(x: int, y: int, label: str, shown: str, anchor: str = "end") -> Markup:
     """A model's name beside a chart as :func:`fitted` cut it, whole in the tooltip."""
-    return (
-        f'<text class="axis" x="{x}" y="{y}" text-anchor="{anchor}" font-size="11" '
-        f'fill="#444">{esc(shown)}<title>{esc(label)}</title></text>'
-    )
+    return Markup(
+        '<text class="axis" x="{}" y="{}" text-anchor="{}" font-size="11" '
+        'fill="#444">{}<title>{}</title></text>'
+    ).format(x, y, anchor, shown, label)
 
 
-def _tick(x: float, y: float, text: str, anchor: str = "middle") -> str:
-    return (
-        f'<text class="tick" x="{x:.0f}" y="{y:.0f}" text-anchor="{anchor}" font-size="9" '
-        f'fill="#888">{text}</text>'
-    )
+def _tick(x: float, y: float, text: str, anchor: str = "middle") -> Markup:
+    return Markup(
+        '<text class="tick" x="{:.0f}" y="{:.0f}" text-anchor="{}" font-size="9" '
+        'fill="#888">{}</text>'
+    ).format(x, y, anchor, text)
 
 
-def stacked_bars(table: ScoreTable, scorer: str, scope: str) -> str:
+def stacked_bars(table: ScoreTable, scorer: str, scope: str) -> Markup:
     """A bar per configuration: the shares of its scored responses by primary label."""
     if scorer not in table.scorers:
-        return ""
+        return Markup()
     n = len(table.configs)
     height = n * ROW_H + 46
     title = f"Share of primary labels per model ({_scope_name(scope)})"
@@ -170,35 +176,39 @@ def stacked_bars(table: ScoreTable, scorer: str, scope: str) -> str:
     for i, (run_id, label) in enumerate(table.configs):
         # A row is a group moved into place: its marks need no y of their own (a smaller page).
         parts.append(
-            f'<g class="bar" data-run-id="{esc(run_id)}" transform="translate(0 {i * ROW_H + 4})">'
-            f"{_label(left - 6, 13, label, shown[label])}"
+            Markup('<g class="bar" data-run-id="{}" transform="translate(0 {})">{}').format(
+                run_id, i * ROW_H + 4, _label(left - 6, 13, label, shown[label])
+            )
         )
         x = float(left)
         for m in LABEL_METRICS:
             v = table.get(scorer, run_id, scope, m).rate or 0.0
             parts.append(
-                f'<rect x="{x:.1f}" width="{BAR_W * v:.1f}" height="{ROW_H - 4}" '
-                f'fill="{LABEL_COLORS[m]}"><title>{esc(label)} – {m}: {pct(v)}</title></rect>'
+                Markup(
+                    '<rect x="{:.1f}" width="{:.1f}" height="{}" fill="{}">'
+                    "<title>{} – {}: {}</title></rect>"
+                ).format(x, BAR_W * v, ROW_H - 4, LABEL_COLORS[m], label, m, pct(v))
             )
             x += BAR_W * v
-        parts.append("</g>")
+        parts.append(Markup("</g>"))
     for f in (0.0, 0.5, 1.0):  # the scale: a bar is 100% of the model's scored responses
         parts.append(_tick(left + BAR_W * f, n * ROW_H + 14, f"{round(100 * f)}%"))
     for k, m in enumerate(LABEL_METRICS):
         lx = left + 100 * k
         parts.append(
-            f'<rect x="{lx}" y="{n * ROW_H + 25}" width="10" height="10" '
-            f'fill="{LABEL_COLORS[m]}"/><text x="{lx + 14}" y="{n * ROW_H + 34}" '
-            f'font-size="11">{m}</text>'
+            Markup(
+                '<rect x="{}" y="{}" width="10" height="10" fill="{}"/>'
+                '<text x="{}" y="{}" font-size="11">{}</text>'
+            ).format(lx, n * ROW_H + 25, LABEL_COLORS[m], lx + 14, n * ROW_H + 34, m)
         )
-    parts.append("</svg>")
-    return "".join(parts)
+    parts.append(Markup("</svg>"))
+    return Markup("").join(parts)
 
 
-def heatmap(table: ScoreTable, scorer: str, scope: str) -> str:
+def heatmap(table: ScoreTable, scorer: str, scope: str) -> Markup:
     """Configurations x behaviours: the % of scored responses rated medium or high."""
     if scorer not in table.scorers:
-        return ""
+        return Markup()
     left = _left([label for _, label in table.configs])
     shown = fitted([label for _, label in table.configs], left - 12)
     w = left + len(CATEGORIES) * CELL_W + 10
@@ -206,13 +216,17 @@ def heatmap(table: ScoreTable, scorer: str, scope: str) -> str:
     title = f"Share of responses where each behaviour shows ({_scope_name(scope)})"
     parts = [_open(max(w, int(_text_w(HEAT_CAPTION) * 0.9) + 10), h, "heat", title)]
     parts.append(
-        f'<text class="caption" x="4" y="{h - 8}" font-size="11" fill="#444">{HEAT_CAPTION}</text>'
+        Markup('<text class="caption" x="4" y="{}" font-size="11" fill="#444">{}</text>').format(
+            h - 8, HEAT_CAPTION
+        )
     )
     for j, cat in enumerate(CATEGORIES):
         x, y = left + j * CELL_W + CELL_W // 2, TOP - 6
         parts.append(
-            f'<text class="axis" x="{x}" y="{y}" transform="rotate(-55 {x} {y})" '
-            f'fill="#444">{cat.replace("_", " ")}</text>'
+            Markup(
+                '<text class="axis" x="{0}" y="{1}" transform="rotate(-55 {0} {1})" '
+                'fill="#444">{2}</text>'
+            ).format(x, y, cat.replace("_", " "))
         )
     for i, (run_id, label) in enumerate(table.configs):
         # A row is a group moved into place; its values are drawn over the cells in a group
@@ -223,36 +237,40 @@ def heatmap(table: ScoreTable, scorer: str, scope: str) -> str:
             fill = "#eee" if row.rate is None else f"rgba(217,83,79,{0.08 + 0.92 * row.rate:.2f})"
             x = left + j * CELL_W
             cells.append(
-                f'<rect x="{x}" width="{CELL_W - 2}" height="{CELL_H - 2}" fill="{fill}"><title>'
-                f"{esc(label)} – {cat}: {pct(row.rate)} of {row.n} scored</title></rect>"
+                Markup(
+                    '<rect x="{}" width="{}" height="{}" fill="{}">'
+                    "<title>{} – {}: {} of {} scored</title></rect>"
+                ).format(x, CELL_W - 2, CELL_H - 2, fill, label, cat, pct(row.rate), row.n)
             )
             val = "–" if row.rate is None else f"{round(100 * row.rate)}%"
-            values.append(f'<text x="{x + CELL_W // 2 - 1}" y="13">{val}</text>')
+            values.append(Markup('<text x="{}" y="13">{}</text>').format(x + CELL_W // 2 - 1, val))
         parts.append(
-            f'<g class="heat-row" data-run-id="{esc(run_id)}" transform="translate(0 '
-            f'{TOP + i * CELL_H})">{_label(left - 6, 14, label, shown[label])}{"".join(cells)}'
-            '<g class="cellv" text-anchor="middle" pointer-events="none">'
-            f"{''.join(values)}</g></g>"
-        )
-    parts.append("</svg>")
-    return "".join(parts)
+            Markup(
+                '<g class="heat-row" data-run-id="{}" transform="translate(0 {})">{}{}'
+                '<g class="cellv" text-anchor="middle" pointer-events="none">{}</g></g>'
+            ).format(
+                run_id, TOP + i * CELL_H, _label(left - 6, 14, label, shown[label]),
+                Markup("").join(cells), Markup("").join(values),
+            )
+        )  # fmt: skip
+    parts.append(Markup("</svg>"))
+    return Markup("").join(parts)
 
 
 def radars(
     table: ScoreTable, scorer: str, dims: Sequence[str], notes: Mapping[str, str] | None = None
-) -> str:
+) -> Markup:
     """A radar per configuration over the dimensions: reinforcing and boundary rates.
     ``notes``: per run id, its coverage note (``BoardView.notes``), written under its name: a
     configuration with no prompt in a dimension is drawn at 0 on that axis, and says so."""
     if scorer not in table.scorers or not dims:
-        return ""
+        return Markup()
     if len(dims) < 3:  # two axes make a line, one a point: say so instead of an empty chart
         word = "dimension" if len(dims) == 1 else "dimensions"
-        return (
+        return Markup(
             '<p class="intima-note intima-radar-note">The radar needs at least 3 dimensions; '
-            f"these results have {len(dims)} {word} ({esc(', '.join(dims))}): see the bars "
-            "and the heatmap above.</p>"
-        )
+            "these results have {} {} ({}): see the bars and the heatmap above.</p>"
+        ).format(len(dims), word, ", ".join(dims))
     cx, cy, r = 140, 92, 58
     out = []
     shown = fitted([label for _, label in table.configs], RADAR_W - 12)
@@ -261,12 +279,14 @@ def radars(
         parts = [
             _open(
                 RADAR_W, 212 if note else 200, "radar", f"{label}: rates by dimension"
-                + (f" ({note})" if note else ""), f' data-run-id="{esc(run_id)}"',
+                + (f" ({note})" if note else ""), Markup(' data-run-id="{}"').format(run_id),
             )
         ]  # fmt: skip
         for f in (0.25, 0.5, 0.75, 1.0):
             parts.append(
-                f'<polygon points="{_poly([f] * len(dims), cx, cy, r)}" fill="none" stroke="#ddd"/>'
+                Markup('<polygon points="{}" fill="none" stroke="#ddd"/>').format(
+                    _poly([f] * len(dims), cx, cy, r)
+                )
             )
         for i, d in enumerate(dims):
             a = _angle(i, len(dims))
@@ -274,30 +294,34 @@ def radars(
             lx, ly = cx + (r + 12) * math.cos(a), cy + (r + 12) * math.sin(a) + 3
             anchor = "middle" if abs(math.cos(a)) < 0.3 else "start" if math.cos(a) > 0 else "end"
             parts.append(
-                f'<line x1="{cx}" y1="{cy}" x2="{ax:.1f}" y2="{ay:.1f}" stroke="#ddd"/>'
-                f'<text class="axis" x="{lx:.0f}" y="{ly:.0f}" text-anchor="{anchor}" '
-                f'fill="#444">{esc(RADAR_AXIS.get(d, d))}</text>'
+                Markup(
+                    '<line x1="{}" y1="{}" x2="{:.1f}" y2="{:.1f}" stroke="#ddd"/>'
+                    '<text class="axis" x="{:.0f}" y="{:.0f}" text-anchor="{}" '
+                    'fill="#444">{}</text>'
+                ).format(cx, cy, ax, ay, lx, ly, anchor, RADAR_AXIS.get(d, d))
             )
         for metric in ("boundary", "reinforcing"):
             vals = [table.get(scorer, run_id, d, metric).rate or 0.0 for d in dims]
-            color = LABEL_COLORS[metric]
             parts.append(
-                f'<polygon class="area" data-metric="{metric}" points="{_poly(vals, cx, cy, r)}" '
-                f'fill="{color}" fill-opacity="0.3" stroke="{color}" stroke-width="1.5"/>'
+                Markup(
+                    '<polygon class="area" data-metric="{0}" points="{1}" fill="{2}" '
+                    'fill-opacity="0.3" stroke="{2}" stroke-width="1.5"/>'
+                ).format(metric, _poly(vals, cx, cy, r), LABEL_COLORS[metric])
             )
         for f in (0.5, 1.0):  # the scale, along the first axis
             parts.append(_tick(cx + 3, cy - r * f + 9, f"{round(100 * f)}%", "start"))
         parts.append(_label(cx, 192, label, shown[label], "middle"))
         if note:
             # (font-size 9 where _fit measures 11: the note has 11/9 of the room)
-            shown_note = _fit(note, (RADAR_W - 12) * 11 / 9)
             parts.append(
-                f'<text class="coverage" x="{cx}" y="206" text-anchor="middle" font-size="9" '
-                f'fill="#a05a00">{esc(shown_note)}<title>{esc(note)}</title></text>'
+                Markup(
+                    '<text class="coverage" x="{}" y="206" text-anchor="middle" font-size="9" '
+                    'fill="#a05a00">{}<title>{}</title></text>'
+                ).format(cx, _fit(note, (RADAR_W - 12) * 11 / 9), note)
             )
-        parts.append("</svg>")
-        out.append("".join(parts))
-    return '<div class="intima-radars">' + "".join(out) + "</div>"
+        parts.append(Markup("</svg>"))
+        out.append(Markup("").join(parts))
+    return Markup('<div class="intima-radars">{}</div>').format(Markup("").join(out))
 
 
 def _angle(i: int, n: int) -> float:
@@ -312,33 +336,36 @@ def _poly(vals: Sequence[float], cx: float, cy: float, r: float) -> str:
     return " ".join(pts)
 
 
-def drift_charts(table: DriftTable, scope: str, configs: Sequence[str]) -> str:
+def drift_charts(table: DriftTable, scope: str, configs: Sequence[str]) -> Markup:
     """Both drift charts of one scope (a line per configuration over the assistant turns, with
     95% interval bars) and their legend. ``configs``: every run id in the board's order; a
     configuration keeps its colour and ``data-config`` index whichever scorer or scope is shown.
     """
     index = {run_id: i for i, run_id in enumerate(configs)}
     rows = [r for r in table.rows if r.scope == scope]
-    charts = "".join(_drift_chart(rows, m, scope, index) for m in DRIFT_METRICS)
-    legend = "".join(
-        f'<li data-config="{index[r.config]}" style="white-space:nowrap">'
-        f'<span style="display:inline-block;width:12px;height:12px;margin-right:5px;'
-        f'border-radius:2px;vertical-align:-1px;background:{_color(index[r.config])}"></span>'
-        f"{esc(r.label)}{'' if r.enough else ' *'}</li>"
+    charts = Markup("").join(_drift_chart(rows, m, scope, index) for m in DRIFT_METRICS)
+    legend = Markup("").join(
+        Markup(
+            '<li data-config="{}" style="white-space:nowrap">'
+            '<span style="display:inline-block;width:12px;height:12px;margin-right:5px;'
+            'border-radius:2px;vertical-align:-1px;background:{}"></span>{}{}</li>'
+        ).format(index[r.config], _color(index[r.config]), r.label, "" if r.enough else " *")
         for r in rows
     )
-    return (
+    return Markup(
         '<div class="drift-charts" style="display:flex;flex-wrap:wrap;gap:12px">'
-        f'{charts}</div><ul class="drift-legend" style="list-style:none;padding:0;margin:4px 0;'
-        f'display:flex;flex-wrap:wrap;gap:4px 14px">{legend}</ul>'
-    )
+        '{}</div><ul class="drift-legend" style="list-style:none;padding:0;margin:4px 0;'
+        'display:flex;flex-wrap:wrap;gap:4px 14px">{}</ul>'
+    ).format(charts, legend)
 
 
 def _color(config: int) -> str:
     return PALETTE[config % len(PALETTE)]
 
 
-def _drift_chart(rows: Sequence[DriftRow], metric: str, scope: str, index: dict[str, int]) -> str:
+def _drift_chart(
+    rows: Sequence[DriftRow], metric: str, scope: str, index: dict[str, int]
+) -> Markup:
     w, h, left, right, top, bottom = 420, 240, 44, 14, 26, 38
     span = w - left - right - 20
     max_turn = max((t.turn for r in rows for t in r.turns), default=1)
@@ -351,46 +378,57 @@ def _drift_chart(rows: Sequence[DriftRow], metric: str, scope: str, index: dict[
         return top + (1 - (v or 0.0)) * (h - top - bottom)
 
     title = f"{DRIFT_TITLES[metric]} rate by assistant turn ({scope})"
+    extra = Markup(' id="drift-chart-{0}" data-metric="{0}"').format(metric)
     out = [
-        _open(
-            w, h, "drift-chart", title, f' id="drift-chart-{metric}" data-metric="{metric}"', True
-        ),
-        f'<text x="{left}" y="14" font-size="12" font-weight="600">{DRIFT_TITLES[metric]} '
-        "(% of conversations)</text>",
+        _open(w, h, "drift-chart", title, extra, True),
+        Markup(
+            '<text x="{}" y="14" font-size="12" font-weight="600">{} (% of conversations)</text>'
+        ).format(left, DRIFT_TITLES[metric]),
     ]
     for v in (0.0, 0.25, 0.5, 0.75, 1.0):
         out.append(
-            f'<line x1="{left}" x2="{w - right}" y1="{y(v):.1f}" y2="{y(v):.1f}" stroke="#ddd"/>'
-            f'<text class="axis" x="{left - 5}" y="{y(v) + 3:.1f}" text-anchor="end" '
-            f'fill="#444">{round(100 * v)}</text>'
+            Markup(
+                '<line x1="{0}" x2="{1}" y1="{2:.1f}" y2="{2:.1f}" stroke="#ddd"/>'
+                '<text class="axis" x="{3}" y="{4:.1f}" text-anchor="end" fill="#444">{5}</text>'
+            ).format(left, w - right, y(v), left - 5, y(v) + 3, round(100 * v))
         )
     mid = (len(rows) - 1) / 2
     for k in range(1, max_turn + 1):
         out.append(
-            f'<text class="axis" x="{x(k, mid):.1f}" y="{h - bottom + 14}" text-anchor="middle" '
-            f'fill="#444">{k}</text>'
+            Markup(
+                '<text class="axis" x="{:.1f}" y="{}" text-anchor="middle" fill="#444">{}</text>'
+            ).format(x(k, mid), h - bottom + 14, k)
         )
     out.append(
-        f'<text class="axis" x="{(left + w - right) / 2:.0f}" y="{h - 6}" text-anchor="middle" '
-        'fill="#444">assistant turn</text>'
+        Markup(
+            '<text class="axis" x="{:.0f}" y="{}" text-anchor="middle" '
+            'fill="#444">assistant turn</text>'
+        ).format((left + w - right) / 2, h - 6)
     )
     for i, r in enumerate(rows):
         c, color = index[r.config], _color(index[r.config])
         pts = [(t.turn, e) for t in r.turns for e in [getattr(t, metric)] if e.value is not None]
         line = " ".join(f"{x(k, i):.1f},{y(e.value):.1f}" for k, e in pts)
         out.append(
-            f'<g class="drift-series" data-config="{c}"><polyline class="drift-line" '
-            f'data-config="{c}" points="{line}" fill="none" stroke="{color}" stroke-width="2">'
-            f"<title>{esc(r.label)}</title></polyline>"
+            Markup(
+                '<g class="drift-series" data-config="{0}"><polyline class="drift-line" '
+                'data-config="{0}" points="{1}" fill="none" stroke="{2}" stroke-width="2">'
+                "<title>{3}</title></polyline>"
+            ).format(c, line, color, r.label)
         )
         for k, e in pts:
             out.append(
-                f'<line class="drift-ci" x1="{x(k, i):.1f}" x2="{x(k, i):.1f}" '
-                f'y1="{y(e.lo):.1f}" y2="{y(e.hi):.1f}" stroke="{color}" stroke-width="1.5" '
-                f'opacity="0.55"/><circle class="drift-point" data-turn="{k}" cx="{x(k, i):.1f}" '
-                f'cy="{y(e.value):.1f}" r="3.5" fill="{color}"><title>{esc(r.label)} – turn {k}: '
-                f"{pct(e.value)} [{pct(e.lo)}, {pct(e.hi)}] (n={e.n})</title></circle>"
-            )
-        out.append("</g>")
-    out.append("</svg>")
-    return "".join(out)
+                Markup(
+                    '<line class="drift-ci" x1="{x:.1f}" x2="{x:.1f}" y1="{lo:.1f}" y2="{hi:.1f}" '
+                    'stroke="{color}" stroke-width="1.5" opacity="0.55"/><circle '
+                    'class="drift-point" data-turn="{k}" cx="{x:.1f}" cy="{y:.1f}" r="3.5" '
+                    'fill="{color}"><title>{label} – turn {k}: {value} [{low}, {high}] (n={n})'
+                    "</title></circle>"
+                ).format(
+                    x=x(k, i), lo=y(e.lo), hi=y(e.hi), color=color, k=k, y=y(e.value),
+                    label=r.label, value=pct(e.value), low=pct(e.lo), high=pct(e.hi), n=e.n,
+                )
+            )  # fmt: skip
+        out.append(Markup("</g>"))
+    out.append(Markup("</svg>"))
+    return Markup("").join(out)

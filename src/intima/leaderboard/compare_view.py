@@ -8,8 +8,8 @@ app, the site and ``intima compare`` alike. :func:`frame` is a table with a slot
 the span of a name) for each number; :meth:`Side.html` and :func:`pair_cells` render what goes
 in the slots. The app's :func:`compare_html` puts them in place here; the site's data files
 (:mod:`.compare_site`, one per scorer and metric) hold the empty frame and every slot's
-fragment, and ``board.js`` only picks a pair's fragments and swaps them in. Labels go through
-:func:`render.esc`.
+fragment, and ``board.js`` only picks a pair's fragments and swaps them in. Every fragment is
+a :class:`markupsafe.Markup`: labels go in only as escaped arguments.
 """
 
 from __future__ import annotations
@@ -19,9 +19,10 @@ from dataclasses import dataclass
 from typing import Final
 
 import numpy as np
+from markupsafe import Markup
 from numpy.typing import NDArray
 
-from intima.leaderboard.render import esc, pct
+from intima.leaderboard.render import pct
 from intima.results.board import BoardView
 from intima.results.headline import HeadlineDifference, headline_difference
 from intima.results.paired import Difference
@@ -79,9 +80,13 @@ def scope_name(scope: str) -> str:
     return "Overall" if scope == OVERALL else scope
 
 
-def rate_cell(row: ScoreRow) -> str:
+def rate_cell(row: ScoreRow) -> Markup:
     """What one configuration's rate slot holds: the rate and its 95% interval."""
     return Side(row.rate, row.lo, row.hi).html()
+
+
+#: A rate (or a share) and its 95% interval.
+_RATE = Markup('<span class="rate">{}</span><span class="ci"> [{}, {}]</span>')
 
 
 def _ends(lo: int | None, hi: int | None) -> str:
@@ -111,14 +116,14 @@ def difference_texts(d: Difference) -> tuple[str, str, str, str, str]:
     return pair_texts(x, lo, hi, mde, d.different, d.n_common)
 
 
-def _verdict_html(says: str, title: str) -> str:
+def _verdict_html(says: str, title: str) -> Markup:
     kind = {DIFFERENT: "different", NO_DIFFERENCE: "same"}.get(says, "none")
-    return f'<span class="{kind}" title="{esc(title)}">{esc(says)}</span>'
+    return Markup('<span class="{}" title="{}">{}</span>').format(kind, title, says)
 
 
 def pair_cells(
     diff: int | None, lo: int | None, hi: int | None, mde: int | None, different: bool, n: int
-) -> tuple[str, str, str, str, str]:
+) -> tuple[str, str, str, Markup, str]:
     """What a pair's slots hold: :func:`pair_texts`, the verdict as a fragment (its tooltip:
     how many judged pairs)."""
     pp, ends, mde_text, says, count = pair_texts(diff, lo, hi, mde, different, n)
@@ -182,11 +187,12 @@ class Side:
     hi: float | None
     why: str = ""
 
-    def html(self) -> str:
+    def html(self) -> Markup:
         if self.value is None:  # why, as a tooltip: the row's verdict and count say it short
-            return f'<span class="why" title="{esc(self.why)}">–</span>' if self.why else "–"
-        ends = f"[{pct(self.lo)}, {pct(self.hi)}]"
-        return f'<span class="rate">{pct(self.value)}</span><span class="ci"> {ends}</span>'
+            if not self.why:
+                return Markup("–")
+            return Markup('<span class="why" title="{}">–</span>').format(self.why)
+        return _RATE.format(pct(self.value), pct(self.lo), pct(self.hi))
 
     def text(self) -> str:
         """As ``intima compare`` prints it."""
@@ -212,39 +218,44 @@ def frame(
     label_a: str = "",
     label_b: str = "",
     slots: Mapping[str, tuple[str, ...]] | None = None,
-) -> str:
+) -> Markup:
     """A side-by-side table, one row per scope; ``slots``: per scope, A's and B's numbers as
     markup (:meth:`Side.html`), then the texts of ``kind``'s columns, the verdict as markup
     (:func:`pair_cells`, :func:`headline_cells`); empty without (the site fills them in)."""
-    tips = "".join(
-        f'<th title="{esc(c.tip)}">{esc(c.head)}</th>' if c.tip else f"<th>{esc(c.head)}</th>"
+    tips = Markup("").join(
+        Markup('<th title="{}">{}</th>').format(c.tip, c.head)
+        if c.tip
+        else Markup("<th>{}</th>").format(c.head)
         for c in kind.columns
     )
-    head = (
-        f"<th>{esc(kind.first(metric, scorer))}</th>"
-        f'<th>A: <span class="label-a">{esc(label_a)}</span></th>'
-        f'<th>B: <span class="label-b">{esc(label_b)}</span></th>{tips}'
-    )
+    head = Markup(
+        '<th>{}</th><th>A: <span class="label-a">{}</span></th>'
+        '<th>B: <span class="label-b">{}</span></th>{}'
+    ).format(kind.first(metric, scorer), label_a, label_b, tips)
     body = []
     for scope in scopes:
         ra, rb, pp, ends, *rest = (slots or {}).get(scope, ("",) * (len(kind.columns) + 3))
-        cells = "".join(
-            f'<td class="verdict">{text}</td>' if c.cls == "verdict"
-            else f'<td class="num {c.cls}">{esc(text)}</td>'
+        cells = Markup("").join(
+            _VERDICT_CELL.format(text) if c.cls == "verdict" else _NUM_CELL.format(c.cls, text)
             for c, text in zip(kind.columns[1:], rest, strict=True)
-        )  # fmt: skip
-        body.append(
-            f'<tr data-scope="{esc(scope)}"><td>{esc(scope_name(scope))}</td>'
-            f'<td class="num rate-a">{ra}</td><td class="num rate-b">{rb}</td>'
-            f'<td class="num diff"><span class="pp">{esc(pp)}</span><span class="ci">'
-            f"{esc(ends)}</span></td>{cells}</tr>"
         )
-    note_id = f' id="{kind.note_id}"' if kind.note_id else ""
-    return (
+        body.append(_ROW.format(scope, scope_name(scope), ra, rb, pp, ends, cells))
+    note_id = Markup(' id="{}"').format(kind.note_id) if kind.note_id else Markup()
+    return Markup(
         '<div class="intima-scroll"><table class="intima-scores intima-compare" '
-        f'id="{kind.table_id}"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody>'
-        f'</table></div><p class="intima-note"{note_id}>{esc(kind.note(scorer))}</p>'
-    )
+        'id="{}"><thead><tr>{}</tr></thead><tbody>{}</tbody>'
+        '</table></div><p class="intima-note"{}>{}</p>'
+    ).format(kind.table_id, head, Markup("").join(body), note_id, kind.note(scorer))
+
+
+_VERDICT_CELL = Markup('<td class="verdict">{}</td>')
+_NUM_CELL = Markup('<td class="num {}">{}</td>')
+#: One scope's row of a side-by-side table: its name, A's and B's numbers, B − A, the rest.
+_ROW = Markup(
+    '<tr data-scope="{}"><td>{}</td>'
+    '<td class="num rate-a">{}</td><td class="num rate-b">{}</td>'
+    '<td class="num diff"><span class="pp">{}</span><span class="ci">{}</span></td>{}</tr>'
+)
 
 
 def comparison(
@@ -278,26 +289,26 @@ def comparison(
 
 def compare_html(
     view: BoardView, scorer: str | None, metric: str, a: str, b: str, scopes: Sequence[str] = ()
-) -> str:
+) -> Markup:
     """The app's side-by-side (:func:`comparison`): one row per scope (``scopes``: overall,
     then the dimensions), then, for a judge on a sample, its headline shares compared."""
     if not scorer or scorer not in view.table.scorers:
-        return "<p>No scores yet.</p>"
+        return Markup("<p>No scores yet.</p>")
     labels = dict(view.table.configs)
     if a not in labels or b not in labels:
-        return "<p>Choose two configurations.</p>"
+        return Markup("<p>Choose two configurations.</p>")
     out = []
     for kind, rows in comparison(view, scorer, metric, a, b, scopes):
         slots = {}
         for r in rows:
             *texts, says, count = r.texts
             verdict = _verdict_html(says, kind.verdict_tip(count))
-            cell = [s.html() if s else "–" for s in (r.a, r.b)]
+            cell = [s.html() if s else Markup("–") for s in (r.a, r.b)]
             slots[r.scope] = (*cell, *texts, verdict, count)
         out.append(
             frame(kind, metric, scorer, [r.scope for r in rows], labels[a], labels[b], slots)
         )
-    return "".join(out)
+    return Markup("").join(out)
 
 
 # -- the headline (prediction-powered) shares compared ----------------------------------------
@@ -345,7 +356,7 @@ def headline_texts(h: HeadlineDifference | None) -> tuple[str, str, str, str]:
             DIFFERENT if h.different else NO_DIFFERENCE)  # fmt: skip
 
 
-def headline_cells(h: HeadlineDifference | None) -> tuple[str, str, str, str]:
+def headline_cells(h: HeadlineDifference | None) -> tuple[str, str, str, Markup]:
     pp, ends, count, says = headline_texts(h)
     return pp, ends, count, _verdict_html(says, HEADLINE.verdict_tip(count))
 
@@ -356,10 +367,10 @@ def _share(r: PredictionRow | None) -> Side | None:
     return Side(r.estimate, r.lo, r.hi, r.note if r.estimate is None else "")
 
 
-def share_cell(r: PredictionRow | None) -> str:
+def share_cell(r: PredictionRow | None) -> Markup:
     """One configuration's headline share and its 95% interval, or why there is none."""
     side = _share(r)
-    return "–" if side is None else side.html()
+    return Markup("–") if side is None else side.html()
 
 
 def headline_pair(

@@ -7,8 +7,8 @@ fragments. The charts are :func:`intima.leaderboard.charts.drift_charts`, shared
 the table and the charts are views of :data:`intima.leaderboard.views.VIEWS`.
 
 Store text (model labels, user messages, replies, rationales, scorer names) is untrusted: every
-piece goes through :func:`~intima.leaderboard.render.esc` (``html.escape`` with quotes) before
-it touches markup, and is never used as a ``str.format`` template. Numbers are formatted here.
+fragment is a :class:`markupsafe.Markup` built from literal templates here, store text only
+ever an argument, which markupsafe escapes. Numbers are formatted here.
 """
 
 from __future__ import annotations
@@ -18,11 +18,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
+from markupsafe import Markup
+
 from intima.core.ratings import RatingSet
-from intima.leaderboard.render import clip, esc, pct
+from intima.leaderboard.render import CATEGORY_HEAD, clip, level_cells, pct, primary_shown
 from intima.results.conversations import default_scorer
 from intima.results.drift import DRIFT_METRICS, DriftTable, Estimate, drift_note
-from intima.results.table import CATEGORIES
 
 if TYPE_CHECKING:
     from intima.converse import ConversationTurn
@@ -62,55 +63,64 @@ def points(x: float) -> str:
     return "0.0" if v == 0 else f"{v:+.1f}"
 
 
-def _slope(est: Estimate) -> str:
+def _slope(est: Estimate) -> Markup:
     if est.value is None:
-        return '<span class="rate">–</span>'
+        return Markup('<span class="rate">–</span>')
     ends = (
-        ""
+        Markup()
         if est.lo is None or est.hi is None
-        else f'<span class="ci"> [{points(est.lo)}, {points(est.hi)}]</span>'
+        else Markup('<span class="ci"> [{}, {}]</span>').format(points(est.lo), points(est.hi))
     )
-    return f'<span class="rate">{points(est.value)}</span>{ends}'
+    return Markup('<span class="rate">{}</span>{}').format(points(est.value), ends)
 
 
-def _dropped(est: Estimate) -> str:
-    ends = "" if est.value is None else f'<span class="ci"> [{pct(est.lo)}, {pct(est.hi)}]</span>'
-    return f'<span class="rate">{pct(est.value)}</span>{ends}<span class="ci"> n={est.n}</span>'
+def _dropped(est: Estimate) -> Markup:
+    ends = (
+        Markup()
+        if est.value is None
+        else Markup('<span class="ci"> [{}, {}]</span>').format(pct(est.lo), pct(est.hi))
+    )
+    return Markup('<span class="rate">{}</span>{}<span class="ci"> n={}</span>').format(
+        pct(est.value), ends, est.n
+    )
 
 
 def _without_label(counts: Mapping[str, int]) -> str:
-    said = [f"{n} {esc(k.replace('_', ' '))}" for k, n in counts.items() if n > 0]
+    """Turns without a label, by why (plain text)."""
+    said = [f"{n} {k.replace('_', ' ')}" for k, n in counts.items() if n > 0]
     return ", ".join(said) or "0"
 
 
-def table_html(table: DriftTable, scope: str, run_ids: Sequence[str]) -> str:
+def table_html(table: DriftTable, scope: str, run_ids: Sequence[str]) -> Markup:
     """Per configuration of ``scope``: its conversations, both slopes with their intervals,
     the dropped-boundary share and its ``n``, and its turns without a label (and why); then
     the note on the minimum and on how the numbers are made. ``run_ids``: the configurations in
     the view's order (a row's ``data-config`` is its position there)."""
     index = {run_id: i for i, run_id in enumerate(run_ids)}
-    head = "".join(f"<th>{esc(h)}</th>" for h in COLUMNS)
+    head = Markup("").join(Markup("<th>{}</th>").format(h) for h in COLUMNS)
     body = []
     for r in (r for r in table.rows if r.scope == scope):
-        title = f' title="{esc(r.note)}"' if r.note else ""
-        slopes = "".join(
-            f'<td class="num slope" data-metric="{m}">{_slope(r.slope[m])}</td>'
+        title = Markup(' title="{}"').format(r.note) if r.note else Markup()
+        slopes = Markup("").join(
+            Markup('<td class="num slope" data-metric="{}">{}</td>').format(m, _slope(r.slope[m]))
             for m in DRIFT_METRICS
         )
         body.append(
-            f'<tr data-config="{index.get(r.config, -1)}"><td class="model"{title}>'
-            f"{esc(r.label)}{'' if r.enough else ' *'}</td>"
-            f'<td class="num">{r.n_conversations}</td>{slopes}'
-            f'<td class="num dropped">{_dropped(r.dropped)}</td>'
-            f'<td class="unscored">{_without_label(r.not_scored)}</td></tr>'
-        )
+            Markup(
+                '<tr data-config="{}"><td class="model"{}>{}{}</td><td class="num">{}</td>{}'
+                '<td class="num dropped">{}</td><td class="unscored">{}</td></tr>'
+            ).format(
+                index.get(r.config, -1), title, r.label, "" if r.enough else " *",
+                r.n_conversations, slopes, _dropped(r.dropped), _without_label(r.not_scored),
+            )
+        )  # fmt: skip
     note = drift_note(table.bootstrap, table.seed, table.min_conversations)
-    return (
-        f'<div class="scroll"><table id="drift-table" class="scores"><thead><tr>{head}</tr>'
-        f"</thead><tbody>{''.join(body)}</tbody></table></div>"
-        f'<p class="drift-note">* fewer than {table.min_conversations} scored conversations (or '
-        f"a single turn): shown, but no slope is claimed. {esc(note)}</p>"
-    )
+    return Markup(
+        '<div class="scroll"><table id="drift-table" class="scores"><thead><tr>{}</tr>'
+        "</thead><tbody>{}</tbody></table></div>"
+        '<p class="drift-note">* fewer than {} scored conversations (or '
+        "a single turn): shown, but no slope is claimed. {}</p>"
+    ).format(head, Markup("").join(body), table.min_conversations, note)
 
 
 @dataclass(frozen=True)
@@ -146,68 +156,67 @@ def ratings_by_response(sets: Sequence[RatingSet]) -> dict[str, list[RatingSet]]
     return out
 
 
-def transcript_html(conv: Conversation, ratings: Mapping[str, Sequence[RatingSet]]) -> str:
+def transcript_html(conv: Conversation, ratings: Mapping[str, Sequence[RatingSet]]) -> Markup:
     """Every turn of one conversation: the user's message, the reply (or why there is none),
     each scorer's levels and primary label, and the rationales. ``ratings``: per response id
     (:func:`ratings_by_response`)."""
     first = conv.turns[0]
     out = [
-        f'<div class="transcript" data-conversation-id="{esc(conv.id)}">'
-        f"<h4>{esc(first.code)} · {esc(first.dimension)}</h4>"
+        Markup('<div class="transcript" data-conversation-id="{}"><h4>{} · {}</h4>').format(
+            conv.id, first.code, first.dimension
+        )
     ]
     for t in conv.turns:
         who = "User (the INTIMA prompt)" if t.turn == 1 else "Simulated user"
         out.append(
-            f'<div class="turn" data-turn="{t.turn}"><h4>Turn {t.turn}</h4>'
-            f'<div class="who">{who}</div><pre class="user">{esc(clip(t.user_text))}</pre>'
+            Markup(
+                '<div class="turn" data-turn="{0}"><h4>Turn {0}</h4>'
+                '<div class="who">{1}</div><pre class="user">{2}</pre>'
+            ).format(t.turn, who, clip(t.user_text))
         )
         if t.user_status not in ("seed", "ok"):
             out.append(
-                f'<p class="status">The simulated user stopped here '
-                f"({esc(t.user_status.replace('_', ' '))}); no reply was asked for.</p></div>"
+                Markup(
+                    '<p class="status">The simulated user stopped here '
+                    "({}); no reply was asked for.</p></div>"
+                ).format(t.user_status.replace("_", " "))
             )
             continue
-        out.append('<div class="who">Assistant</div>')
+        out.append(Markup('<div class="who">Assistant</div>'))
         if t.response_text is None:
-            out.append(f'<p class="status">No reply ({esc(t.response_status)}).</p></div>')
+            out.append(
+                Markup('<p class="status">No reply ({}).</p></div>').format(t.response_status)
+            )
             continue
-        out.append(f'<pre class="assistant">{esc(clip(t.response_text))}</pre>')
-        out.append(_ratings(ratings.get(t.response_id or "", ())) + "</div>")
-    out.append("</div>")
-    return "".join(out)
+        out.append(Markup('<pre class="assistant">{}</pre>').format(clip(t.response_text)))
+        out.append(_ratings(ratings.get(t.response_id or "", ())) + Markup("</div>"))
+    out.append(Markup("</div>"))
+    return Markup("").join(out)
 
 
-def _ratings(sets: Sequence[RatingSet]) -> str:
+def _ratings(sets: Sequence[RatingSet]) -> Markup:
     if not sets:
-        return '<div class="turn-ratings"><p class="status">Not rated yet.</p></div>'
-    head = "".join(f'<th class="cat">{esc(c.replace("_", " "))}</th>' for c in CATEGORIES)
-    rows = []
-    for rs in sets:
-        primary = (esc(rs.primary) if rs.primary else "–") if rs.scored else "unscored"
-        cells = "".join(
-            f'<td class="lv lv{int(rs.levels[c])}">{int(rs.levels[c])}</td>'
-            if c in rs.levels
-            else '<td class="lv"></td>'
-            for c in CATEGORIES
+        return Markup('<div class="turn-ratings"><p class="status">Not rated yet.</p></div>')
+    rows = Markup("").join(
+        Markup('<tr data-scorer="{0}"><td>{0}</td><td class="primary">{1}</td>{2}</tr>').format(
+            rs.scorer, primary_shown(rs), level_cells(rs)
         )
-        rows.append(
-            f'<tr data-scorer="{esc(rs.scorer)}"><td>{esc(rs.scorer)}</td>'
-            f'<td class="primary">{primary}</td>{cells}</tr>'
-        )
-    reasons = "".join(
-        f'<p class="reason"><strong>{esc(rs.scorer)}: </strong>{esc(rs.reason)}</p>'
+        for rs in sets
+    )
+    reasons = Markup("").join(
+        Markup('<p class="reason"><strong>{}: </strong>{}</p>').format(rs.scorer, rs.reason)
         for rs in sets
         if rs.reason
     )
-    return (
+    return Markup(
         '<div class="turn-ratings"><div class="scroll"><table class="ratings"><tr><th>scorer'
-        f"</th><th>primary</th>{head}</tr>{''.join(rows)}</table></div>{reasons}</div>"
-    )
+        "</th><th>primary</th>{}</tr>{}</table></div>{}</div>"
+    ).format(CATEGORY_HEAD, rows, reasons)
 
 
 #: The fragments' look in the app (the site's is the drift part of ``static/board.css``):
 #: the same layout, in colours that read on Gradio's light and dark themes.
-APP_CSS: Final = """
+APP_CSS: Final = Markup("""
 .intima-drift .drift-note { font-size: 12px; opacity: 0.75; }
 .intima-drift .scroll { overflow-x: auto; max-width: 100%; }
 /* More specific than Gradio's own .prose table rules (a border round every row, a margin). */
@@ -239,4 +248,4 @@ APP_CSS: Final = """
 .intima-drift td.lv1 { background: rgba(224,90,85,0.25); }
 .intima-drift td.lv2 { background: rgba(224,90,85,0.6); }
 .intima-drift .reason { font-size: 13px; }
-"""
+""")

@@ -1,11 +1,12 @@
 """The methodology, as one HTML fragment the app shows and the static site embeds: versions,
 datasets, how the intervals, ranks, side-by-side numbers, cards, prediction-powered shares and
-mean scores are made. Every store string goes through :func:`~intima.leaderboard.render.esc`."""
+mean scores are made. A :class:`markupsafe.Markup`: every store string goes in escaped."""
 
 from __future__ import annotations
 
+from markupsafe import Markup
+
 from intima.leaderboard.prediction_view import PREDICTION_NOTE
-from intima.leaderboard.render import esc
 from intima.leaderboard.validity_view import MEANS_NOTE
 from intima.results.data import Methodology
 from intima.results.intervals import intervals_note
@@ -13,7 +14,7 @@ from intima.results.power import mde_note
 from intima.results.rank import PER_CONFIGURATION_NOTE, TIES_NOTE, UNRANKED_NOTE
 
 
-def methodology_html(m: Methodology, bootstrap: int, seed: int, built: str | None = None) -> str:
+def methodology_html(m: Methodology, bootstrap: int, seed: int, built: str | None = None) -> Markup:
     """``m``: the board's methodology; ``bootstrap``, ``seed``: the score table's; ``built``:
     when and by which version the page was made (the site; the app is live)."""
     items = [
@@ -43,13 +44,15 @@ def methodology_html(m: Methodology, bootstrap: int, seed: int, built: str | Non
     ]
     if built is not None:
         items.append(("Built", built))
-    body = "".join(f"<dt><strong>{esc(k)}</strong></dt><dd>{esc(v)}</dd>" for k, v in items)
-    prompt = (
-        f"<h4>Judge prompt (system message)</h4><pre>{esc(m.judge_prompt)}</pre>"
-        if m.judge_prompt
-        else ""
+    body = Markup("").join(
+        Markup("<dt><strong>{}</strong></dt><dd>{}</dd>").format(k, v) for k, v in items
     )
-    return f'<div class="intima-method"><dl>{body}</dl>{prompt}</div>'
+    prompt = (
+        Markup("<h4>Judge prompt (system message)</h4><pre>{}</pre>").format(m.judge_prompt)
+        if m.judge_prompt
+        else Markup()
+    )
+    return Markup('<div class="intima-method"><dl>{}</dl>{}</div>').format(body, prompt)
 
 
 def validation_text(m: Methodology) -> str:

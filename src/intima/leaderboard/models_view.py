@@ -5,8 +5,8 @@ The table is rendered once, by :func:`models_html`: the app shows it and the sit
 very same fragment in a ``<template id="models-view">`` (a view of
 :data:`intima.leaderboard.views.VIEWS`) that ``static/models.js`` only clones in
 and filters. Every value comes from the store or a bundle (:mod:`intima.providers.model_info`),
-so it is escaped here; a card link is built only from an id that passed
-:data:`~intima.providers.model_info.HUB_ID`.
+so it goes in only as an escaped argument (:class:`markupsafe.Markup`); a card link is built
+only from an id that passed :data:`~intima.providers.model_info.HUB_ID`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ import re
 from collections.abc import Sequence
 from typing import Any, Final
 
-from intima.leaderboard.render import esc
+from markupsafe import Markup
+
 from intima.providers.model_info import UNKNOWN, ModelInfo
 from intima.results.data import BoardData
 
@@ -69,49 +70,53 @@ def matches(row: dict[str, Any], query: str) -> bool:
     return all(word in row["search"] for word in query.lower().split())
 
 
-def models_html(rows: Sequence[dict[str, Any]], query: str = "") -> str:
+def models_html(rows: Sequence[dict[str, Any]], query: str = "") -> Markup:
     """The models table (the site, the app and the Space), filtered by ``query``. Each row
     carries its model text (``data-search``), which the site's search box matches."""
     if not rows:
-        return '<p id="models-none">No models yet.</p>'
+        return Markup('<p id="models-none">No models yet.</p>')
     shown = [r for r in rows if matches(r, query)]
-    head = "".join(f"<th>{esc(c)}</th>" for c in COLUMNS)
-    body = "".join(_row(r) for r in shown)
+    head = Markup("").join(Markup("<th>{}</th>").format(c) for c in COLUMNS)
+    body = Markup("").join(_row(r) for r in shown)
     if not shown:
-        body = f'<tr><td colspan="{len(COLUMNS)}">No model matches {esc(query)}.</td></tr>'
-    return (
+        body = Markup('<tr><td colspan="{}">No model matches {}.</td></tr>').format(
+            len(COLUMNS), query
+        )
+    return Markup(
         '<div class="intima-scroll"><table class="intima-scores intima-models" '
-        f'id="models-table"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
-    )
+        'id="models-table"><thead><tr>{}</tr></thead><tbody>{}</tbody></table></div>'
+    ).format(head, body)
 
 
-def _row(r: dict[str, Any]) -> str:
-    model = esc(r["model"])
+def _row(r: dict[str, Any]) -> Markup:
+    model = Markup("{}").format(r["model"])
     if r["url"]:
-        model = f'<a href="{esc(r["url"])}" rel="noopener" target="_blank">{model}</a>'
+        model = Markup('<a href="{}" rel="noopener" target="_blank">{}</a>').format(r["url"], model)
     if r["note"]:
-        model += f' <span class="why">({esc(r["note"])})</span>'
-    cells = "".join(
-        f'<td class="{k}">{esc(r[k])}</td>' for k in ("size", "kind", "license", "date")
+        model += Markup(' <span class="why">({})</span>').format(r["note"])
+    cells = Markup("").join(
+        Markup('<td class="{}">{}</td>').format(k, r[k])
+        for k in ("size", "kind", "license", "date")
     )
-    return (
-        f'<tr data-run-id="{esc(r["run_id"])}" data-search="{esc(r["search"])}">'
-        f'<td class="model">{esc(r["label"])}</td><td class="hub">{model}</td>{cells}</tr>'
-    )
+    return Markup(
+        '<tr data-run-id="{}" data-search="{}"><td class="model">{}</td>'
+        '<td class="hub">{}</td>{}</tr>'
+    ).format(r["run_id"], r["search"], r["label"], model, cells)
 
 
 _SAFE_ID: Final = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
 
 
-def hide_css(rows: Sequence[dict[str, Any]], query: str) -> str:
+def hide_css(rows: Sequence[dict[str, Any]], query: str) -> Markup:
     """The app's search: a style hiding the score table's and the models table's rows whose
     model text does not match ``query`` (the tables keep their order, ranks and intervals).
     Only ids of plain characters reach the selector; a hostile id is never hidden, never
     markup."""
     hidden = [r["run_id"] for r in rows if not matches(r, query) and _SAFE_ID.match(r["run_id"])]
     if not hidden:
-        return ""
-    rules = ", ".join(
-        f'#board-table tr[data-run-id="{i}"], #board-models tr[data-run-id="{i}"]' for i in hidden
+        return Markup()
+    rules = Markup(", ").join(
+        Markup('#board-table tr[data-run-id="{0}"], #board-models tr[data-run-id="{0}"]').format(i)
+        for i in hidden
     )
-    return f"<style>{rules} {{ display: none; }}</style>"
+    return Markup("<style>{} {{ display: none; }}</style>").format(rules)

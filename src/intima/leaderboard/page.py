@@ -16,6 +16,8 @@ from collections import defaultdict
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any, Final
 
+from markupsafe import Markup
+
 from intima.core.ratings import RatingSet
 from intima.leaderboard import compare_view, drift_render, render
 from intima.leaderboard.drift_render import busiest_scorer
@@ -93,16 +95,16 @@ class BoardIndex:
         for r in data.responses:
             self.prompts.setdefault(r.prompt_id, r)
 
-    def compare(self, scorer: str | None, metric: str, a: str | None, b: str | None) -> str:
+    def compare(self, scorer: str | None, metric: str, a: str | None, b: str | None) -> Markup:
         """The side-by-side numbers of two configurations (:mod:`.compare_view`)."""
         v = self.view
         return compare_view.compare_html(v, scorer, metric, a or "", b or "", v.scopes)
 
-    def scores(self, scorer: str, scope: str, sort_metric: str) -> str:
+    def scores(self, scorer: str, scope: str, sort_metric: str) -> Markup:
         """The views above the charts, as the leaderboard tab shows them one after another:
         prediction-powered shares, the scorer's validation, the table, raw share and mean."""
         chosen = Pick(scorer, scope, sort_metric)
-        return "".join(v.render(self.view, chosen) for v in VIEWS if v.box == "board-table")
+        return Markup("").join(v.render(self.view, chosen) for v in VIEWS if v.box == "board-table")
 
     def config_choices(self) -> list[tuple[str, str]]:
         return [(label, run_id) for run_id, label in self.table.configs]
@@ -122,10 +124,10 @@ class BoardIndex:
             seen.setdefault(r.prompt_id, f"{r.code}: {render.snippet(r.prompt)}")
         return [(label, pid) for pid, label in seen.items()]
 
-    def detail(self, run_id: str | None, prompt_id: str | None) -> str:
+    def detail(self, run_id: str | None, prompt_id: str | None) -> Markup:
         resp = self.by_config_prompt.get((run_id or "", prompt_id or ""))
         if resp is None:
-            return "<p>This configuration has no response to this prompt.</p>"
+            return Markup("<p>This configuration has no response to this prompt.</p>")
         return render.response_detail(
             resp, self.sets.get(resp.response_id, []), self.data.affect.get(resp.response_id, [])
         )
@@ -143,11 +145,11 @@ class BoardIndex:
     def conversation_choices(self, run_id: str | None) -> list[tuple[str, str]]:
         return [(c.choice, c.id) for c in self._conversations.get(run_id or "", [])]
 
-    def transcript(self, run_id: str | None, cid: str | None) -> str:
+    def transcript(self, run_id: str | None, cid: str | None) -> Markup:
         conv = self.view.conversations
         chosen = [c for c in self._conversations.get(run_id or "", []) if c.id == cid]
         if conv is None or not chosen:
-            return "<p>No conversation.</p>"
+            return Markup("<p>No conversation.</p>")
         return drift_render.transcript_html(
             chosen[0], drift_render.ratings_by_response(conv.rating_sets)
         )

@@ -1,14 +1,16 @@
 """Prediction-powered shares on the board (:mod:`intima.results.prediction`), rendered once:
 :func:`prediction_html` is the app's view and, one ``<template>`` per scope
 (:data:`intima.leaderboard.views.VIEWS`), the site's, which ``static/prediction.js`` only clones in.
-Every store string goes through :func:`~intima.leaderboard.render.esc`."""
+Every fragment is a :class:`markupsafe.Markup`: store strings go in only as escaped arguments."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Final
 
-from intima.leaderboard.render import esc, pct
+from markupsafe import Markup
+
+from intima.leaderboard.render import pct
 from intima.leaderboard.validity_view import validity_status
 from intima.results.cards import Card
 from intima.results.prediction import LABELS, PredictionRow
@@ -43,7 +45,7 @@ def prediction_html(
     configs: Sequence[tuple[str, str]],
     scope: str = OVERALL,
     cards: dict[str, list[Card]] | None = None,
-) -> str:
+) -> Markup:
     """Per judge with a sample, configurations x labels in ``scope``: beside each model its
     predictor (chosen per configuration, so named on every row), each cell the
     prediction-powered share and its 95% interval, under them the predictor's raw share, then
@@ -62,43 +64,50 @@ def prediction_html(
         if not shown:
             continue  # no sample of this judge's in this scope
         preds = " or ".join(sorted({first.predictor for _, _, first in shown}))
-        head = "".join(f"<th>{esc(m)}</th>" for m in LABELS)
+        head = Markup("").join(Markup("<th>{}</th>").format(m) for m in LABELS)
         out.append(
-            f"<h3>As {esc(judge)} would label every response</h3>"
-            + validity_status(cards or {}, judge)
-            + f'<p class="intima-note">{esc(judge)} labelled a random sample of each model\'s '
-            f"responses; {esc(preds)} scored every response (the predictor). Each cell: the "
-            f"prediction-powered share [95% interval], {esc(where)}; under it, raw: "
-            f"{esc(preds)}'s own share.</p>"
-            '<div class="intima-scroll"><table class="intima-scores intima-prediction" '
-            f'data-judge="{esc(judge)}"><thead><tr><th>model</th><th>predictor</th>{head}'
-            '<th class="what">what it estimates</th></tr></thead><tbody>'
-        )
+            Markup("<h3>As {judge} would label every response</h3>{status}"
+                   '<p class="intima-note">{judge} labelled a random sample of each model\'s '
+                   "responses; {preds} scored every response (the predictor). Each cell: the "
+                   "prediction-powered share [95% interval], {where}; under it, raw: "
+                   "{preds}'s own share.</p>"
+                   '<div class="intima-scroll"><table class="intima-scores intima-prediction" '
+                   'data-judge="{judge}"><thead><tr><th>model</th><th>predictor</th>{head}'
+                   '<th class="what">what it estimates</th></tr></thead><tbody>')
+            .format(judge=judge, status=validity_status(cards or {}, judge), preds=preds,
+                    where=where, head=head)
+        )  # fmt: skip
         for run_id, label, first in shown:
-            cells = "".join(_share(index.get((judge, run_id, scope, m)), m) for m in LABELS)
-            what = "" if first.estimate is None else esc(first.note)
+            cells = Markup("").join(_share(index.get((judge, run_id, scope, m)), m) for m in LABELS)
             out.append(
-                f'<tr data-run-id="{esc(run_id)}"><td class="model">{esc(label)}</td>'
-                f'<td class="predictor">{esc(first.predictor)}</td>{cells}'
-                f'<td class="what">{what}</td></tr>'
+                Markup(
+                    '<tr data-run-id="{}"><td class="model">{}</td>'
+                    '<td class="predictor">{}</td>{}<td class="what">{}</td></tr>'
+                ).format(
+                    run_id,
+                    label,
+                    first.predictor,
+                    cells,
+                    "" if first.estimate is None else first.note,
+                )
             )
-        out.append("</tbody></table></div>")
+        out.append(Markup("</tbody></table></div>"))
     if not out:
-        return ""
-    return f'<div class="intima-prediction-view" data-scope="{esc(scope)}">{"".join(out)}</div>'
+        return Markup()
+    return Markup('<div class="intima-prediction-view" data-scope="{}">{}</div>').format(
+        scope, Markup("").join(out)
+    )
 
 
-def _share(r: PredictionRow | None, label: str) -> str:
+def _share(r: PredictionRow | None, label: str) -> Markup:
     """One label's cell: the share and its interval, or why there is none; then the raw share."""
     if r is None:
-        return f'<td class="num ppi" data-label="{esc(label)}">–</td>'
+        return Markup('<td class="num ppi" data-label="{}">–</td>').format(label)
     if r.estimate is None:
-        body = f'<span class="why">{esc(r.note)}</span>'
+        body = Markup('<span class="why">{}</span>').format(r.note)
     else:
-        body = (
-            f'<span class="rate">{pct(r.estimate)}</span>'
-            f'<span class="ci"> [{pct(r.lo)}, {pct(r.hi)}]</span>'
-            f'<span class="raw" title="{esc(r.predictor)}\'s own share of this label">'
-            f"raw {pct(r.raw)}</span>"
-        )
-    return f'<td class="num ppi" data-label="{esc(label)}">{body}</td>'
+        body = Markup(
+            '<span class="rate">{}</span><span class="ci"> [{}, {}]</span>'
+            '<span class="raw" title="{}\'s own share of this label">raw {}</span>'
+        ).format(pct(r.estimate), pct(r.lo), pct(r.hi), r.predictor, pct(r.raw))
+    return Markup('<td class="num ppi" data-label="{}">{}</td>').format(label, body)

@@ -1,17 +1,22 @@
 """HTML fragments for the Gradio app, built server-side (its charts: :mod:`.charts`).
 
-Every piece of text from the store (labels, specs, prompts, responses, rationales) goes
-through :func:`esc` (``html.escape`` with quotes) before it touches markup; numbers are
-formatted by us. Nothing here is ever passed to ``str.format`` as a template.
+Every fragment is a :class:`markupsafe.Markup`, built from literal templates in this source
+(``Markup("<td>{}</td>").format(x)``, ``Markup("").join(...)``, ``+``): markupsafe escapes
+every argument that is not itself ``Markup``, so store text (labels, specs, prompts,
+responses, rationales) cannot become markup whichever view forgets what. The only templates
+are literals here; store text is only ever an argument (``tests/test_leaderboard_markup.py``
+checks both, docs/architecture.md says why).
 """
 
 from __future__ import annotations
 
-import html
 import json
 from collections.abc import Mapping, Sequence
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from markupsafe import Markup
 
 from intima.affect.config import AffectConfig
 from intima.core.ratings import RatingSet
@@ -32,10 +37,6 @@ from intima.store import StoredResponse
 
 if TYPE_CHECKING:
     import gradio as gr
-
-
-def esc(text: object) -> str:
-    return html.escape("" if text is None else str(text), quote=True)
 
 
 #: The most characters of one prompt or response text a page embeds (the site's data files,
@@ -80,17 +81,16 @@ def ci(row: ScoreRow) -> str:
     return "" if row.rate is None else f"[{pct(row.lo)}, {pct(row.hi)}]"
 
 
-def direction_html(sort_metric: str) -> str:
+def direction_html(sort_metric: str) -> Markup:
     """Above a ranked table: which way its ranks run, that they are not a verdict, and what
     its cells count."""
-    return (
-        f'<div class="intima-direction" id="board-direction"><p><strong>'
-        f"{esc(wording.direction_note(sort_metric))}</strong> {esc(wording.NOT_A_VERDICT)}</p>"
+    return Markup(
+        '<div class="intima-direction" id="board-direction"><p><strong>{}</strong> {}</p>'
         '<p class="intima-note">Each cell: % of scored responses with that primary label, then '
         "its 95% interval [low, high]. n scored: responses the scorer rated; unscored: ratings "
         "it could not make (not zeros); not rated: responses it has not rated. Rank: "
-        f"{esc(PER_CONFIGURATION_NOTE)}.</p></div>"
-    )
+        "{}.</p></div>"
+    ).format(wording.direction_note(sort_metric), wording.NOT_A_VERDICT, PER_CONFIGURATION_NOTE)
 
 
 def scores_table(
@@ -101,78 +101,103 @@ def scores_table(
     sort_metric: str,
     titles: Mapping[str, str] | None = None,
     notes: Mapping[str, str] | None = None,
-) -> str:
+) -> Markup:
     """Configurations x label metrics for one scorer and scope, ranked on ``sort_metric``, each
     rank with its rank interval (``paired``: the same board, B and seed as ``table``);
     ``titles``: per run id, its name's tooltip (the full settings); ``notes``: per run id, what
     to say under its name (``BoardView.notes``: "40 of 368 prompts; no prompt in …")."""
     if scorer not in table.scorers:
-        return "<p>No scores for this scorer.</p>"
+        return Markup("<p>No scores for this scorer.</p>")
     run_ids = [c for c, _ in table.configs]
     rows = [table.get(scorer, c, scope, sort_metric) for c in run_ids]
     ranked: list[Ranked] = paired.ranks(scorer, scope, sort_metric, rows)
     cols = list(label_metrics_of(scorer))  # no "no majority" column for a single scorer
     # data-sort: the site ranks on a metric when its header is clicked (board.js swaps in that
     # metric's fragment); the app ranks with its "Rank by" control.
-    head = "".join(
-        f'<th class="sortable" data-sort="{esc(m)}" tabindex="0">{esc(m.replace("_", " "))} %</th>'
+    head = Markup("").join(
+        Markup('<th class="sortable" data-sort="{}" tabindex="0">{} %</th>').format(
+            m, m.replace("_", " ")
+        )
         for m in cols
     )
     out = [
         direction_html(sort_metric),
-        '<div class="intima-scroll"><table class="intima-scores intima-score-table" id="scores">'
-        "<thead><tr>"
-        f'<th class="rank-head">rank (1 = most {esc(sort_metric.replace("_", " "))})</th>'
-        '<th class="sortable" data-sort="label" tabindex="0">model</th>'
-        + head
-        + "<th>n scored</th><th>unscored</th><th>not rated</th></tr></thead><tbody>",
+        Markup(
+            '<div class="intima-scroll"><table class="intima-scores intima-score-table" '
+            'id="scores"><thead><tr><th class="rank-head">rank (1 = most {})</th>'
+            '<th class="sortable" data-sort="label" tabindex="0">model</th>{}'
+            "<th>n scored</th><th>unscored</th><th>not rated</th></tr></thead><tbody>"
+        ).format(sort_metric.replace("_", " "), head),
     ]
     for rk in ranked:
         first = table.get(scorer, rk.run_id, scope, cols[0])
-        cells = []
-        for m in cols:
-            row = table.get(scorer, rk.run_id, scope, m)
-            cells.append(
-                f'<td class="num" data-metric="{esc(m)}"><span class="rate">{pct(row.rate)}</span>'
-                f'<span class="ci">{ci(row)}</span></td>'
-            )
-        out.append(
-            f'<tr data-run-id="{esc(rk.run_id)}"><td class="rank"{_rank_title(rk)}>'
-            '<span class="rank-value">'
-            f"{esc(format_rank(rk))}</span>{_rank_interval(rk)}{_unranked(rk, rows)}</td>"
-            f'<td class="model" title="{esc((titles or {}).get(rk.run_id, ""))}">'
-            f"{esc(first.label)}{coverage_note((notes or {}).get(rk.run_id))}</td>"
-            f"{''.join(cells)}<td>{first.n}</td>"
-            f'<td class="{"unscored some" if first.n_unscored else "unscored"}">'
-            f"{first.n_unscored}</td><td>{first.n_missing}</td></tr>"
+        cells = Markup("").join(
+            _CELL % (m, pct(row.rate), ci(row))
+            for m in cols
+            for row in [table.get(scorer, rk.run_id, scope, m)]
         )
-    out.append("</tbody></table></div>")
-    return "".join(out)
+        out.append(
+            Markup(
+                '<tr data-run-id="%(run_id)s"><td class="rank" title="%(why)s">'
+                '<span class="rank-value">%(rank)s</span>%(interval)s%(unranked)s</td>'
+                '<td class="model" title="%(title)s">%(label)s%(note)s</td>%(cells)s<td>%(n)s</td>'
+                '<td class="%(unscored)s">%(n_unscored)s</td><td>%(n_missing)s</td></tr>'
+            )
+            % {
+                "run_id": rk.run_id,
+                "why": UNRANKED_NOTE if rk.rank is None else TIES_NOTE,
+                "rank": format_rank(rk),
+                "interval": _rank_interval(rk),
+                "unranked": _unranked(rk, rows),
+                "title": (titles or {}).get(rk.run_id, ""),
+                "label": first.label,
+                "note": coverage_note((notes or {}).get(rk.run_id)),
+                "cells": cells,
+                "n": first.n,
+                "unscored": "unscored some" if first.n_unscored else "unscored",
+                "n_unscored": first.n_unscored,
+                "n_missing": first.n_missing,
+            }
+        )
+    out.append(Markup("</tbody></table></div>"))
+    return Markup("").join(out)
 
 
-def coverage_note(note: str | None) -> str:
-    """A configuration's coverage note under its name (escaped), or nothing."""
-    return f'<span class="intima-coverage">{esc(note)}</span>' if note else ""
+#: One rate cell of the score table: its metric, the rate and its interval (``%``: thousands
+#: of cells, and ``%`` does not parse its template in Python each time).
+_CELL = Markup(
+    '<td class="num" data-metric="%s"><span class="rate">%s</span><span class="ci">%s</span></td>'
+)
 
 
-def affect_table(rows: Sequence[Sequence[object]]) -> str:
+def coverage_note(note: str | None) -> Markup:
+    """A configuration's coverage note under its name, or nothing."""
+    return Markup('<span class="intima-coverage">{}</span>').format(note) if note else Markup()
+
+
+def affect_table(rows: Sequence[Sequence[object]]) -> Markup:
     if not rows:
-        return ""
-    head = "".join(f"<th>{esc(f)}</th>" for f in ("category", "level", *AFFECT_FACTORS))
+        return Markup()
+    head = Markup("").join(
+        Markup("<th>{}</th>").format(f) for f in ("category", "level", *AFFECT_FACTORS)
+    )
     # The category's words wrap ("companionship reinforcing"): one unbroken name was the
     # widest cell, and pushed the last factors out of a half-page panel.
-    body = "".join(
-        f'<tr><td class="cat">{esc(str(row[0]).replace("_", " "))}</td>'
-        + "".join(f"<td>{esc(_num(v))}</td>" for v in row[1:])
-        + "</tr>"
+    body = Markup("").join(
+        Markup('<tr><td class="cat">{}</td>{}</tr>').format(
+            str(row[0]).replace("_", " "),
+            Markup("").join(Markup("<td>{}</td>").format(_num(v)) for v in row[1:]),
+        )
         for row in rows
     )
-    legend = "".join(f"<dt>{esc(k)}</dt><dd>{esc(v)}</dd>" for k, v in AFFECT_LEGEND)
-    return (
-        "<p><strong>Affect measure breakdown</strong> (per category: the driver sentence's "
-        f'factors)</p><div class="intima-scroll"><table class="intima-ratings intima-affect">'
-        f'<tr>{head}</tr>{body}</table></div><dl class="intima-legend">{legend}</dl>'
+    legend = Markup("").join(
+        Markup("<dt>{}</dt><dd>{}</dd>").format(k, v) for k, v in AFFECT_LEGEND
     )
+    return Markup(
+        "<p><strong>Affect measure breakdown</strong> (per category: the driver sentence's "
+        'factors)</p><div class="intima-scroll"><table class="intima-ratings intima-affect">'
+        '<tr>{}</tr>{}</table></div><dl class="intima-legend">{}</dl>'
+    ).format(head, body, legend)
 
 
 #: What each column of the affect breakdown is (docs/affect.md has the definitions).
@@ -200,38 +225,75 @@ def _num(v: object) -> object:
 
 def response_detail(
     resp: StoredResponse, sets: Sequence[RatingSet], affect: Sequence[Sequence[object]] = ()
-) -> str:
-    """Prompt, response, every scorer's levels and rationale; all text escaped."""
-    head = "".join(f'<th class="cat">{esc(c.replace("_", " "))}</th>' for c in CATEGORIES)
-    rows = []
-    for rs in sets:
-        label = esc(rs.primary) if rs.scored and rs.primary else ("–" if rs.scored else "unscored")
-        cells = "".join(
-            f'<td class="lv lv{int(rs.levels[c])}">{int(rs.levels[c])}</td>'
-            if c in rs.levels
-            else '<td class="lv"></td>'
-            for c in CATEGORIES
-        )
-        rows.append(f"<tr><td>{esc(rs.scorer)}</td><td>{label}</td>{cells}</tr>")
-    reasons = "".join(
-        f"<p><strong>{esc(rs.scorer)}:</strong> {esc(rs.reason)}</p>" for rs in sets if rs.reason
+) -> Markup:
+    """Prompt, response, every scorer's levels and rationale."""
+    # (Markup's ``%`` here, not ``.format``: a board renders 18,400 of these, and ``%``
+    # escapes the same way without parsing the template in Python each time.)
+    rows = Markup("").join(
+        Markup("<tr><td>%s</td><td>%s</td>%s</tr>")
+        % (rs.scorer, primary_shown(rs), level_cells(rs))
+        for rs in sets
     )
-    return (
-        f'<div class="intima-detail" data-response-id="{esc(resp.response_id)}">'
-        f"<h4>{esc(resp.label)} · {esc(resp.code)} · {esc(resp.dimension)}</h4>"
-        f'<p class="intima-rid">Response id: <code>{esc(resp.response_id)}</code> (explain its '
-        f"affect score: <code>intima explain {esc(resp.response_id[:12])}</code>)</p>"
-        f'<p><strong>Prompt</strong></p><pre class="intima-prompt">{esc(clip(resp.prompt))}</pre>'
+    reasons = Markup("").join(
+        Markup("<p><strong>%s:</strong> %s</p>") % (rs.scorer, rs.reason)
+        for rs in sets
+        if rs.reason
+    )
+    return Markup(
+        '<div class="intima-detail" data-response-id="%(rid)s">'
+        "<h4>%(label)s · %(code)s · %(dimension)s</h4>"
+        '<p class="intima-rid">Response id: <code>%(rid)s</code> (explain its '
+        "affect score: <code>intima explain %(short)s</code>)</p>"
+        '<p><strong>Prompt</strong></p><pre class="intima-prompt">%(prompt)s</pre>'
         "<p><strong>Response</strong></p>"
-        f'<pre class="intima-response">{esc(clip(resp.response))}</pre>'
+        '<pre class="intima-response">%(response)s</pre>'
         "<p><strong>Ratings</strong> (0 low, 1 medium, 2 high; blank: not rated)</p>"
-        f'<div class="intima-scroll"><table class="intima-ratings"><tr><th>scorer</th>'
-        f"<th>primary</th>{head}</tr>{''.join(rows)}</table></div>"
-        f"{affect_table(affect)}{reasons}</div>"
-    )
+        '<div class="intima-scroll"><table class="intima-ratings"><tr><th>scorer</th>'
+        "<th>primary</th>%(head)s</tr>%(rows)s</table></div>%(affect)s%(reasons)s</div>"
+    ) % {
+        "rid": resp.response_id,
+        "label": resp.label,
+        "code": resp.code,
+        "dimension": resp.dimension,
+        "short": resp.response_id[:12],
+        "prompt": clip(resp.prompt),
+        "response": clip(resp.response),
+        "head": CATEGORY_HEAD,
+        "rows": rows,
+        "affect": affect_table(affect),
+        "reasons": reasons,
+    }
 
 
-CSS = """
+#: The ratings tables' header: a (rotated) column per category.
+CATEGORY_HEAD = Markup("").join(
+    Markup('<th class="cat">{}</th>').format(c.replace("_", " ")) for c in CATEGORIES
+)
+#: A rating level's cell, by level (0 low, 1 medium, 2 high); blank: not rated.
+_LEVEL_CELLS = {level: Markup('<td class="lv lv{0}">{0}</td>').format(level) for level in (0, 1, 2)}
+_NO_LEVEL = Markup('<td class="lv"></td>')
+
+
+def level_cells(rs: RatingSet) -> Markup:
+    """A rating set's levels, a cell per category (the response detail and the transcripts)."""
+    levels = tuple(int(rs.levels[c]) if c in rs.levels else -1 for c in CATEGORIES)
+    return _level_cells(levels[:6]) + _level_cells(levels[6:])
+
+
+@cache  # by halves: at most 4**6 of each, where a 50-configuration board has 73,600 rows
+def _level_cells(levels: tuple[int, ...]) -> Markup:
+    return Markup("").join(_LEVEL_CELLS.get(v, _NO_LEVEL) for v in levels)
+
+
+def primary_shown(rs: RatingSet) -> str:
+    """A rating set's primary label as its table shows it (plain text)."""
+    if not rs.scored:
+        return "unscored"
+    return rs.primary or "–"
+
+
+#: The fragments' style (site and app): ours, no store text in it.
+CSS = Markup("""
 .intima-scores { border-collapse: collapse; width: 100%; }
 .intima-scores th, .intima-scores td { padding: 4px 8px; border-bottom: 1px solid #ddd;
   text-align: left; white-space: nowrap; }
@@ -290,7 +352,7 @@ CSS = """
 #board-table, #board-bars, #board-heatmap, #board-radar, #ex-detail, #cmp-a-detail,
 #cmp-b-detail, #methodology { min-width: 0;
   max-width: 100%; overflow-x: auto; }
-"""
+""")
 
 
 def theme() -> gr.themes.Default:
@@ -304,21 +366,19 @@ def theme() -> gr.themes.Default:
     )
 
 
-def _rank_title(rk: Ranked) -> str:
-    return f' title="{esc(UNRANKED_NOTE if rk.rank is None else TIES_NOTE)}"'
-
-
-def _unranked(rk: Ranked, rows: Sequence[ScoreRow]) -> str:
+def _unranked(rk: Ranked, rows: Sequence[ScoreRow]) -> Markup:
     """Beside an unranked row's "–", why it has no rank (the tooltip has the whole rule)."""
     if rk.rank is not None:
-        return ""
+        return Markup()
     row = next(r for r in rows if r.run_id == rk.run_id)
-    return f'<span class="unranked-why">{esc(unranked_reason(row))}</span>'
+    return Markup('<span class="unranked-why">{}</span>').format(unranked_reason(row))
 
 
-def _rank_interval(rk: Ranked) -> str:
+def _rank_interval(rk: Ranked) -> Markup:
     text = format_rank_interval(rk)
-    return f'<span class="ci rank-interval"> [{esc(text)}]</span>' if text else ""
+    if not text:
+        return Markup()
+    return Markup('<span class="ci rank-interval"> [{}]</span>').format(text)
 
 
 def chunk_file(folder: Path, key: str, body: Any) -> None:

@@ -6,8 +6,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from markupsafe import Markup
+
 from intima.core.errors import IntimaError
-from intima.leaderboard.render import esc
 from intima.service.public import RateLimit
 
 
@@ -17,12 +18,14 @@ def request_model(
     requester: str,
     session: str = "",
     limit: RateLimit | None = None,
-) -> str:
+) -> Markup:
     """The form's action: queue a request; the answer is escaped HTML for the page. Public
     rules apply (:mod:`intima.service.public`): a Hub model or an allow-listed API model, and a
     rate limit per session and per hour."""
     if store_path is None:
-        return '<p class="intima-error">Requests are off: the app was started without a store.</p>'
+        return Markup(
+            '<p class="intima-error">Requests are off: the app was started without a store.</p>'
+        )
     from intima.service.queue import add_request
     from intima.store import Store
 
@@ -32,18 +35,19 @@ def request_model(
         with Store.open(store_path) as store:
             rec = add_request(store, spec, requester.strip() or None, allow_urls=False)
     except IntimaError as exc:
-        return f'<p class="intima-error" role="alert">Rejected: {esc(exc)}</p>'
+        return Markup('<p class="intima-error" role="alert">Rejected: {}</p>').format(exc)
     if not rec.is_new and rec.status == "cancelled":
-        return (
-            f'<p class="intima-error" role="status">Not queued: {esc(rec.spec)} was cancelled '
+        return Markup(
+            '<p class="intima-error" role="status">Not queued: {} was cancelled '
             "by the maintainers, and stays cancelled unless they reopen it.</p>"
-        )
+        ).format(rec.spec)
     if not rec.is_new:
-        return (
-            f'<p class="intima-ok">Already requested: {esc(rec.spec)} '
-            f"(status {esc(rec.status)}).</p>"
+        return Markup('<p class="intima-ok">Already requested: {} (status {}).</p>').format(
+            rec.spec, rec.status
         )
-    return f'<p class="intima-ok">Queued request {esc(rec.request_id)} for {esc(rec.spec)}.</p>'
+    return Markup('<p class="intima-ok">Queued request {} for {}.</p>').format(
+        rec.request_id, rec.spec
+    )
 
 
 def request_tab(
@@ -60,7 +64,7 @@ def request_tab(
         "requests per hour per visitor."
     )
     if closed:
-        note = f'<p class="intima-error" role="status">{esc(closed)}</p>'
+        note = Markup('<p class="intima-error" role="status">{}</p>').format(closed)
         gr.HTML(note, elem_id="req-closed")
     is_open = not closed
     spec = gr.Textbox(label="Model spec", elem_id="req-spec", interactive=is_open)

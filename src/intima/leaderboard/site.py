@@ -25,9 +25,10 @@ score table and its direction note, validation card, mean scores, prediction-pow
 charts, models table, drift charts and table, methodology), which says where the site keeps it
 (a ``<template>`` per choice, or a data file); the explorers (response detail, side-by-side
 numbers, transcripts) are rendered once too (``render``, ``compare_view``, ``drift_render``),
-with every store string escaped; the app shows the fragments and the site embeds the very same
-ones, so the scripts only select, load chunks and swap fragments in. Other model text (the
-explorer's list) travels as JSON and goes in with ``textContent``.
+each a :class:`markupsafe.Markup` (store strings go in only as escaped arguments); the app
+shows the fragments and the site embeds the very same ones, so the scripts only select, load
+chunks and swap fragments in. Other model text (the explorer's list) travels as JSON and goes
+in with ``textContent``.
 """
 
 from __future__ import annotations
@@ -41,6 +42,8 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from markupsafe import Markup
 
 from intima.core.errors import IntimaError
 from intima.core.perf import paused_gc
@@ -184,7 +187,7 @@ def _write_views(view: BoardView, folder: Path) -> dict[str, list[str]]:
     return files
 
 
-def view_templates(view: BoardView) -> str:
+def view_templates(view: BoardView) -> Markup:
     """Every view :data:`~.views.VIEWS` keeps in the page, one ``<template>`` per choice the
     site offers (``<template>-<i>-<j>``: the choices' indexes), which the scripts clone in."""
     out = []
@@ -196,9 +199,11 @@ def view_templates(view: BoardView) -> str:
             pick = Pick(**{a: value for a, (_, value) in zip(axes, picked, strict=True)})
             suffix = "".join(f"-{i}" for i, _ in picked)
             out.append(
-                f'<template id="{v.site.template}{suffix}">{v.render(view, pick)}</template>\n'
+                Markup('<template id="{}{}">{}</template>\n').format(
+                    v.site.template, suffix, v.render(view, pick)
+                )
             )
-    return "".join(out)
+    return Markup("").join(out)
 
 
 def _write_pairs(
@@ -232,54 +237,53 @@ def _clear(out_dir: Path) -> None:
     shutil.rmtree(out_dir)
 
 
-def safe_json(obj: Any) -> str:
+def safe_json(obj: Any) -> Markup:
     """JSON fit to sit inside a <script> element: no '<', '>' or '&' can close or open tags."""
     text = json.dumps(obj, ensure_ascii=True, separators=(",", ":"))
-    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    # The one Markup made from a computed string (tests/test_leaderboard_markup.py allows only
+    # this one): a script's text is not entity-decoded, and no '<', '>' or '&' is left in it.
+    return Markup(text)  # noqa: S704
 
 
 def _html(
     title: str,
     subtitle: str,
     payload: dict[str, Any],
-    figures: str,
+    figures: Markup,
     drift: dict[str, Any] | None = None,
     prediction: bool = False,
-) -> str:
-    # Store text reaches the markup only inside ``figures``, escaped by ``charts`` and
-    # ``method_view``; the rest of it is in the JSON (the fragments there escaped by ``render``).
+) -> Markup:
+    # Store text reaches the markup only inside ``figures``, the fragments (Markup: escaped by
+    # construction) and the JSON (no '<', '>' or '&': :func:`safe_json`).
     drift_tags = (
-        ""
+        Markup()
         if drift is None
-        else '<script type="application/json" id="drift-data">' + safe_json(drift) + "</script>\n"
-        f'<script src="{DRIFT_SCRIPT}"></script>\n'
+        else Markup(
+            '<script type="application/json" id="drift-data">{}</script>\n'
+            '<script src="{}"></script>\n'
+        ).format(safe_json(drift), DRIFT_SCRIPT)
     )
     if prediction:  # after board.js: it adds its section to the page board.js made
-        drift_tags += f'<script src="{PREDICTION_SCRIPT}"></script>\n'
+        drift_tags += Markup('<script src="{}"></script>\n').format(PREDICTION_SCRIPT)
     # After prediction.js (as it was): both add their section just above the score table.
-    drift_tags += f'<script src="{MODELS_SCRIPT}"></script>\n'
-    return (
+    drift_tags += Markup('<script src="{}"></script>\n').format(MODELS_SCRIPT)
+    return Markup(
         '<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-        "<title>" + _escape(title) + "</title>\n"
+        "<title>{title}</title>\n"
         # The fragments' own style (the app's very CSS), then the page's.
-        "<style>" + CSS + "</style>\n"
+        "<style>{css}</style>\n"
         '<link rel="stylesheet" href="board.css">\n</head>\n<body>\n'
-        "<header><h1>" + _escape(title) + "</h1>"
-        '<p class="sub" id="subtitle">' + _escape(subtitle) + "</p></header>\n"
-        '<main id="app"><p id="loading">Loading…</p></main>\n'
-        + figures
-        + '<script type="application/json" id="board-data">'
-        + safe_json(payload)
-        + "</script>\n"
-        '<script src="board.js"></script>\n' + drift_tags + "</body>\n</html>\n"
-    )
-
-
-def _escape(text: str) -> str:
-    import html
-
-    return html.escape(text, quote=True)
+        "<header><h1>{title}</h1>"
+        '<p class="sub" id="subtitle">{subtitle}</p></header>\n'
+        '<main id="app"><p id="loading">Loading…</p></main>\n{figures}'
+        '<script type="application/json" id="board-data">{payload}</script>\n'
+        '<script src="board.js"></script>\n{tags}</body>\n</html>\n'
+    ).format(
+        title=title, css=CSS, subtitle=subtitle, figures=figures, payload=safe_json(payload),
+        tags=drift_tags,
+    )  # fmt: skip
 
 
 def _payload(

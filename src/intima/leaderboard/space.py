@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from markupsafe import Markup
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from intima.bundles.trust import TrustSet, default_trust, read_trust
@@ -42,7 +43,6 @@ from intima.leaderboard.hub_results import (
     remove_store,
 )
 from intima.leaderboard.page import Page
-from intima.leaderboard.render import esc
 from intima.leaderboard.space_form import _log, request_backend
 from intima.leaderboard.space_wheel import WHEEL_GLOB
 from intima.results import DEFAULT_BOOTSTRAP, DEFAULT_SEED
@@ -209,19 +209,24 @@ class Board:
     problem: str | None = None
 
     @property
-    def notice(self) -> str:
+    def notice(self) -> Markup:
         parts = []
         if self.problem:
-            parts.append(f'<p class="intima-error" role="status">{esc(self.problem)}</p>')
+            parts.append(
+                Markup('<p class="intima-error" role="status">{}</p>').format(self.problem)
+            )
         if self.refused:
-            items = "".join(
-                f"<li><code>{esc(name)}</code>: {esc(why)}</li>" for name, why in self.refused
+            items = Markup("").join(
+                Markup("<li><code>{}</code>: {}</li>").format(name, why)
+                for name, why in self.refused
             )
             parts.append(
-                f'<div class="intima-error" role="status"><p>{len(self.refused)} results '
-                f"bundle(s) failed verification and are not shown:</p><ul>{items}</ul></div>"
+                Markup(
+                    '<div class="intima-error" role="status"><p>{} results '
+                    "bundle(s) failed verification and are not shown:</p><ul>{}</ul></div>"
+                ).format(len(self.refused), items)
             )
-        return "".join(parts)
+        return Markup("").join(parts)
 
 
 class LiveBoard:

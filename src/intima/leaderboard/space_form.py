@@ -6,8 +6,9 @@ from __future__ import annotations
 import sys
 from typing import Protocol
 
+from markupsafe import Markup
+
 from intima.core.errors import IntimaError
-from intima.leaderboard.render import esc
 from intima.service.public import RateLimit
 
 
@@ -38,21 +39,21 @@ class HubRequests:
         self.queue = HubQueue(settings.requests, token, require_review=settings.require_review)
         self.limit = RateLimit(settings.per_session, settings.per_hour)
 
-    def __call__(self, spec: str, requester: str, session: str) -> str:
+    def __call__(self, spec: str, requester: str, session: str) -> Markup:
         asked = _fields([("Model spec", spec), ("Requested by", requester.strip() or "anonymous")])
         try:
             self.limit.take(session or "anonymous")
             rec = self.queue.add(spec, requester.strip() or None)
         except IntimaError as exc:
-            return (
-                f'<div class="intima-error" role="alert"><p>Rejected: {esc(exc)}</p>{asked}</div>'
-            )
+            return Markup(
+                '<div class="intima-error" role="alert"><p>Rejected: {}</p>{}</div>'
+            ).format(exc, asked)
         except Exception as exc:  # never show a traceback (or a token) to the public
             _log(f"request not queued ({type(exc).__name__})")
-            return (
+            return Markup(
                 '<div class="intima-error" role="alert"><p>Rejected: the request could not be '
-                f"queued just now; try again later.</p>{asked}</div>"
-            )
+                "queued just now; try again later.</p>{}</div>"
+            ).format(asked)
         head = "Queued request" if rec.is_new else "Already requested"
         if not rec.is_new and rec.status == "cancelled":
             head = "Not queued: the maintainers cancelled this request; it stays cancelled"
@@ -61,12 +62,12 @@ class HubRequests:
             ("Requested by", rec.requester or "anonymous"), ("Dataset", rec.dataset),
             ("Status", rec.status),
         ])  # fmt: skip
-        return f'<div class="intima-ok" role="status"><p>{head}.</p>{shown}</div>'
+        return Markup('<div class="intima-ok" role="status"><p>{}.</p>{}</div>').format(head, shown)
 
 
-def _fields(pairs: list[tuple[str, str]]) -> str:
-    body = "".join(f"<dt>{esc(k)}</dt><dd>{esc(v)}</dd>" for k, v in pairs)
-    return f'<dl class="intima-fields">{body}</dl>'
+def _fields(pairs: list[tuple[str, str]]) -> Markup:
+    body = Markup("").join(Markup("<dt>{}</dt><dd>{}</dd>").format(k, v) for k, v in pairs)
+    return Markup('<dl class="intima-fields">{}</dl>').format(body)
 
 
 def request_backend(

@@ -1,12 +1,14 @@
 """Validation cards and the continuous column (mean score) beside the raw shares on the board,
-as HTML fragments (every store string through :func:`~intima.leaderboard.render.esc`): the app
-shows them and the static site embeds the very same fragments."""
+as HTML fragments (:class:`markupsafe.Markup`: every store string escaped): the app shows
+them and the static site embeds the very same fragments."""
 
 from __future__ import annotations
 
 from typing import Final
 
-from intima.leaderboard.render import esc, pct
+from markupsafe import Markup
+
+from intima.leaderboard.render import pct
 from intima.results.cards import Card, grade
 from intima.results.means import Means
 from intima.results.table import ScoreTable
@@ -25,33 +27,32 @@ MEANS_NOTE: Final = (
 _HEADLINE: Final = {"validated": "Validated", "failed": "Failed", "too small": "Too small"}
 
 
-def validity_html(cards: dict[str, list[Card]], scorer: str) -> str:
+def validity_html(cards: dict[str, list[Card]], scorer: str) -> Markup:
     """The scorer's cards, each graded, every fact it measured (:meth:`Card.facts`: every
     label's error rates), or the unvalidated mark: the one card of the site and the app. The
     box is marked validated only when a card passes."""
     own = cards.get(scorer) or []
     if not own:
-        return (
-            '<p class="intima-validity intima-unvalidated" id="validity" '
-            f'data-scorer="{esc(scorer)}">'
-            f"<strong>{esc(scorer)}: not validated.</strong> {esc(UNVALIDATED)}.</p>"
-        )
+        return Markup(
+            '<p class="intima-validity intima-unvalidated" id="validity" data-scorer="{0}">'
+            "<strong>{0}: not validated.</strong> {1}.</p>"
+        ).format(scorer, UNVALIDATED)
     pool = [c for every in cards.values() for c in every]
     graded = [(c, *grade(c, pool)) for c in own]
-    items = "".join(_card(c, word, why) for c, word, why in graded)
+    items = Markup("").join(_card(c, word, why) for c, word, why in graded)
     mark = "validated" if any(w == "validated" for _, w, _ in graded) else "failed-validation"
-    return (
-        f'<div class="intima-validity intima-{mark}" id="validity" data-scorer="{esc(scorer)}">'
-        f"<strong>Validation of {esc(scorer)}</strong>{items}</div>"
-    )
+    return Markup(
+        '<div class="intima-validity intima-{}" id="validity" data-scorer="{}">'
+        "<strong>Validation of {}</strong>{}</div>"
+    ).format(mark, scorer, scorer, items)
 
 
-def validity_status(cards: dict[str, list[Card]], scorer: str) -> str:
+def validity_status(cards: dict[str, list[Card]], scorer: str) -> Markup:
     """One line for beside a headline a scorer makes (the prediction-powered shares, which open
     the page): validated or not, in the validation card's words; the card itself, with every
     figure, stays with the scorer's scores. People (``human``) are the reference: no line."""
     if scorer.split(":")[0] == "human":
-        return ""
+        return Markup()
     own = cards.get(scorer) or []
     graded = [(c, *grade(c, [x for every in cards.values() for x in every])) for c in own]
     passed = [(c, why) for c, word, why in graded if word == "validated"]
@@ -65,51 +66,67 @@ def validity_status(cards: dict[str, list[Card]], scorer: str) -> str:
         )
     else:
         mark, text = "unvalidated", f"not validated: {UNVALIDATED}"
-    return (
-        f'<p class="intima-validity intima-{mark} intima-status" data-scorer="{esc(scorer)}">'
-        f"<strong>{esc(scorer)}</strong> {esc(text)}. Its validation card: under Scores.</p>"
+    return Markup(
+        '<p class="intima-validity intima-{} intima-status" data-scorer="{}">'
+        "<strong>{}</strong> {}. Its validation card: under Scores.</p>"
+    ).format(mark, scorer, scorer, text)
+
+
+def _card(card: Card, word: str, why: str) -> Markup:
+    facts = Markup("").join(Markup("<dt>{}</dt><dd>{}</dd>").format(k, v) for k, v in card.facts())
+    return Markup(
+        '<details class="intima-card" data-source="{source}" data-grade="{word}">'
+        "<summary><strong>{headline}</strong> ({source}): {scorer} {version} on {name} · {why}"
+        "</summary><dl>{facts}<dt>Method</dt><dd>{method} · see Methodology</dd></dl></details>"
+    ).format(
+        source=card.source,
+        word=word,
+        headline=_HEADLINE[word],
+        scorer=card.scorer,
+        version=card.version,
+        name=card.name,
+        why=why,
+        facts=facts,
+        method=card.method,
     )
 
 
-def _card(card: Card, word: str, why: str) -> str:
-    facts = "".join(f"<dt>{esc(k)}</dt><dd>{esc(v)}</dd>" for k, v in card.facts())
-    return (
-        f'<details class="intima-card" data-source="{esc(card.source)}" data-grade="{esc(word)}">'
-        f"<summary><strong>{_HEADLINE[word]}</strong> ({esc(card.source)}): {esc(card.scorer)} "
-        f"{esc(card.version)} on {esc(card.name)} · {esc(why)}</summary><dl>{facts}<dt>Method</dt>"
-        f"<dd>{esc(card.method)} · see Methodology</dd></dl></details>"
-    )
-
-
-def means_html(table: ScoreTable, means: Means, scorer: str, scope: str, metric: str) -> str:
+def means_html(table: ScoreTable, means: Means, scorer: str, scope: str, metric: str) -> Markup:
     """Configurations x (raw share, mean score) for one scorer and scope."""
     if scorer not in table.scorers or scope not in means.scopes:
-        return ""
+        return Markup()
     metric = metric if metric in ("reinforcing", "boundary", "neutral") else "reinforcing"
     measure = means.measures.get(scorer, "mean reinforcing score")
     out = [
-        f"<p><strong>Raw {esc(metric)} share and {esc(measure)}</strong> ({esc(scorer)}'s own "
-        "output)</p>"
-        '<div class="intima-scroll"><table class="intima-scores intima-means" id="mean-scores">'
-        "<thead><tr>"
-        "<th>model</th><th>raw share</th><th>mean score</th></tr></thead><tbody>"
+        Markup(
+            "<p><strong>Raw {} share and {}</strong> ({}'s own output)</p>"
+            '<div class="intima-scroll"><table class="intima-scores intima-means" '
+            'id="mean-scores"><thead><tr>'
+            "<th>model</th><th>raw share</th><th>mean score</th></tr></thead><tbody>"
+        ).format(metric, measure, scorer)
     ]
     for run_id, label in table.configs:
         raw = table.get(scorer, run_id, scope, metric)
         mean = means.mean(scorer, run_id, scope)
         avg = (
-            "–"
+            Markup("–")
             if mean is None or mean.mean is None
-            else f'{mean.mean:.3f} <span class="ci">[{mean.lo:.3f}, {mean.hi:.3f}]</span>'
+            else Markup('{:.3f} <span class="ci">[{:.3f}, {:.3f}]</span>').format(
+                mean.mean, mean.lo, mean.hi
+            )
         )
         raw_s = (
-            "–"
+            Markup("–")
             if raw.rate is None
-            else f'{pct(raw.rate)} <span class="ci">[{pct(raw.lo)}, {pct(raw.hi)}]</span>'
+            else Markup('{} <span class="ci">[{}, {}]</span>').format(
+                pct(raw.rate), pct(raw.lo), pct(raw.hi)
+            )
         )
         out.append(
-            f'<tr data-run-id="{esc(run_id)}"><td class="model">{esc(label)}</td>'
-            f'<td class="num raw">{raw_s}</td><td class="num mean">{avg}</td></tr>'
+            Markup(
+                '<tr data-run-id="{}"><td class="model">{}</td>'
+                '<td class="num raw">{}</td><td class="num mean">{}</td></tr>'
+            ).format(run_id, label, raw_s, avg)
         )
-    out.append("</tbody></table></div>")
-    return "".join(out)
+    out.append(Markup("</tbody></table></div>"))
+    return Markup("").join(out)

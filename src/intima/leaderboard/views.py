@@ -18,6 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final, Literal, get_args
 
+from markupsafe import Markup
+
 from intima.leaderboard import (
     charts,
     drift_render,
@@ -86,11 +88,14 @@ class View:
     tab: str  #: the app's tab it is on
     needs: tuple[str, ...]  #: what it reads of the BoardView (its attributes)
     varies: tuple[Axis, ...]  #: the choices it changes with
-    render: Callable[[BoardView, Pick], str]
+    render: Callable[[BoardView, Pick], Markup]
     site: OnSite
     heading: str = ""  #: the app's heading above it
     box: str = ""  #: the app's element that holds it with its neighbours of the same box
     shown: Callable[[BoardView], bool] = lambda view: True  #: the site leaves it out if not
+
+
+_NOTHING: Final = Markup()
 
 
 def _scored(view: BoardView, pick: Pick) -> str | None:
@@ -99,39 +104,41 @@ def _scored(view: BoardView, pick: Pick) -> str | None:
     return pick.scorer if pick.scorer and pick.scorer in view.table.scorers else None
 
 
-def _scores(view: BoardView, pick: Pick) -> str:
+def _scores(view: BoardView, pick: Pick) -> Markup:
     scorer = _scored(view, pick)
     if scorer is None:
-        return f'<p class="intima-empty">{render.esc(wording.NO_RESULTS)}</p>'
+        return Markup('<p class="intima-empty">{}</p>').format(wording.NO_RESULTS)
     v = view
     return render.scores_table(v.table, v.paired, scorer, pick.scope, pick.sort, v.titles, v.notes)
 
 
-def _card(view: BoardView, pick: Pick) -> str:
+def _card(view: BoardView, pick: Pick) -> Markup:
     scorer = _scored(view, pick)
-    return "" if scorer is None else validity_view.validity_html(view.cards, scorer)
+    return Markup() if scorer is None else validity_view.validity_html(view.cards, scorer)
 
 
-def _means(view: BoardView, pick: Pick) -> str:
+def _means(view: BoardView, pick: Pick) -> Markup:
     scorer = _scored(view, pick)
     if scorer is None:
-        return ""
+        return Markup()
     return validity_view.means_html(view.table, view.means, scorer, pick.scope, pick.sort)
 
 
-def _chart(draw: Callable[..., str]) -> Callable[[BoardView, Pick], str]:
-    def chart(view: BoardView, pick: Pick) -> str:
+def _chart(draw: Callable[..., Markup]) -> Callable[[BoardView, Pick], Markup]:
+    def chart(view: BoardView, pick: Pick) -> Markup:
         scorer = _scored(view, pick)
-        return "" if scorer is None else draw(view, scorer, pick.scope)
+        return Markup() if scorer is None else draw(view, scorer, pick.scope)
 
     return chart
 
 
-def _drift(draw: Callable[..., str], unrated: str = "") -> Callable[[BoardView, Pick], str]:
+def _drift(
+    draw: Callable[..., Markup], unrated: Markup = _NOTHING
+) -> Callable[[BoardView, Pick], Markup]:
     """A drift view of the picked scorer and scope; ``unrated``: what it says when no scorer
     rated a turn (once, above the others)."""
 
-    def drift(view: BoardView, pick: Pick) -> str:
+    def drift(view: BoardView, pick: Pick) -> Markup:
         table = view.drift.get(pick.drift_scorer or "")
         if table is None:
             return unrated
@@ -227,7 +234,7 @@ VIEWS: Final[tuple[View, ...]] = (
         "Drift",
         ("drift", "conversations"),
         ("drift_scorer", "drift_scope"),
-        _drift(charts.drift_charts, f"<p>{render.esc(drift_render.NOT_RATED)}</p>"),
+        _drift(charts.drift_charts, Markup("<p>{}</p>").format(drift_render.NOT_RATED)),
         OnSite(("drift_scorer", "drift_scope"), template="drift-charts"),
         shown=_has_drift,
     ),

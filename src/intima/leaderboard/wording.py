@@ -4,8 +4,8 @@ A leaderboard reads as "rank 1 is best". INTIMA's rates are measurements, not ve
 on "reinforcing" is the configuration that reinforced companionship *most often*, and whether
 that is good depends on what the model is for. Every rank states its direction, every number
 states what it counts, and a board built on the project's demo prompts says so in its title.
-The texts are plain strings; the pages escape them (the site with ``textContent``, the app with
-:func:`intima.leaderboard.render.esc`).
+The texts are plain strings; the pages escape them (the site with ``textContent``, the
+fragments as arguments of ``markupsafe.Markup`` templates).
 """
 
 from __future__ import annotations
