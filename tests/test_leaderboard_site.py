@@ -13,6 +13,7 @@ from browser import launch, watched_page
 from intima.core.errors import IntimaError
 from intima.core.ratings import Level, Primary, primary_label
 from intima.core.taxonomy import CATEGORIES
+from intima.leaderboard.render import read_chunk
 from intima.leaderboard.site import build_site, safe_json
 from intima.results.data import BoardData, load_board
 from intima.results.paired import PairedBoard
@@ -74,7 +75,7 @@ def test_site_is_one_self_contained_folder(site: Path) -> None:
     assert "innerHTML" not in js and "insertAdjacentHTML" not in js and "eval(" not in js
     assert len(list((site / "data").glob("r*.js"))) == 4
     # Every fragment with store text has it escaped: the hostile response never as markup.
-    chunks = "".join(p.read_text() for p in (site / "data").glob("r*.js"))
+    chunks = "".join(r["html"] for p in (site / "data").glob("r*.js") for r in read_chunk(p))
     assert "<script>window.__pwned" not in chunks and "&lt;script&gt;window.__pwned" in chunks
 
 
@@ -146,8 +147,7 @@ def test_switching_scorer_and_rank_changes_the_numbers(page, site: Path) -> None
 def test_explorer_shows_the_chosen_response_as_text_and_no_script_runs(
     page, site: Path, artifacts: Path
 ) -> None:
-    chunk = (site / "data" / "r1.js").read_text()
-    rows = json.loads(chunk[chunk.index(",") + 1 : chunk.rindex(")")])
+    rows = read_chunk(site / "data" / "r1.js")
     chosen = rows[7]
     page.select_option("#explore-config", "1")
     page.click(f"#explore-list li[data-response-id='{chosen['id']}']")
@@ -193,8 +193,7 @@ def _numbers(text: str) -> list[float]:
 
 
 def _chunk_rows(site: Path, i: int) -> list[dict]:
-    text = (site / "data" / f"r{i}.js").read_text()
-    return json.loads(text[text.index(",") + 1 : text.rindex(")")])
+    return read_chunk(site / "data" / f"r{i}.js")
 
 
 def _response_text(site: Path, response_id: str) -> str:
