@@ -41,8 +41,9 @@ def use_tree(tree: Path) -> None:
 
 
 def browser_timings(index: Path, runs: int = 3) -> dict[str, Any]:
-    from browser import launch
     from playwright.sync_api import sync_playwright
+
+    from browser import launch
 
     ready, sort_ms = [], []
     with sync_playwright() as p:
@@ -69,9 +70,8 @@ def browser_timings(index: Path, runs: int = 3) -> dict[str, Any]:
 
 
 def write_synthetic_store(args: argparse.Namespace, store_path: Path) -> float:
-    from synthetic import synthetic_board, write_store
-
     from intima.store import Store
+    from synthetic import synthetic_board, write_store
 
     t = time.perf_counter()
     store_path.unlink(missing_ok=True)

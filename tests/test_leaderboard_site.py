@@ -181,6 +181,24 @@ def test_safe_json_cannot_close_the_script_tag() -> None:
     assert json.loads(text) == {"x": "</script><script>alert(1)</script>&"}
 
 
+def test_the_data_files_are_packed_and_read_back_whole(site: Path) -> None:
+    # Each data file holds its JSON gzipped (the fragments repeat their markup on every row):
+    # read back, the explorer's rows are whole (the hostile response's text in its detail,
+    # escaped) and the files weigh a fraction of the JSON they carry.
+    files = sorted((site / "data").glob("*.js"))
+    assert {p.name[0] for p in files} == {"r", "t", "p"}
+    bodies = [read_chunk(p) for p in files]
+    text = sum(len(json.dumps(b, separators=(",", ":"))) for b in bodies)
+    size = sum(p.stat().st_size for p in files)
+    assert size < text / 3, (size, text)
+    rows = [row for p, b in zip(files, bodies, strict=True) if p.name[0] == "r" for row in b]
+    assert len(rows) == 4 * 62  # one of them answers with the hostile text
+    assert sum("&lt;script&gt;window.__pwned" in row["html"] for row in rows) == 1
+    # The page loads them as scripts (so file:// works): one intimaChunk call, plain ASCII.
+    first = files[0].read_text("ascii")
+    assert first.startswith(f'window.intimaChunk("{files[0].stem}","') and first.endswith('");\n')
+
+
 def test_build_refuses_to_clear_a_folder_that_is_not_a_build(tmp_path: Path) -> None:
     (tmp_path / "important.txt").write_text("keep me")
     with pytest.raises(IntimaError, match="not a leaderboard build"):
