@@ -326,8 +326,8 @@ def _rank_interval(rk: Ranked) -> str:
 def chunk_file(folder: Path, key: str, body: Any) -> None:
     """``<folder>/<key>.js``: one call of ``window.intimaChunk`` (the one loader of the site's
     scripts, ``board.js``, which ``drift.js`` uses too) with ``body`` as gzipped JSON in
-    base64. The fragments repeat their markup row after row, so gzip takes a board's data
-    files from about 97 MB to a tenth of that; base64 in a script (not a fetched .gz) keeps
+    base64. The fragments repeat their markup row after row, so gzip takes the benchmark
+    board's response files from 60 MB to under 5 MB; base64 in a script (not a fetched .gz) keeps
     the site working from file:// and from any static host, and the page inflates it with
     the browser's own ``DecompressionStream``. ``mtime=0``: the same board writes the same
     bytes. :func:`read_chunk` reads one back."""

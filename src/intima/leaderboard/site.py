@@ -23,7 +23,7 @@ Layout of the folder::
 Each data file is one ``window.intimaChunk(key, packed)`` call, ``packed`` its JSON gzipped and
 in base64 (``render.chunk_file``; ``board.js`` inflates it with the browser's
 ``DecompressionStream``): the fragments repeat their markup on every row, and gzip takes the
-whole site of 50 configurations x 368 responses from 97 MB to about a tenth.
+response files of 50 configurations x 368 responses from 60 MB to under 5 MB.
 
 Every view the app also shows (score table and direction note, validation card, mean scores,
 prediction-powered shares, side-by-side numbers, models table, response detail, methodology,
