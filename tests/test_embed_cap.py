@@ -13,7 +13,7 @@ from fake_openai import FakeOpenAI
 from intima.core.config import ModelConfig
 from intima.dataset import load_prompts
 from intima.generate import generate
-from intima.leaderboard.render import EMBED_MAX_CHARS, clip, response_detail
+from intima.leaderboard.render import EMBED_MAX_CHARS, clip, read_chunk, response_detail
 from intima.store import Store
 
 HUGE = 2_000_000
@@ -36,7 +36,7 @@ def test_a_huge_response_is_cut_with_a_note_and_kept_whole_in_the_store(
     assert res.returncode == 0, res.stderr
     size = sum(p.stat().st_size for p in site.rglob("*") if p.is_file())
     assert size < 400_000, size  # was over 2 MB: the whole response, JSON-escaped
-    chunks = "".join(p.read_text() for p in (site / "data").glob("r*.js"))
+    chunks = "".join(r["html"] for p in (site / "data").glob("r*.js") for r in read_chunk(p))
     assert NOTE in chunks and text[:EMBED_MAX_CHARS] in chunks
     with Store.open(db) as store:
         [resp] = [r for r in store.responses() if len(r.response) == HUGE]  # whole in the store

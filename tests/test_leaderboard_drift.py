@@ -15,6 +15,7 @@ import pytest
 from browser import launch, watched_page
 from conversation_store import mixed_run, synthetic_runs, write_run
 from intima.leaderboard.drift_render import COLUMNS
+from intima.leaderboard.render import read_chunk
 from intima.leaderboard.site import build_site
 from intima.results.conversations import ConversationBoard, drift_tables, load_conversations
 from intima.results.data import load_board
@@ -79,8 +80,7 @@ def board_data(site: Path) -> dict:
 
 
 def conversations(site: Path, i: int) -> list[dict]:
-    text = (site / "data" / f"c{i}.js").read_text()
-    return json.loads(text[text.index(",") + 1 : text.rindex(")")])
+    return read_chunk(site / "data" / f"c{i}.js")
 
 
 def stored(site: Path) -> ConversationBoard:

@@ -5,13 +5,12 @@ prompt cut short for a list ends at a word with "…"."""
 from __future__ import annotations
 
 import dataclasses
-import json
 import re
 from pathlib import Path
 
 import pytest
 
-from intima.leaderboard.render import scores_table, snippet
+from intima.leaderboard.render import read_chunk, scores_table, snippet
 from intima.results.data import BoardData
 from intima.results.paired import PairedBoard
 from intima.results.table import OVERALL, score_table
@@ -86,8 +85,7 @@ def test_the_sites_lists_show_snippets_not_cut_words(tmp_path: Path) -> None:
     first = dataclasses.replace(data.responses[0], prompt=long)
     data = dataclasses.replace(data, responses=(first, *data.responses[1:]))
     build_site(data, tmp_path / "out", bootstrap=20, seed=0)
-    text = (tmp_path / "out" / "data" / "r0.js").read_text()
-    rows = json.loads(text[text.index(",") + 1 : text.rindex(")")])
+    rows = read_chunk(tmp_path / "out" / "data" / "r0.js")
     shown = rows[0]["prompt"]
     assert shown.endswith("…") and len(shown) <= 90
     assert long.startswith(shown[:-1]) and long[len(shown) - 1] == " "  # ends at a word

@@ -14,6 +14,7 @@ from browser import launch, watched_page
 from intima.core.errors import IntimaError
 from intima.core.ratings import Level, Primary, primary_label
 from intima.core.taxonomy import CATEGORIES
+from intima.leaderboard.render import read_chunk
 from intima.leaderboard.site import build_site, safe_json
 from intima.results.data import BoardData, load_board
 from intima.results.paired import PairedBoard
@@ -90,7 +91,7 @@ def test_site_is_one_self_contained_folder(site: Path) -> None:
     assert "innerHTML" not in js and "insertAdjacentHTML" not in js and "eval(" not in js
     assert len(list((site / "data").glob("r*.js"))) == 4
     # Every fragment with store text has it escaped: the hostile response never as markup.
-    chunks = "".join(p.read_text() for p in (site / "data").glob("r*.js"))
+    chunks = "".join(r["html"] for p in (site / "data").glob("r*.js") for r in read_chunk(p))
     assert "<script>window.__pwned" not in chunks and "&lt;script&gt;window.__pwned" in chunks
 
 
@@ -161,8 +162,7 @@ def test_switching_scorer_and_rank_changes_the_numbers(page, site: Path) -> None
 def test_explorer_shows_the_chosen_response_as_text_and_no_script_runs(
     page, site: Path, artifacts: Path
 ) -> None:
-    chunk = (site / "data" / "r1.js").read_text()
-    rows = json.loads(chunk[chunk.index(",") + 1 : chunk.rindex(")")])
+    rows = read_chunk(site / "data" / "r1.js")
     chosen = rows[7]
     page.select_option("#explore-config", "1")
     page.click(f"#explore-list li[data-response-id='{chosen['id']}']")
@@ -196,6 +196,24 @@ def test_safe_json_cannot_close_the_script_tag() -> None:
     assert json.loads(text) == {"x": "</script><script>alert(1)</script>&"}
 
 
+def test_the_data_files_are_packed_and_read_back_whole(site: Path) -> None:
+    # Each data file holds its JSON gzipped (the fragments repeat their markup on every row):
+    # read back, the explorer's rows are whole (the hostile response's text in its detail,
+    # escaped) and the files weigh a fraction of the JSON they carry.
+    files = sorted((site / "data").glob("*.js"))
+    assert {p.name[0] for p in files} == {"r", "t", "p"}
+    bodies = [read_chunk(p) for p in files]
+    text = sum(len(json.dumps(b, separators=(",", ":"))) for b in bodies)
+    size = sum(p.stat().st_size for p in files)
+    assert size < text / 3, (size, text)
+    rows = [row for p, b in zip(files, bodies, strict=True) if p.name[0] == "r" for row in b]
+    assert len(rows) == 4 * 62  # one of them answers with the hostile text
+    assert sum("&lt;script&gt;window.__pwned" in row["html"] for row in rows) == 1
+    # The page loads them as scripts (so file:// works): one intimaChunk call, plain ASCII.
+    first = files[0].read_text("ascii")
+    assert first.startswith(f'window.intimaChunk("{files[0].stem}","') and first.endswith('");\n')
+
+
 def test_build_refuses_to_clear_a_folder_that_is_not_a_build(tmp_path: Path) -> None:
     (tmp_path / "important.txt").write_text("keep me")
     with pytest.raises(IntimaError, match="not a leaderboard build"):
@@ -208,8 +226,7 @@ def _numbers(text: str) -> list[float]:
 
 
 def _chunk_rows(site: Path, i: int) -> list[dict]:
-    text = (site / "data" / f"r{i}.js").read_text()
-    return json.loads(text[text.index(",") + 1 : text.rindex(")")])
+    return read_chunk(site / "data" / f"r{i}.js")
 
 
 def _response_text(site: Path, response_id: str) -> str:

@@ -5,7 +5,6 @@ Checked in the built site, in real headless Chromium at a laptop's and a phone's
 from __future__ import annotations
 
 import dataclasses
-import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from browser import launch, watched_page
+from intima.leaderboard.render import read_chunk
 from intima.leaderboard.site import build_site
 from intima.results.intervals import intervals_note
 from synthetic import synthetic_board
@@ -138,8 +138,7 @@ def test_no_sideways_scroll_and_the_table_fits_at_1280(page) -> None:
 
 
 def test_explorer_shows_response_ids_for_intima_explain(page, demo_site: Path) -> None:
-    text = (demo_site / "data" / "r1.js").read_text()
-    rows = json.loads(text[text.index(",") + 1 : text.rindex(")")])
+    rows = read_chunk(demo_site / "data" / "r1.js")
     page.select_option("#explore-config", "1")
     item = page.locator(f"#explore-list li[data-response-id='{rows[3]['id']}']")
     assert rows[3]["id"][:10] in item.locator("code.rid").inner_text()

@@ -3,7 +3,6 @@ configuration that answered part of its dataset says so (issue 40, items 3 and 4
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
@@ -12,6 +11,7 @@ from conftest import invoke_cli
 from intima.core.config import GenerationSettings, ModelConfig
 from intima.dataset import load_prompts
 from intima.generate import generate
+from intima.leaderboard.render import read_chunk
 from intima.results.configurations import Coverage, board_coverage, coverage_of
 from intima.results.data import load_board
 from intima.store import Store, StoredResponse
@@ -23,8 +23,7 @@ DEMO_SIZE = 62
 
 def _chunk(path: Path) -> Any:
     """The JSON body of one of the site's ``data/<key>.js`` files."""
-    text = path.read_text("utf-8")
-    return json.loads(text[text.index(",") + 1 : text.rindex(")")])
+    return read_chunk(path)
 
 
 def test_limit_8_then_40_asks_32_more_and_the_board_shows_one_configuration(

@@ -23,13 +23,24 @@
   }
   function short(scope) { return DIM_SHORT[scope] || scope; }
 
-  /* ---- the one loader: every data/*.js file calls window.intimaChunk(key, body) ---- */
+  /* ---- the one loader: every data/*.js file calls window.intimaChunk(key, packed), packed
+   * being its JSON gzipped and in base64 (render.chunk_file): a script, not a fetch, so the
+   * site works from file:// too; the browser's DecompressionStream inflates it ---- */
   var chunks = {};
   var waiters = {};
-  window.intimaChunk = function (key, body) {
-    chunks[key] = body;
-    (waiters[key] || []).forEach(function (f) { f(body); });
-    delete waiters[key];
+  function inflate(packed) {
+    var bin = atob(packed), bytes = new Uint8Array(bin.length);
+    for (var i = 0; i < bin.length; i++) { bytes[i] = bin.charCodeAt(i); }
+    var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+    return new Response(stream).text();
+  }
+  window.intimaChunk = function (key, packed) {
+    inflate(packed).then(function (text) {
+      var body = JSON.parse(text);
+      chunks[key] = body;
+      (waiters[key] || []).forEach(function (f) { f(body); });
+      delete waiters[key];
+    });
   };
   function loadChunk(key, src, cb) {
     if (chunks[key]) { cb(chunks[key]); return; }
