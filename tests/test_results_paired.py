@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from intima.core.ratings import Primary, RatingSet
+from intima.results.judged import pair_columns
 from intima.results.paired import PairedBoard, _column, _metric_cols
 from intima.results.power import MIN_JUDGED_PAIRS, detectable_difference
 from intima.results.rank import Ranked, format_rank, format_rank_interval, rank_groups
@@ -267,6 +268,31 @@ def test_the_pair_matrix_gives_each_pair_what_it_gives_alone_over_its_judged_pai
                     assert np.isnan([col.diff[k], col.se[k], col.mde[k]]).all()
     assert seen["number"] >= 12 and seen["too few"] >= 6
     assert (pb.pair_matrix(scorer, OVERALL)["reinforcing"].n_common < 62).all()
+
+
+def test_pairs_with_replicates_without_a_rate_match_the_one_pair_column() -> None:
+    # Replicates where a configuration has no weighted judged answer (den 0) have no rate:
+    # the variance of B - A is then over the replicates that have one, as one pair alone.
+    rng = np.random.default_rng(5)
+    n, n_pairs, b = 30, 4, 40
+    den = (rng.random((n, n_pairs, 2)) < 0.8).astype(float)
+    num = den * (rng.random((n, n_pairs, 2)) < 0.4)
+    both = (den[..., 0] > 0) & (den[..., 1] > 0)
+    den, num = den * both[..., None], num * both[..., None]
+    weights = rng.poisson(1.0, (b, n)).astype(float)
+    weights[:3, :] = 0.0  # three replicates draw nothing: no rate in any pair
+    weights[3:6, both[:, 1]] = 0.0  # and three draw nothing pair 1 judged
+    reps = [np.einsum("bn,npk->bpk", weights, v) for v in (num, den)]
+    rate, boot, srs = pair_columns(
+        (reps[0], reps[1]), (num, den), (num.sum(axis=0), den.sum(axis=0)), both, both.sum(axis=0)
+    )
+    for p in range(n_pairs):
+        m = both[:, p]
+        r = [weights[:, m] @ v[m, p] for v in (num, den)]
+        want = _column(r[0], r[1], num[m, p], den[m, p])
+        assert np.allclose(rate[p], want[0], rtol=0, atol=1e-12)
+        assert abs(boot[p] - want[1][0, 1]) <= 1e-12 and abs(srs[p] - want[2][0, 1]) <= 1e-12
+    assert np.isnan(boot).sum() == 0 and boot[1] != boot[0]
 
 
 def test_rank_intervals_always_hold_the_rank_shown() -> None:
