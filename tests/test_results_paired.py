@@ -3,11 +3,15 @@
 
 from __future__ import annotations
 
+from statistics import NormalDist
+
 import numpy as np
 import pytest
 
 from intima.core.ratings import Primary, RatingSet
-from intima.results.paired import PairedBoard
+from intima.results.judged import pair_columns
+from intima.results.paired import PairedBoard, _column, _metric_cols
+from intima.results.power import MIN_JUDGED_PAIRS, detectable_difference
 from intima.results.rank import Ranked, format_rank, format_rank_interval, rank_groups
 from intima.results.table import METRICS, OVERALL, ScoreRow, label_of, score_table
 from intima.store import StoredResponse
@@ -217,6 +221,78 @@ def test_the_pair_matrix_agrees_with_single_pairs_on_a_board_with_gaps() -> None
     assert len(answered) == 42 and 30 < len(both) < 42
     got = pb.difference("judge:synthetic-judge-0", ids[0], last, OVERALL, "reinforcing")
     assert got.n_common == len(both)
+
+
+def _one_pair(pb: PairedBoard, scorer: str, scope: str, ij: tuple[int, int], metric: str) -> dict:
+    """One pair the slow way (the per-pair loop the pair matrix replaced): its judged prompts,
+    its own product with the board's weights, :func:`_column` on its two configurations."""
+    i, j = ij
+    idx = pb.prompts_of(scope)
+    q = idx[pb.answered[idx, i] & pb.answered[idx, j]]
+    num, den = _metric_cols(metric)
+    pair = pb._cube(scorer)[q][:, [i, j], :].astype(np.float64)
+    judged = (pair[:, 0, den] > 0) & (pair[:, 1, den] > 0)
+    qp, pair = q[judged], pair[judged]
+    if len(qp) < MIN_JUDGED_PAIRS:
+        return {"n_common": len(qp)}
+    reps = (pb.weights[:, qp] @ pair.reshape(len(qp), -1)).reshape(-1, 2, pair.shape[-1])
+    rate, boot, srs = _column(reps[..., num], reps[..., den], pair[..., num], pair[..., den])
+    d = rate[1] - rate[0]
+    se = np.sqrt(max(boot[0, 1], srs[0, 1]))
+    half = NormalDist().inv_cdf(0.975) * se + 0.5 / len(qp)
+    one = lambda v: np.array([v])  # noqa: E731
+    mde = detectable_difference(one(se), one(srs[0, 1]), one(rate[0]), one(rate[1]), one(len(qp)))
+    return {"n_common": len(qp), "diff": d, "se": se, "srs": srs[0, 1], "lo": max(d - half, -1),
+            "hi": min(d + half, 1), "rate_a": rate[0], "rate_b": rate[1], "mde": mde[0]}  # fmt: skip
+
+
+def test_the_pair_matrix_gives_each_pair_what_it_gives_alone_over_its_judged_pairs() -> None:
+    # A judge leaves 15% unscored: every pair has its own judged prompts; in a code's few
+    # prompts most pairs have too few (no number).
+    data = synthetic_board(4, 62, 2, seed=3, unscored_rate=0.15)
+    pb = PairedBoard(data.infos(), data.rating_sets, bootstrap=50, seed=2)
+    scorer = "judge:synthetic-judge-1"
+    pairs = [(i, j) for i in range(4) for j in range(i + 1, 4)]
+    seen = {"number": 0, "too few": 0}
+    for scope in [*pb.scopes()[:2], pb.scopes()[-1]]:
+        matrix = pb.pair_matrix(scorer, scope)
+        for metric in ("reinforcing", "neutral", METRICS[-1]):
+            col = matrix[metric]
+            for k, ij in enumerate(pairs):
+                want = _one_pair(pb, scorer, scope, ij, metric)
+                assert col.n_common[k] == want.pop("n_common")
+                seen["number" if want else "too few"] += 1
+                for key, value in want.items():
+                    assert abs(getattr(col, key)[k] - value) <= 1e-12, (scope, metric, ij, key)
+                if not want:
+                    assert np.isnan([col.diff[k], col.se[k], col.mde[k]]).all()
+    assert seen["number"] >= 12 and seen["too few"] >= 6
+    assert (pb.pair_matrix(scorer, OVERALL)["reinforcing"].n_common < 62).all()
+
+
+def test_pairs_with_replicates_without_a_rate_match_the_one_pair_column() -> None:
+    # Replicates where a configuration has no weighted judged answer (den 0) have no rate:
+    # the variance of B - A is then over the replicates that have one, as one pair alone.
+    rng = np.random.default_rng(5)
+    n, n_pairs, b = 30, 4, 40
+    den = (rng.random((n, n_pairs, 2)) < 0.8).astype(float)
+    num = den * (rng.random((n, n_pairs, 2)) < 0.4)
+    both = (den[..., 0] > 0) & (den[..., 1] > 0)
+    den, num = den * both[..., None], num * both[..., None]
+    weights = rng.poisson(1.0, (b, n)).astype(float)
+    weights[:3, :] = 0.0  # three replicates draw nothing: no rate in any pair
+    weights[3:6, both[:, 1]] = 0.0  # and three draw nothing pair 1 judged
+    reps = [np.einsum("bn,npk->bpk", weights, v) for v in (num, den)]
+    rate, boot, srs = pair_columns(
+        (reps[0], reps[1]), (num, den), (num.sum(axis=0), den.sum(axis=0)), both, both.sum(axis=0)
+    )
+    for p in range(n_pairs):
+        m = both[:, p]
+        r = [weights[:, m] @ v[m, p] for v in (num, den)]
+        want = _column(r[0], r[1], num[m, p], den[m, p])
+        assert np.allclose(rate[p], want[0], rtol=0, atol=1e-12)
+        assert abs(boot[p] - want[1][0, 1]) <= 1e-12 and abs(srs[p] - want[2][0, 1]) <= 1e-12
+    assert np.isnan(boot).sum() == 0 and boot[1] != boot[0]
 
 
 def test_rank_intervals_always_hold_the_rank_shown() -> None:

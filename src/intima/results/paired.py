@@ -66,7 +66,8 @@ from numpy.typing import NDArray
 
 from intima.core.ratings import RatingSet
 from intima.results import DEFAULT_BOOTSTRAP, DEFAULT_SEED
-from intima.results.pairs import Difference, Float, Pairs
+from intima.results.judged import pair_columns, weighted
+from intima.results.pairs import Difference, Float, Pairs, find_mdes
 from intima.results.power import MIN_JUDGED_PAIRS
 from intima.results.rank import Ranked, is_rankable, rank_groups
 from intima.results.table import (
@@ -184,10 +185,13 @@ class PairedBoard:
         self, scorer: str, scope: str, metrics: Sequence[str] = METRICS
     ) -> dict[str, Pairs]:
         """Per metric, B - A for every pair of configurations ``(i, j)``, ``i < j`` in table
-        order (row-major: (0,1), (0,2), ..., (1,2), ...), with A = i and B = j, as arrays."""
+        order (row-major: (0,1), (0,2), ..., (1,2), ...), with A = i and B = j, as arrays;
+        every metric's smallest detectable differences worked out together."""
         n_c = len(self.configs)
         pairs = [(i, j) for i in range(n_c) for j in range(i + 1, n_c)]
-        return self._pairs(scorer, scope, pairs, metrics)
+        out = self._pairs(scorer, scope, pairs, metrics)
+        find_mdes(list(out.values()))
+        return out
 
     def difference(
         self, scorer: str, run_a: str, run_b: str, scope: str, metric: str
@@ -261,18 +265,49 @@ class PairedBoard:
             for metric, num in wanted:
                 col = _column(reps[..., num], reps[..., den], sub[..., num], sub[..., den])
                 out[metric].fill(at[whole], col, ii[whole], jj[whole], len(q))
-        one, two = np.array([0], dtype=np.intp), np.array([1], dtype=np.intp)
-        for p in np.flatnonzero(~whole):  # each its own product over its judged pairs
-            mask = both[:, p]
-            qp, pair = q[mask], sub[mask][:, [ii[p], jj[p]]]
-            for metric, _ in wanted:
-                out[metric].n_common[at[p]] = len(qp)
-            if len(qp) < MIN_JUDGED_PAIRS:
-                continue  # too few judged pairs: no number (Pairs.empty's NaN)
-            r = (self.weights[:, qp] @ pair.reshape(len(qp), -1)).reshape(-1, 2, pair.shape[-1])
-            for metric, num in wanted:
-                col = _column(r[..., num], r[..., den], pair[..., num], pair[..., den])
-                out[metric].fill(at[p : p + 1], col, one, two, len(qp))
+        rest = np.flatnonzero(~whole)
+        if len(rest):  # each over its own judged pairs, all such pairs at once
+            self._fill_judged(
+                out, wanted, den, sub, (ii[rest], jj[rest], at[rest]), both[:, rest], q
+            )
+
+    def _fill_judged(
+        self,
+        out: dict[str, Pairs],
+        wanted: Sequence[tuple[str, int]],
+        den: int,
+        sub: Float,
+        where: tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.intp]],
+        both: NDArray[np.bool_],
+        q: NDArray[np.intp],
+    ) -> None:
+        """Pairs each counted over their own judged pairs (``both[:, p]``: the prompts of ``q``
+        both were scored on): what :func:`_column` gives one pair over its judged prompts, for
+        every pair at once, each prompt outside a pair's judged ones weighted 0 (a loop over
+        the pairs cost most of a board's build)."""
+        ii, jj, at = where
+        n_p = both.sum(axis=0)
+        for metric, _ in wanted:
+            out[metric].n_common[at] = n_p
+        keep = n_p >= MIN_JUDGED_PAIRS  # under it: no number (Pairs.empty's NaN)
+        if not keep.any():
+            return
+        ii, jj, at, both, n_p = ii[keep], jj[keep], at[keep], both[:, keep], n_p[keep]
+        cols = [den, *(num for _, num in wanted)]
+        # (prompts, pairs, A/B, columns), 0 outside each pair's judged prompts
+        vals = np.stack([sub[:, ii][..., cols], sub[:, jj][..., cols]], axis=2)
+        vals *= both[:, :, None, None]
+        reps = weighted(self.weights[:, q], vals)
+        tot = vals.sum(axis=0)
+        for t, (metric, _) in enumerate(wanted, start=1):
+            rate, boot, srs = pair_columns(
+                (reps[..., t], reps[..., 0]),
+                (vals[..., t], vals[..., 0]),
+                (tot[..., t], tot[..., 0]),
+                both,
+                n_p,
+            )
+            out[metric].put(at, (rate[:, 0], rate[:, 1]), boot, srs, n_p)
 
     # -- ranks ---------------------------------------------------------------------------
 

@@ -4,7 +4,8 @@ column as arrays, each interval ``d ± (1.96 SE + 1/(2n))`` as that module's not
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from statistics import NormalDist
 from typing import Final, NamedTuple
 
@@ -52,6 +53,8 @@ class Pairs:
     rate_b: Float
     n_common: NDArray[np.int64]
     srs: Float  # the variance of B - A as if the prompts were independent (se^2 >= srs)
+    #: ``mde`` once worked out (:func:`find_mdes`: many columns in one call); filled pairs only
+    _mde: Float | None = field(default=None, repr=False)
 
     @classmethod
     def empty(cls, n: int) -> Pairs:
@@ -69,7 +72,10 @@ class Pairs:
 
     @property
     def mde(self) -> Float:
-        return detectable_difference(self.se, self.srs, self.rate_a, self.rate_b, self.n_common)
+        if self._mde is None:
+            find_mdes([self])
+        assert self._mde is not None
+        return self._mde
 
     @property
     def different(self) -> NDArray[np.bool_]:
@@ -83,18 +89,33 @@ class Pairs:
         j: NDArray[np.intp],
         n_common: int,
     ) -> None:
+        """Pairs ``(i, j)`` of one column's rates, replicate and independent-prompts
+        variances (k, k), all over the same ``n_common`` judged pairs, kept at ``at``."""
         rate, boot, srs = col
-        ra, rb = rate[i], rate[j]
-        d = rb - ra
+        n = np.full(len(at), n_common, dtype=np.int64)
+        self.put(at, (rate[i], rate[j]), boot[i, j], srs[i, j], n)
+
+    def put(
+        self,
+        at: NDArray[np.intp],
+        rates: tuple[Float, Float],
+        boot: Float,
+        srs: Float,
+        n_common: NDArray[np.int64],
+    ) -> None:
+        """Pairs kept at ``at`` from their rates (A, B), the replicates' and the independent
+        prompts' variance of B - A and their judged pairs, each its own."""
         self.n_common[at] = n_common
-        if n_common < MIN_JUDGED_PAIRS:
-            return  # too few judged pairs: no number (NaN, as Pairs.empty)
-        var = np.fmax(boot[i, j], srs[i, j])
+        ok = n_common >= MIN_JUDGED_PAIRS  # under it: no number (NaN, as Pairs.empty)
+        at, n, boot, srs = at[ok], n_common[ok], boot[ok], srs[ok]
+        ra, rb = rates[0][ok], rates[1][ok]
+        d = rb - ra
+        var = np.fmax(boot, srs)
         se = np.sqrt(np.maximum(var, 0.0))
         se = np.where(np.isfinite(d), se, np.nan)
         self.diff[at], self.rate_a[at], self.rate_b[at], self.se[at] = d, ra, rb, se
-        self.srs[at] = srs[i, j] if n_common >= 2 else np.nan
-        half = _continuity(n_common)
+        self.srs[at] = np.where(n >= 2, srs, np.nan)
+        half = _continuity(n)
         self.lo[at] = np.maximum(d - _Z * se - half, -1.0)
         self.hi[at] = np.minimum(d + _Z * se + half, 1.0)
 
@@ -116,6 +137,24 @@ class Pairs:
             num(self.rate_a),
             num(self.rate_b),
         )
+
+
+def find_mdes(columns: Sequence[Pairs]) -> None:
+    """Every column's smallest detectable differences, in one call of
+    :func:`~intima.results.power.detectable_difference` (element by element the same numbers
+    as one call per column, for a fraction of the calls: a board asks for thousands)."""
+    if not columns:
+        return
+    got = detectable_difference(
+        *(np.concatenate([getattr(c, k) for c in columns]) for k in _MDE_INPUTS)
+    )
+    for c, part in zip(
+        columns, np.split(got, np.cumsum([len(c.se) for c in columns])[:-1]), strict=True
+    ):
+        c._mde = part
+
+
+_MDE_INPUTS: Final = ("se", "srs", "rate_a", "rate_b", "n_common")
 
 
 def _continuity(n: int | NDArray[np.int64]) -> Float:

@@ -35,9 +35,17 @@ def detectable_difference(
     from the observed ``se``, the independent-prompts variance ``srs`` (``se^2 >= srs``),
     the two rates and the ``n`` prompts both answered. NaN where any is NaN, or where even
     the largest possible difference would be found less than 80% of the time."""
-    se, srs = np.asarray(se, dtype=np.float64), np.asarray(srs, dtype=np.float64)
-    ra, rb = np.asarray(rate_a, dtype=np.float64), np.asarray(rate_b, dtype=np.float64)
-    nn = np.maximum(np.asarray(n, dtype=np.float64), 1.0)
+    se, srs, ra, rb, n_ = np.broadcast_arrays(
+        *(np.asarray(x, dtype=np.float64) for x in (se, srs, rate_a, rate_b, n))
+    )
+    out = np.full(se.shape, np.nan)
+    # Only where every input is a number (a board's NaN pairs are many): the same numbers,
+    # element by element, for a fraction of the work.
+    ok = np.isfinite(se) & np.isfinite(srs) & np.isfinite(ra + rb)
+    if not ok.any():
+        return out
+    se, srs, ra, rb, nn = se[ok], srs[ok], ra[ok], rb[ok], np.maximum(n_[ok], 1.0)
+    q = np.minimum((ra + rb) / 2, 1 - (ra + rb) / 2)
     c = 0.5 / nn  # half a response: the continuity correction of the paired interval
     with np.errstate(invalid="ignore", divide="ignore"):
         deff = np.where(srs > 0, np.maximum(se * se / np.where(srs > 0, srs, 1.0), 1.0), 1.0)
@@ -50,11 +58,12 @@ def detectable_difference(
         n11 = np.clip(nn * ra - n10, 0, None)
         n00 = np.clip(nn - n11 - n10 - n01, 0, None)
         odds = (n11 + 0.5) * (n00 + 0.5) / ((n10 + 0.5) * (n01 + 0.5))
-        q = np.minimum((ra + rb) / 2, 1 - (ra + rb) / 2)
-        v0 = _per_prompt_variance(q, 0.0, odds)
+        v = _Plackett(q, odds)
+        v0 = v.variance(0.0)
+        se2 = se * se
 
         def gap(d: Float) -> Float:
-            var = se * se + deff * (_per_prompt_variance(q, d, odds) - v0) / nn
+            var = se2 + deff * (v.variance(d) - v0) / nn
             return d - MDE_FACTOR * np.sqrt(np.maximum(var, 0.0)) - c
 
         lo, hi = c.copy(), 1.0 - q
@@ -65,8 +74,8 @@ def detectable_difference(
             mid = (lo + hi) / 2
             up = gap(mid) < 0
             lo, hi = np.where(up, mid, lo), np.where(up, hi, mid)
-    ok = np.isfinite(se) & np.isfinite(srs) & np.isfinite(q) & reachable
-    return np.where(ok, hi, np.nan)
+    out[ok] = np.where(reachable, hi, np.nan)
+    return out
 
 
 def _per_prompt_variance(q: Float, d: Float | float, odds: Float) -> Float:
@@ -74,14 +83,27 @@ def _per_prompt_variance(q: Float, d: Float | float, odds: Float) -> Float:
     odds ratio ``odds`` (Plackett 1965: the both-reinforcing share is the root of
     ``p11 p00 / (p10 p01) = odds`` given the two shares): ``psi - d^2``, ``psi`` the share
     answered differently."""
-    a, b = q, q + d
-    s = 1 + (a + b) * (odds - 1)
     with np.errstate(invalid="ignore", divide="ignore"):
-        root = (s - np.sqrt(np.maximum(s * s - 4 * odds * (odds - 1) * a * b, 0.0))) / (
-            2 * (odds - 1)
-        )
-    p11 = np.where(np.abs(odds - 1) < 1e-9, a * b, root)
-    return a + b - 2 * p11 - (b - a) ** 2
+        return _Plackett(q, odds).variance(d)
+
+
+class _Plackett:
+    """:func:`_per_prompt_variance` at a fixed ``q`` and ``odds`` for many ``d``: what does not
+    move with ``d`` worked out once (the bisection asks 52 times). Call under
+    ``np.errstate(invalid="ignore", divide="ignore")``."""
+
+    def __init__(self, q: Float, odds: Float) -> None:
+        self.q, self.odds_m1 = q, odds - 1
+        self.k4 = 4 * odds * self.odds_m1  # as 4 odds (odds - 1) a b, in that order
+        self.near = np.abs(self.odds_m1) < 1e-9  # odds 1: independent answers, p11 = a b
+        self.two = 2 * self.odds_m1
+
+    def variance(self, d: Float | float) -> Float:
+        a, b = self.q, self.q + d
+        s = 1 + (a + b) * self.odds_m1
+        root = (s - np.sqrt(np.maximum(s * s - self.k4 * a * b, 0.0))) / self.two
+        p11 = np.where(self.near, a * b, root)
+        return a + b - 2 * p11 - (b - a) ** 2
 
 
 def mde_note() -> str:
