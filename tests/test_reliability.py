@@ -441,7 +441,11 @@ def test_the_same_run_twice_at_once_asks_each_prompt_once(
 def test_the_same_judge_twice_at_once_judges_each_response_once(
     tmp_path: Path, fake_server: FakeFactory, reference: Path
 ) -> None:
-    server = fake_server(latency_s=0.03)
+    # The gate holds the first process's first request until the second has sent its own, so
+    # both judge however late the second starts (under load the second once found every
+    # response judged). Each judge sends one request alone before its pool (it learns whether
+    # the server takes structured output), so two in flight is both processes at work.
+    server = fake_server(latency_s=0.03, gate=2)
     db = tmp_path / "s.db"
     shutil.copy(reference, db)
     cmd = ("judge", "--judge", _spec(server), "--concurrency", "3", "--store", str(db),
