@@ -257,7 +257,7 @@ def test_a_bundle_from_before_signing_says_how_to_re_sign_it(
     res = _import(tmp_path / "old", tmp_path / "s.db")
     assert res.returncode == 2
     (line,) = res.stderr.strip().splitlines()
-    for needle in ("unattributed", "published before intima signed bundles",
+    for needle in ("unattributed", "published before bundles were signed",
                    "intima publish --store STORE DEST", "intima publisher"):  # fmt: skip
         assert needle in line, line
     # As it says: published again from its store, it is taken.

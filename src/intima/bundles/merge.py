@@ -144,7 +144,7 @@ def admit(publisher: Publisher | None, trust: TrustSet, name: str) -> None:
     if publisher is None:
         raise BundleError(
             f"{name}: unattributed (no signature, so no known publisher: published before "
-            "intima signed bundles, or its manifest was stripped); only signed bundles of "
+            "bundles were signed, or its manifest was stripped); only signed bundles of "
             "trusted publishers are taken. Its publisher re-signs it by publishing again "
             "from the store it came from (`intima publish --store STORE DEST`; to a results "
             "repo, then delete this folder from it) and sends the lines `intima publisher` "
