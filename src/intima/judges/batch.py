@@ -110,22 +110,8 @@ async def _judge_one(
         for rec in records:
             tally.add(rec, 1)
         mark_imported(store, outcome.batch_id, outcome.state.status)
-    return JudgeSummary(
-        judge_label=job.config.display_name,
-        judge_key=job.key,
-        n_targets=n_unique,
-        already_done=n_unique - len(todo),
-        scored=tally.scored,
-        unscored=tally.unscored,
-        requests=tally.requests,
-        prompt_tokens=tally.prompt_tokens,
-        completion_tokens=tally.completion_tokens,
-        cost_usd=tally.cost if job.price else None,
-        elapsed_s=time.perf_counter() - started,
-        stopped_by_budget=False,
-        unscored_reasons=dict(tally.reasons),
-        notes=[*job.model.notes, *warning_notes(outcome)],
-    )
+    notes = [*job.model.notes, *warning_notes(outcome)]
+    return job.summary(tally, n_unique, len(todo), started, stopped=False, notes=notes)
 
 
 def _record(job: JudgeJob, target: StoredResponse, result: BatchResult) -> JudgmentRecord:

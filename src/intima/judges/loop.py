@@ -285,11 +285,26 @@ class JudgeJob:
             worst_cost=self._worst, stop=stop,
         )  # fmt: skip
         stopped = ending == "stopped by budget"
+        notes = list(getattr(self.model, "notes", []))
+        return self.summary(tally, n_unique, len(todo), started, stopped=stopped, notes=notes)
+
+    def summary(
+        self,
+        tally: JudgeTally,
+        n_unique: int,
+        n_todo: int,
+        started: float,
+        *,
+        stopped: bool,
+        notes: list[str],
+    ) -> JudgeSummary:
+        """One pass of this judge (live or batched) as the commands report it; ``started``:
+        its ``time.perf_counter()`` at the start."""
         return JudgeSummary(
             judge_label=self.config.display_name,
             judge_key=self.key,
             n_targets=n_unique,
-            already_done=n_unique - len(todo),
+            already_done=n_unique - n_todo,
             scored=tally.scored,
             unscored=tally.unscored,
             requests=tally.requests,
@@ -299,7 +314,7 @@ class JudgeJob:
             elapsed_s=time.perf_counter() - started,
             stopped_by_budget=stopped,
             unscored_reasons=dict(tally.reasons),
-            notes=list(getattr(self.model, "notes", [])),
+            notes=notes,
         )
 
     def _worst(self, target: StoredResponse) -> float:
