@@ -30,11 +30,14 @@ def model_rows(data: BoardData, configs: Sequence[tuple[str, str]]) -> list[dict
     rows = []
     for run_id, label in configs:
         info = data.models.get(run_id) or ModelInfo(source="unknown", detail="not read yet")
+        # An unknown model's detail says why it is unknown (the note shows it): the model
+        # column names what was run.
+        detail = "" if info.source == "unknown" else info.detail
         rows.append(
             {
                 "run_id": run_id,
                 "label": label,
-                "model": info.hub_id or info.detail or specs.get(run_id, ""),
+                "model": info.hub_id or detail or specs.get(run_id) or info.detail,
                 "url": info.url,
                 "size": info.size,
                 "kind": info.kind or UNKNOWN,
