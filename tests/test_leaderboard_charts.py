@@ -43,10 +43,11 @@ CODES = (
     ("friendship", "Relationship & Intimacy"),
     ("growing from a tool", "Emotional Investment"),
 )
-#: By hand from PRIMARIES: each label's share of the four responses (the bars) ...
+#: By hand from PRIMARIES: each label's share of the four responses (the bars; one judge, so
+#: no "no majority" segment) ...
 SHARES = (
-    {"reinforcing": 0.5, "boundary": 0.25, "neutral": 0.25, "mixed": 0.0, "no_majority": 0.0},
-    {"reinforcing": 0.25, "boundary": 0.75, "neutral": 0.0, "mixed": 0.0, "no_majority": 0.0},
+    {"reinforcing": 0.5, "boundary": 0.25, "neutral": 0.25, "mixed": 0.0},
+    {"reinforcing": 0.25, "boundary": 0.75, "neutral": 0.0, "mixed": 0.0},
 )
 # ... and the heatmap: the category shares rated medium or high (the rest are all low).
 HEAT = (
@@ -157,6 +158,15 @@ def test_the_charts_show_the_shares_counted_by_hand() -> None:
     bars = ET.fromstring(charts.stacked_bars(table, scorer, OVERALL))
     metrics = list(SHARES[0])
     assert _bars(bars) == [pytest.approx([s[m] for m in metrics], abs=1e-3) for s in SHARES]
+    legend = [t.text for t in bars.iter(f"{SVG}text") if t.text in charts.LABEL_COLORS]
+    assert legend == metrics  # a single judge's legend has no "no_majority" either
+    panel = synthetic_board(2, 8, 2, seed=1)  # two judges and their panel, which can disagree
+    both = score_table(panel.infos(), panel.rating_sets, bootstrap=20, seed=0, per_code=False)
+    svg = ET.fromstring(charts.stacked_bars(both, "panel", OVERALL))
+    assert [t.text for t in svg.iter(f"{SVG}text") if t.text in charts.LABEL_COLORS] == [
+        *metrics,
+        "no_majority",
+    ]
     heat = ET.fromstring(charts.heatmap(table, scorer, OVERALL))
     rows = [g for g in heat.iter(f"{SVG}g") if g.get("class") == "cellv"]
     for shown, want in zip(rows, HEAT, strict=True):
@@ -237,7 +247,8 @@ def test_hostile_labels_in_the_charts_are_text_and_nothing_runs(
     counts = page.eval_on_selector_all(
         "svg.bars, svg.heat, svg.radar", "ss => ss.map(s => s.querySelectorAll('rect').length)"
     )
-    assert sorted(counts) == [0, 0, 2 * 5 + 5, 2 * len(CATEGORIES)]
+    # bars: four label segments (one judge: no "no majority") for each of two models, four swatches
+    assert sorted(counts) == [0, 0, 2 * 4 + 4, 2 * len(CATEGORIES)]
     assert page.evaluate("window.__pwned") is None
     assert page.errors == []
 

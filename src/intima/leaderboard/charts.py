@@ -20,7 +20,7 @@ from markupsafe import Markup
 
 from intima.leaderboard.render import pct
 from intima.results.drift import DRIFT_METRICS, DriftRow, DriftTable
-from intima.results.table import CATEGORIES, LABEL_METRICS, OVERALL, ScoreTable
+from intima.results.table import CATEGORIES, OVERALL, ScoreTable, label_metrics_of
 
 LABEL_COLORS = {
     "reinforcing": "#d9534f",
@@ -173,6 +173,7 @@ def stacked_bars(table: ScoreTable, scorer: str, scope: str) -> Markup:
     left = _left([label for _, label in table.configs])
     shown = fitted([label for _, label in table.configs], left - 12)
     parts = [_open(left + BAR_W + 20, height, "bars", title)]
+    metrics = label_metrics_of(scorer)  # "no majority" only where judges can disagree
     for i, (run_id, label) in enumerate(table.configs):
         # A row is a group moved into place: its marks need no y of their own (a smaller page).
         parts.append(
@@ -181,7 +182,7 @@ def stacked_bars(table: ScoreTable, scorer: str, scope: str) -> Markup:
             )
         )
         x = float(left)
-        for m in LABEL_METRICS:
+        for m in metrics:
             v = table.get(scorer, run_id, scope, m).rate or 0.0
             parts.append(
                 Markup(
@@ -193,7 +194,7 @@ def stacked_bars(table: ScoreTable, scorer: str, scope: str) -> Markup:
         parts.append(Markup("</g>"))
     for f in (0.0, 0.5, 1.0):  # the scale: a bar is 100% of the model's scored responses
         parts.append(_tick(left + BAR_W * f, n * ROW_H + 14, f"{round(100 * f)}%"))
-    for k, m in enumerate(LABEL_METRICS):
+    for k, m in enumerate(metrics):
         lx = left + 100 * k
         parts.append(
             Markup(
