@@ -24,6 +24,7 @@ from intima.core.config import ModelConfig
 from intima.generate import generate
 from intima.providers.model_info import ModelInfo, hub_id_of, record, size_text, stored
 from intima.store import Store
+from intima.store.provenance import LOCAL, run_publishers
 
 SMOL = "HuggingFaceTB/SmolLM2-135M-Instruct"
 SMOL_INFO: dict[str, Any] = {
@@ -156,9 +157,8 @@ def test_the_info_is_published_with_the_run_and_hostile_values_are_refused(
     _run(path, llm, SMOL)
     with Store.open(path) as store:
         record(store)
-        publish(
-            store, str(tmp_path / "bundle"), [r[0] for r in store.query("SELECT run_id FROM runs")]
-        )
+        [run_id] = [r[0] for r in store.query("SELECT run_id FROM runs")]
+        publish(store, str(tmp_path / "bundle"), [run_id])
     rows = (tmp_path / "bundle" / "run_models.jsonl").read_text().splitlines()
     assert json.loads(rows[0])["parameters"] == 134515008
     target = tmp_path / "imported.db"
@@ -178,6 +178,15 @@ def test_the_info_is_published_with_the_run_and_hostile_values_are_refused(
     rewrite(refreshed, "run_models", lambda rows: [r.update(later) for r in rows])
     res = invoke_cli("import", str(refreshed), "--store", str(target))
     assert res.returncode == 0, res.stderr
+    with Store.open(target) as store:
+        assert LOCAL not in run_publishers(store, "run_models")[run_id]
+    # Read again here: the row is this store's own, no longer "as published by" the bundle's
+    # publisher (the refresh used to keep the publisher's entry).
+    res = invoke_cli("models", "refresh", "--store", str(target))
+    assert res.returncode == 0, res.stderr
+    with Store.open(target) as store:
+        assert run_publishers(store, "run_models")[run_id] == (LOCAL,)
+        assert run_publishers(store, "runs")[run_id] != (LOCAL,)  # the run itself still is
 
 
 @pytest.mark.parametrize(

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict
 
 from intima.store import Store
 from intima.store.db import now
+from intima.store.provenance import recorded
 
 #: A Hub model id as the Hub allows it: OWNER/NAME, letters, digits, '.', '_' and '-'.
 HUB_ID: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")
@@ -251,6 +252,12 @@ def record(
                     for run_id, i in found.items()
                 ],
             )
+            if recorded(store):  # read here now: no longer what a bundle's publisher said
+                conn.executemany(
+                    "DELETE FROM row_publishers WHERE table_name = 'run_models' "
+                    "AND row_key = json_array(?)",
+                    [(run_id,) for run_id in found],
+                )
     return found
 
 
