@@ -23,6 +23,7 @@ import pytest
 
 from conftest import invoke_cli, run_cli
 from fake_hub import RESULTS, FakeHub, hf_env, push_bundle
+from full_bundle import rewrite
 from intima.bundles.publish import publish
 from intima.core.config import ModelConfig
 from intima.dataset import load_prompts
@@ -239,4 +240,57 @@ def test_an_honest_sample_travels_and_a_forged_weight_does_not(
     line = _one_error_line(invoke_cli("import", str(tmp_path / "weighed"), "--store",
                                       str(tmp_path / "w.db")))  # fmt: skip
     assert "records strata weights that are not the run's dimensions (" in line, line
+    TALLY.bundles_refused += 1
+
+
+def test_a_sample_published_again_after_it_grew_is_the_grown_one(
+    world: dict[str, Any], tmp_path: Path
+) -> None:
+    """A sample published at 10 and again at 20 (``--sample 20`` extends it) was two bundles
+    whose ``judgment_samples`` rows differed in size: both refused as a conflict, the run's
+    share gone from the board. Now the grown one stays, whatever the order; its members past
+    the first 10 are still recomputed, so a grown copy cannot bring hand-picked ones."""
+    db = tmp_path / "grow.db"
+    shutil.copy(world["forged_db"], db)
+    with closing(sqlite3.connect(db)) as conn, conn:
+        for table in ("judgment_sample_members", "judgment_samples"):
+            conn.execute(f"DELETE FROM {table}")
+    both = tmp_path / "repo"
+    for size in (10, 20):
+        with Store.open(db) as store:
+            judge_run.judge(store, [judge_cfg("a")], sample=SampleSpec(size=size))
+            publish(store, str(both / "bundles" / f"s{size}"))  # as a results repo holds them
+    first_20 = world["order"][:20]
+    for name, sources in (
+        ("one-import", [both]),
+        ("small-first", [both / "bundles" / "s10", both / "bundles" / "s20"]),
+        ("grown-first", [both / "bundles" / "s20", both / "bundles" / "s10"]),
+    ):
+        target = tmp_path / f"{name}.db"
+        for src in sources:
+            res = invoke_cli("import", str(src), "--store", str(target))
+            assert res.returncode == 0, (name, res.stderr[-1500:])
+        with Store.open(target, create=False) as store:
+            (s,) = samples(store)
+        assert (s.size, list(s.members)) == (20, first_20), name
+        assert len(_headline(target)) == 1, name
+
+    # A grown copy whose later members are hand-picked: refused after the honest 10 too.
+    forged = tmp_path / "forged20"
+    shutil.copytree(both / "bundles" / "s20", forged)
+    later = [r for r in world["order"] if r not in first_20][:10]
+
+    def pick(rows: list[dict[str, Any]]) -> None:
+        for r in rows:
+            if r["position"] >= 10:
+                r["response_id"] = later[r["position"] - 10]
+
+    rewrite(forged, "judgment_sample_members", pick)
+    target = tmp_path / "grown-forged.db"
+    assert (
+        invoke_cli("import", str(both / "bundles" / "s10"), "--store", str(target)).returncode == 0
+    )
+    TALLY.bundles_crafted += 1
+    line = _one_error_line(invoke_cli("import", str(forged), "--store", str(target)))
+    assert "(seed 0, size 20) is not its seeded order's first 20: member 11 of 20" in line, line
     TALLY.bundles_refused += 1

@@ -64,13 +64,19 @@ NOT_CONTENT: Final[Mapping[str, frozenset[str]]] = {
     # The digest of the answers a sample was drawn from: NULL in a copy stored before it was
     # recorded (judges_0007); the answers it names are recomputed on import, not believed
     # (intima.bundles.membership), and its size and count are compared.
-    "judgment_samples": frozenset({"population_sha256"}),
+    "judgment_samples": frozenset({"population_sha256", "size"}),
     # What the Hub said of a run's model when it was last asked (`intima models refresh`): a
     # republish after a refresh is the same run, not a conflict; the first imported is shown.
     "run_models": frozenset(
         {"source", "hub_id", "parameters", "kind", "license", "model_date", "detail", "checked_at"}
     ),
 }
+#: Rows that grow, by the column that grows: of two rows of one publisher under one key that
+#: agree on the rest, the larger stays, whichever was imported first. A sample published at
+#: 60 and again at 120 (``intima judge --sample 120`` extends it: its first 60 members are the
+#: earlier sample's, which their own keys hold to) is one sample of 120, and the import's
+#: recomputation checks the grown one (:mod:`intima.bundles.membership`).
+GROWS: Final[Mapping[str, str]] = {"judgment_samples": "size"}
 #: Of :data:`NOT_CONTENT`, what two publishers carrying one run may still differ on: how far
 #: the run had got, and when its model facts were read (neither is shown).
 SHARED_FREE: Final[Mapping[str, frozenset[str]]] = {

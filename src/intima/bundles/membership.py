@@ -96,6 +96,11 @@ def _key(row: Mapping[str, Any]) -> Key:
     return str(row.get("run_id")), str(row.get("judge_key"))
 
 
+def _size(row: Mapping[str, Any]) -> int:
+    size = row.get("size")
+    return size if isinstance(size, int) else -1
+
+
 def _named(key: Key, row: Mapping[str, Any]) -> str:
     return (
         f"the {str(row.get('design'))[:30]} sample of run {key[0][:12]!r} for judge "
@@ -105,7 +110,8 @@ def _named(key: Key, row: Mapping[str, Any]) -> str:
 
 class _Union:
     """The rows of several sources (the store, bundles) a recomputation reads; of two rows
-    under one key the first is kept (rows that differ are refused as conflicts elsewhere)."""
+    under one key the first is kept (rows that differ are refused as conflicts elsewhere),
+    but of two copies of a sample the larger."""
 
     def __init__(self, sources: Iterable[Rows]) -> None:
         self.config: dict[str, Any] = {}
@@ -135,7 +141,10 @@ class _Union:
                     self.answered[at] = r.get("response_id")
                     self.stored_at[str(r.get("response_id"))] = str(r.get("created_at", ""))
         for r in data.get("judgment_samples", ()):
-            self.samples.setdefault(_key(r), r)
+            # The grown copy of a sample is the one the import keeps (identity.GROWS).
+            had = self.samples.setdefault(_key(r), r)
+            if _size(r) > _size(had):
+                self.samples[_key(r)] = r
         for r in data.get("judgment_sample_members", ()):
             self.members.setdefault(_key(r), {}).setdefault(r.get("position"), r.get("response_id"))
         for r in data.get("judgment_sample_strata", ()):

@@ -14,7 +14,7 @@ from pydantic import ValidationError
 
 from intima.bundles.checks import check_protocol, check_rows, check_twin, integrity_error
 from intima.bundles.export import FileEntry, sha256_file
-from intima.bundles.identity import UNSETTLED, Ledger
+from intima.bundles.identity import GROWS, UNSETTLED, Ledger
 from intima.bundles.membership import unseeded
 from intima.bundles.owners import foreign_key_problem, keep_made_here, own, record
 from intima.bundles.publish import (
@@ -419,6 +419,18 @@ def _insert(conn: sqlite3.Connection, table: str, keys: list[str], row: dict[str
     names = ",".join(f'"{c}"' for c in cols)
     marks = ",".join("?" * len(cols))
     values = [json.dumps(v) if isinstance(v, dict | list) else v for v in row.values()]
+    if grows := GROWS.get(table):
+        # A grown copy of a stored row replaces it, never the reverse: the checks made sure
+        # the two agree on all else (and that the grown one is what its seed gives).
+        target = ",".join(f'"{k}"' for k in keys)
+        conn.execute(
+            f'INSERT INTO "{table}" ({names}) VALUES ({marks}) '
+            f"ON CONFLICT({target}) DO UPDATE SET "
+            + ", ".join(f'"{c}"=excluded."{c}"' for c in cols if c not in keys)
+            + f' WHERE excluded."{grows}" > "{table}"."{grows}"',
+            values,
+        )
+        return
     if unsettled := UNSETTLED.get(table):
         # A row in progress (a failed answer, an unscored judgment) gives way to an imported
         # settled one, never the reverse (as in the runner); the checks made sure both are
