@@ -31,7 +31,9 @@ stand in for the owner's.
 
 from __future__ import annotations
 
+import json
 import re
+import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -285,3 +287,32 @@ def _clashes(s: Shape, variants: Sequence[_Variant]) -> Iterator[tuple[set[str],
 def _order(item: tuple[tuple[str, int, tuple[Any, ...]], Any]) -> tuple[str, int, str]:
     (table, i, value), _ = item
     return table, i, repr(value)
+
+
+def insert_row(
+    conn: sqlite3.Connection, table: str, keys: Sequence[str], row: Mapping[str, Any]
+) -> None:
+    """Store an imported row that the checks admitted: under a key already stored, the row
+    stays unless the new one settles it (:data:`UNSETTLED`) or grows it (:data:`GROWS`), so
+    the order of bundles never decides which copy stays."""
+    cols = list(row)
+    names = ",".join(f'"{c}"' for c in cols)
+    marks = ",".join("?" * len(cols))
+    values = [json.dumps(v) if isinstance(v, dict | list) else v for v in row.values()]
+    target = ",".join(f'"{k}"' for k in keys)
+    insert = f'INSERT INTO "{table}" ({names}) VALUES ({marks}) '
+    update = ", ".join(f'"{c}"=excluded."{c}"' for c in cols if c not in keys)
+    if grows := GROWS.get(table):
+        when, args = f'excluded."{grows}" > "{table}"."{grows}"', []
+    elif unsettled := UNSETTLED.get(table):
+        # as in the runner: a row in progress gives way to a settled one, never the reverse
+        when, args = f'"{table}".status = ? AND excluded.status != ?', [unsettled, unsettled]
+    else:
+        # Only a row already stored under the same key is skipped (a re-import): OR IGNORE
+        # would also drop, silently, a row breaking a NOT NULL, UNIQUE or CHECK constraint.
+        skip = f"ON CONFLICT({target}) DO NOTHING" if keys else ""
+        conn.execute(insert + skip, values)
+        return
+    conn.execute(
+        f"{insert}ON CONFLICT({target}) DO UPDATE SET {update} WHERE {when}", values + args
+    )

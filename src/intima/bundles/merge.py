@@ -14,7 +14,7 @@ from pydantic import ValidationError
 
 from intima.bundles.checks import check_protocol, check_rows, check_twin, integrity_error
 from intima.bundles.export import FileEntry, sha256_file
-from intima.bundles.identity import GROWS, UNSETTLED, Ledger
+from intima.bundles.identity import Ledger, insert_row
 from intima.bundles.membership import unseeded
 from intima.bundles.owners import foreign_key_problem, keep_made_here, own, record
 from intima.bundles.publish import (
@@ -392,7 +392,7 @@ def _write(
                 keep_made_here(conn, table.name, keys, data.get(table.name, []))
             before = conn.total_changes
             for row in data.get(table.name, []):
-                _insert(conn, table.name, keys, row)
+                insert_row(conn, table.name, keys, row)
             added[table.name] = conn.total_changes - before
             if bundle.publisher is not None:  # (not counted as rows added)
                 record(conn, bundle.publisher, table.name, keys, data.get(table.name, []))
@@ -412,40 +412,3 @@ def _write(
         if dry_run:
             raise _RolledBack(report)
     return report
-
-
-def _insert(conn: sqlite3.Connection, table: str, keys: list[str], row: dict[str, Any]) -> None:
-    cols = list(row)
-    names = ",".join(f'"{c}"' for c in cols)
-    marks = ",".join("?" * len(cols))
-    values = [json.dumps(v) if isinstance(v, dict | list) else v for v in row.values()]
-    if grows := GROWS.get(table):
-        # A grown copy of a stored row replaces it, never the reverse: the checks made sure
-        # the two agree on all else (and that the grown one is what its seed gives).
-        target = ",".join(f'"{k}"' for k in keys)
-        conn.execute(
-            f'INSERT INTO "{table}" ({names}) VALUES ({marks}) '
-            f"ON CONFLICT({target}) DO UPDATE SET "
-            + ", ".join(f'"{c}"=excluded."{c}"' for c in cols if c not in keys)
-            + f' WHERE excluded."{grows}" > "{table}"."{grows}"',
-            values,
-        )
-        return
-    if unsettled := UNSETTLED.get(table):
-        # A row in progress (a failed answer, an unscored judgment) gives way to an imported
-        # settled one, never the reverse (as in the runner); the checks made sure both are
-        # under the same keys, so the order of bundles does not decide which stays.
-        target = ",".join(f'"{k}"' for k in keys)
-        conn.execute(
-            f'INSERT INTO "{table}" ({names}) VALUES ({marks}) '
-            f"ON CONFLICT({target}) DO UPDATE SET "
-            + ", ".join(f'"{c}"=excluded."{c}"' for c in cols if c not in keys)
-            + f' WHERE "{table}".status = ? AND excluded.status != ?',
-            [*values, unsettled, unsettled],
-        )
-        return
-    # Only a row already stored under the same key is skipped (a re-import): OR IGNORE would
-    # also drop, silently, a row breaking a NOT NULL, UNIQUE or CHECK constraint.
-    target = ",".join(f'"{k}"' for k in keys)
-    skip = f"ON CONFLICT({target}) DO NOTHING" if keys else ""
-    conn.execute(f'INSERT INTO "{table}" ({names}) VALUES ({marks}) {skip}', values)
