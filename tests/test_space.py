@@ -16,7 +16,7 @@ import pytest
 
 from browser import watched_page
 from conftest import free_port, invoke_cli, run_cli, serving
-from fake_hub import FakeHub, hf_env, running_hub
+from fake_hub import FakeHub, hf_env, point_hf_at, running_hub
 from fake_openai import FakeOpenAI, FaultPlan
 from intima.core.version import __version__
 from intima.leaderboard.space import SpaceSettings, request_backend, write_space
@@ -58,19 +58,20 @@ def test_the_space_folder_has_its_metadata_pins_and_no_secret(tmp_path: Path) ->
     # Another requirement line is written as given, and the folder holds no wheel.
     git = "intima @ git+https://github.com/example/intima@v0.1.0"
     other = invoke_cli("board", "space", "--out", str(tmp_path / "s2"), "--results",
-                    f"hf://datasets/{RESULTS}", "--requirement", git)  # fmt: skip
+                       f"hf://datasets/{RESULTS}", "--requirement", git)  # fmt: skip
     assert other.returncode == 0 and "note:" not in other.stderr, other.stderr
     assert git in (tmp_path / "s2" / "requirements.txt").read_text().splitlines()
     other_key = new_key(tmp_path / "other.key")  # --trust FILE: those publishers instead
     listed = trust_file(tmp_path / "t.toml", other_key)
     chosen = invoke_cli("board", "space", "--out", str(tmp_path / "s4"), "--results",
-                     f"hf://datasets/{RESULTS}", "--trust", str(listed))  # fmt: skip
+                        f"hf://datasets/{RESULTS}", "--trust", str(listed))  # fmt: skip
     assert chosen.returncode == 0, chosen.stderr
     written = (tmp_path / "s4" / "trust.toml").read_text()
     assert public(other_key) in written and public() not in written
     assert not list((tmp_path / "s2").glob("*.whl"))
     bad = invoke_cli("board", "space", "--out", str(tmp_path / "s3"), "--results",
-                  f"hf://datasets/{RESULTS}", "--requirement", "intima\nevil-package")  # fmt: skip
+                     f"hf://datasets/{RESULTS}", "--requirement",
+                     "intima\nevil-package")  # fmt: skip
     assert bad.returncode == 2 and "one pip requirement line" in bad.stderr
     assert not (tmp_path / "s3").exists()
     settings = json.loads((out / "space.json").read_text())
@@ -124,13 +125,13 @@ def test_the_space_folder_is_not_written_over_without_force(tmp_path: Path) -> N
     assert again.returncode == 2 and "--force" in again.stderr
     # no wheel (`--requirement`): not the point here
     forced = invoke_cli("board", "space", "--out", str(out), "--results",
-                     f"hf://datasets/{RESULTS}", "--title", "New", "--force",
-                     "--requirement", "intima")  # fmt: skip
+                        f"hf://datasets/{RESULTS}", "--title", "New", "--force",
+                        "--requirement", "intima")  # fmt: skip
     assert forced.returncode == 0, forced.stderr
     assert json.loads((out / "space.json").read_text())["title"] == "New"
     (out / "notes.txt").write_text("mine")
     other = invoke_cli("board", "space", "--out", str(out), "--results",
-                    f"hf://datasets/{RESULTS}", "--force")  # fmt: skip
+                       f"hf://datasets/{RESULTS}", "--force")  # fmt: skip
     assert other.returncode == 2 and "holds other files" in other.stderr
     assert (out / "notes.txt").read_text() == "mine"
 
@@ -182,16 +183,18 @@ def world(hub: FakeHub, tmp_path_factory: pytest.TempPathFactory) -> Iterator[di
     db = str(tmp / "results.db")
     try:
         models = [f"openai-compat:model-{x}@{server.base_url}" for x in "abc"]
-        ran = invoke_cli("run", *(a for m in models for a in ("--model", m)), "--dataset", "demo",
-                      "--limit", "3", "--store", db, "--no-progress")  # fmt: skip
+        ran = invoke_cli("run", *(a for m in models for a in ("--model", m)), "--dataset",
+                         "demo", "--limit", "3", "--store", db, "--no-progress")  # fmt: skip
         assert ran.returncode == 0, ran.stderr
         judged = invoke_cli("judge", "-j", f"openai-compat:judge@{server.base_url}", "--store", db)
         assert judged.returncode == 0, judged.stderr
         labels = {x: _label(db, f"model-{x}") for x in "abc"}
-        for x in "ac":
-            pub = run_cli("publish", f"hf://datasets/{RESULTS}", "--run", labels[x], "--store",
-                          db, env=env)  # fmt: skip
-            assert pub.returncode == 0, pub.stderr
+        with pytest.MonkeyPatch.context() as mp:  # huggingface_hub in this process: the Hub's
+            point_hf_at(hub, tmp / "cache-cli", tmp / "home-cli", mp, token=TOKEN)
+            for x in "ac":
+                pub = invoke_cli("publish", f"hf://datasets/{RESULTS}", "--run", labels[x],
+                                 "--store", db)  # fmt: skip
+                assert pub.returncode == 0, pub.stderr
         bundles = sorted({p.split("/")[1] for p in hub.repo(RESULTS).head()})
         tampered = next(b for b in bundles if _holds(hub, b, "model-c"))
         files = dict(hub.repo(RESULTS).head())
@@ -224,10 +227,10 @@ def space_url(hub: FakeHub, world: dict[str, Any]) -> Iterator[str]:
     tmp: Path = world["tmp"]
     folder = tmp / "the-space"
     # --requirement: the Space runs this environment's intima, no wheel needed
-    made = invoke_cli("board", "space", "--out", str(folder), "--results", f"hf://datasets/{RESULTS}",
-                   "--requests", f"hf://datasets/{REQUESTS}", "--refresh", "1.5",
-                   "--per-session", "3", "--bootstrap", "100",
-                   "--requirement", "intima")  # fmt: skip
+    made = invoke_cli("board", "space", "--out", str(folder), "--results",
+                      f"hf://datasets/{RESULTS}", "--requests", f"hf://datasets/{REQUESTS}",
+                      "--refresh", "1.5", "--per-session", "3", "--bootstrap", "100",
+                      "--requirement", "intima")  # fmt: skip
     assert made.returncode == 0, made.stderr
     port = free_port()
     env = {**os.environ, **hf_env(hub, tmp / "cache-space", tmp / "home-space", TOKEN),
