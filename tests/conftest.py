@@ -12,7 +12,7 @@ import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import httpx
 import pytest
@@ -155,6 +155,23 @@ def board_server(store: Path, bootstrap: int, log: Path) -> Iterator[str]:
 
 
 @contextmanager
+def board_in_thread(store: Path, bootstrap: int) -> Iterator[str]:
+    """What ``intima board serve --store STORE --bootstrap B`` serves (the very function the
+    command calls, with its trust set and launch options) from a thread of this process; yields
+    its URL and closes it afterwards. For tests of what the app shows: Gradio's import (~5 CPU-s
+    a process) is paid once per worker. A test of the command itself uses
+    :func:`board_server`."""
+    from intima.leaderboard.app import serve
+
+    port = free_port()
+    demo = serve(store, port=port, bootstrap=bootstrap, block=False)
+    try:
+        yield f"http://127.0.0.1:{port}/"
+    finally:
+        demo.close()
+
+
+@contextmanager
 def serving(
     cmd: list[str], *, port: int, log: Path, env: dict[str, str], cwd: Path | None = None
 ) -> Iterator[str]:
@@ -177,6 +194,23 @@ def wait_for(predicate: Callable[[], bool], timeout: float, what: str, poll: flo
             return
         time.sleep(poll)
     raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """Real Chromium for one module; each page a test opens (``browser.watched_page``) is in a
+    context of its own. Not shared across modules: Playwright's sync API keeps its asyncio loop
+    marked as running in this thread while its driver lives, so any ``asyncio.run`` of the code
+    under test (``generate``, ``judge``) fails until it stops; a test that runs such code after
+    opening its page starts Playwright in its own body."""
+    from playwright.sync_api import sync_playwright
+
+    from browser import launch
+
+    with sync_playwright() as p:
+        chromium = launch(p)
+        yield chromium
+        chromium.close()
 
 
 @pytest.fixture(scope="session")

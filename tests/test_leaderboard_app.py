@@ -1,4 +1,6 @@
-"""The Gradio app: the real ``intima board serve`` in a subprocess, driven by real Chromium."""
+"""The Gradio app: what ``intima board serve`` serves (its own ``serve``, from a thread; the
+command itself is started as a subprocess in test_leaderboard_models), driven by real
+Chromium."""
 
 from __future__ import annotations
 
@@ -10,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from browser import launch, watched_page
-from conftest import board_server
+from browser import watched_page
+from conftest import board_in_thread
 from intima.leaderboard.app import methodology_html
 from intima.leaderboard.request_tab import request_model
 from intima.results.board import BoardView
@@ -35,20 +37,9 @@ def store_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def app_url(store_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    log = tmp_path_factory.mktemp("applog") / "serve.log"
-    with board_server(store_path, 200, log) as url:
+def app_url(store_path: Path) -> Iterator[str]:
+    with board_in_thread(store_path, 200) as url:
         yield url
-
-
-@pytest.fixture(scope="module")
-def browser(app_url: str) -> Iterator[object]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        chromium = launch(p)
-        yield chromium
-        chromium.close()
 
 
 @pytest.fixture
@@ -244,6 +235,22 @@ _LAYOUT_JS = """
 """
 
 
+#: The tab named ``name`` is selected and its panel (mounted on its first opening) is the one
+#: shown, with content.
+_TAB_SHOWN_JS = """
+name => {
+  const tab = [...document.querySelectorAll('[role=tab]')].find(b => b.textContent.trim() === name);
+  const shown = [...document.querySelectorAll('[role=tabpanel]')].filter(p => p.offsetParent !== null);
+  if (!tab || tab.getAttribute('aria-selected') !== 'true' || shown.length !== 1) return false;
+  return shown[0].getBoundingClientRect().height > 0 && shown[0].textContent.trim() !== '';
+}
+"""
+#: Resolves after the next two frames: the shown panel's layout has been computed.
+_TWO_FRAMES_JS = (
+    "() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)))"
+)
+
+
 @pytest.mark.parametrize("width", [1280, 1920, 390])
 def test_every_tab_is_readable_at_common_widths(
     browser: Any, app_url: str, artifacts: Path, width: int
@@ -261,7 +268,8 @@ def test_every_tab_is_readable_at_common_widths(
             if not button.is_visible():  # a phone shows some tabs behind a menu
                 continue
             button.click()
-            pg.wait_for_timeout(600)
+            pg.wait_for_function(_TAB_SHOWN_JS, arg=tab)
+            pg.evaluate(_TWO_FRAMES_JS)
             seen.append(tab)
             pg.screenshot(path=str(artifacts / f"app-{width}-{tab.split()[0]}.png"), full_page=True)
             assert pg.evaluate(_LAYOUT_JS) == [], (width, tab)

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from browser import launch, watched_page
-from conftest import board_server
+from browser import watched_page
+from conftest import board_in_thread
 from intima.core.ratings import Level, RatingSet, primary_label
 from intima.core.taxonomy import CATEGORIES
 from intima.leaderboard import charts
@@ -106,25 +106,22 @@ def site(store: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def app_url(store: Path) -> Iterator[str]:
-    with board_server(store, 50, store.parent / "serve.log") as url:
+    with board_in_thread(store, 50) as url:
         yield url
 
 
 @pytest.fixture(scope="module")
-def pages(site: Path, app_url: str) -> Iterator[dict[str, Any]]:
+def pages(site: Path, app_url: str, browser: Any) -> Iterator[dict[str, Any]]:
     """The site and the app, each open in real Chromium."""
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = launch(p)
-        sp = watched_page(browser)
-        sp.goto((site / "index.html").as_uri())
-        sp.wait_for_selector("body[data-ready='1']", timeout=10_000)
-        ap = watched_page(browser)
-        ap.goto(app_url)
-        ap.wait_for_selector("#board-bars svg", timeout=30_000)
-        yield {"site": sp, "app": ap}
-        browser.close()
+    sp = watched_page(browser)
+    sp.goto((site / "index.html").as_uri())
+    sp.wait_for_selector("body[data-ready='1']", timeout=10_000)
+    ap = watched_page(browser)
+    ap.goto(app_url)
+    ap.wait_for_selector("#board-bars svg", timeout=30_000)
+    yield {"site": sp, "app": ap}
+    sp.close()
+    ap.close()
 
 
 #: Where each chart sits: (the site's section, the app's box).

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from browser import launch, watched_page
+from browser import watched_page
 from conversation_store import mixed_run, synthetic_runs, write_run
 from intima.leaderboard.drift_render import COLUMNS
 from intima.leaderboard.render import read_chunk
@@ -43,17 +43,6 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
         data, conversations = load_board(store), load_conversations(store)
     build_site(data, root / "out", bootstrap=200, seed=0, conversations=conversations)
     return root / "out"
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    """One Chromium for the module: Playwright's sync API allows one driver at a time."""
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        chromium = launch(p)
-        yield chromium
-        chromium.close()
 
 
 @pytest.fixture(scope="module")
@@ -257,12 +246,11 @@ def test_nothing_overflows(page, width: int) -> None:
 
 
 @pytest.fixture(scope="module")
-def app_page(site: Path, browser, tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
-    """``intima board serve`` on the same store, opened in Chromium."""
-    from conftest import board_server
+def app_page(site: Path, browser) -> Iterator[object]:
+    """What ``intima board serve`` serves on the same store, opened in Chromium."""
+    from conftest import board_in_thread
 
-    log = tmp_path_factory.mktemp("drift-app") / "serve.log"
-    with board_server(site.parent / "store.db", 200, log) as url:
+    with board_in_thread(site.parent / "store.db", 200) as url:
         pg = watched_page(browser)
         pg.goto(url)
         pg.wait_for_selector("#board-table table", timeout=30_000)

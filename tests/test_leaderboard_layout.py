@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from browser import launch, watched_page
+from browser import watched_page
 from intima.leaderboard import charts
 from intima.results.board import BoardView
 from intima.results.table import OVERALL, ScoreTable, dims_in, score_table
@@ -35,15 +35,11 @@ def _table(labels: tuple[str, ...], n_prompts: int = 8) -> ScoreTable:
 
 
 @pytest.fixture(scope="module")
-def page() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = launch(p)
-        pg = watched_page(browser)
-        pg.set_viewport_size({"width": 1280, "height": 900})
-        yield pg
-        browser.close()
+def page(browser: Any) -> Iterator[Any]:
+    pg = watched_page(browser)
+    pg.set_viewport_size({"width": 1280, "height": 900})
+    yield pg
+    pg.close()
 
 
 @pytest.mark.parametrize("kind", ["bars", "heatmap"])

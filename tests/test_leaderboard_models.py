@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from browser import launch, watched_page
-from conftest import board_server, invoke_cli
+from browser import watched_page
+from conftest import board_in_thread, board_server, invoke_cli
 from fake_hub import point_hf_at, running_hub
 from intima.leaderboard.models_view import hide_css, matches, model_rows, models_html
 from intima.results.data import load_board
@@ -57,16 +57,6 @@ def store_path(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     yield path
 
 
-@pytest.fixture(scope="module")
-def browser(store_path: Path) -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        chromium = launch(p)
-        yield chromium
-        chromium.close()
-
-
 def _visible_run_ids(pg: Any, selector: str) -> list[str]:
     return pg.eval_on_selector_all(
         selector, "rs => rs.filter(r => r.offsetParent !== null).map(r => r.dataset.runId)"
@@ -105,9 +95,9 @@ def test_the_site_shows_each_model_and_the_search_box_filters_the_score_table(
 
 
 def test_the_app_shows_the_same_and_its_search_box_filters_the_table(
-    browser: Any, store_path: Path, tmp_path: Path
+    browser: Any, store_path: Path
 ) -> None:
-    with board_server(store_path, 50, tmp_path / "serve.log") as url:
+    with board_in_thread(store_path, 50) as url:
         pg = watched_page(browser)
         pg.goto(url)
         pg.wait_for_selector("#board-models table", timeout=30_000)
@@ -209,6 +199,8 @@ def test_the_space_shows_the_model_info_its_results_repo_carries(
 def test_board_serve_reads_missing_model_info_once_and_offline_says_unknown(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """The real command, in a process of its own (the suite's one ``intima board serve``
+    subprocess: the other app tests serve the same function from a thread)."""
     data = synthetic_board(2, 20, 1, seed=3)
     path = tmp_path / "store.db"
     with Store.open(path) as store:

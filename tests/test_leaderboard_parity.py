@@ -1,9 +1,9 @@
 """The static site and the app show the same cells for the same store (issue 34): the score
 table with its direction note, the validation card, the raw-share and mean-score table, the
 prediction-powered shares, the side-by-side numbers, the models table, a response's detail
-and the methodology, read from the two pages in real Chromium, the real
-``intima board serve`` on one side and a built site on the other. Both are rendered by one
-definition each; a copy that drifts on either side turns this red."""
+and the methodology, read from the two pages in real Chromium, the app ``intima board serve``
+serves on one side and a built site on the other. Both are rendered by one definition each; a
+copy that drifts on either side turns this red."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from browser import launch, watched_page
-from conftest import board_server
+from browser import watched_page
+from conftest import board_in_thread
 from intima.judges.prompt import JUDGE_PROMPT_VERSION
 from intima.judges.samples import SampleSpec, draw
 from intima.leaderboard.site import build_site
@@ -71,16 +71,15 @@ def store_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def pages(store_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    """(site page, app page), one browser."""
-    from playwright.sync_api import sync_playwright
-
+def pages(
+    store_path: Path, browser: Any, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Any]:
+    """(site page, app page)."""
     root = tmp_path_factory.mktemp("parity-out")
     with Store.open(store_path) as store:
         data = load_board(store)
     build_site(data, root / "site", bootstrap=BOOTSTRAP, seed=DEFAULT_SEED)
-    with board_server(store_path, BOOTSTRAP, root / "serve.log") as url, sync_playwright() as p:
-        browser = launch(p)
+    with board_in_thread(store_path, BOOTSTRAP) as url:
         site, app = watched_page(browser), watched_page(browser)
         site.goto((root / "site" / "index.html").as_uri())
         site.wait_for_selector("body[data-ready='1']", timeout=10_000)
@@ -88,7 +87,8 @@ def pages(store_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterato
         app.wait_for_selector("#board-table #scores", timeout=30_000)
         yield site, app
         assert site.errors == [] and app.errors == []
-        browser.close()
+        site.close()
+        app.close()
 
 
 def _views(pg: Any, root: str) -> dict[str, Any]:

@@ -7,10 +7,11 @@ import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from browser import launch, watched_page
+from browser import watched_page
 from intima.core.errors import IntimaError
 from intima.core.ratings import Level, Primary, primary_label
 from intima.core.taxonomy import CATEGORIES
@@ -41,16 +42,12 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def page(site: Path) -> Iterator[object]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = launch(p)
-        pg = watched_page(browser)
-        pg.goto((site / "index.html").as_uri())
-        pg.wait_for_selector("body[data-ready='1']", timeout=10_000)
-        yield pg
-        browser.close()
+def page(site: Path, browser: Any) -> Iterator[object]:
+    pg = watched_page(browser)
+    pg.goto((site / "index.html").as_uri())
+    pg.wait_for_selector("body[data-ready='1']", timeout=10_000)
+    yield pg
+    pg.close()
 
 
 def payload(site: Path) -> dict:

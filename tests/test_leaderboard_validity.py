@@ -8,11 +8,12 @@ import dataclasses
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
-from browser import launch, watched_page
+from browser import watched_page
 from intima.results.board import BoardView
 from intima.results.cards import Card, correcting_card, shipped_cards, stored_cards
 from intima.results.data import BoardData, load_board
@@ -166,16 +167,12 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def page(site: Path) -> Iterator[object]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = launch(p)
-        pg = watched_page(browser)
-        pg.goto((site / "index.html").as_uri())
-        pg.wait_for_selector("body[data-ready='1']", timeout=10_000)
-        yield pg
-        browser.close()
+def page(site: Path, browser: Any) -> Iterator[object]:
+    pg = watched_page(browser)
+    pg.goto((site / "index.html").as_uri())
+    pg.wait_for_selector("body[data-ready='1']", timeout=10_000)
+    yield pg
+    pg.close()
 
 
 def _choose(page, scorer: str) -> None:

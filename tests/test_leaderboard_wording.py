@@ -8,10 +8,11 @@ import dataclasses
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from browser import launch, watched_page
+from browser import watched_page
 from intima.leaderboard.render import read_chunk
 from intima.leaderboard.site import build_site
 from intima.results.intervals import intervals_note
@@ -39,18 +40,14 @@ def demo_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module", params=[1280, 390])
-def page(request: pytest.FixtureRequest, demo_site: Path) -> Iterator[object]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = launch(p)
-        pg = watched_page(browser)
-        pg.set_viewport_size({"width": request.param, "height": 900})
-        pg.goto((demo_site / "index.html").as_uri())
-        pg.wait_for_selector("body[data-ready='1']", timeout=10_000)
-        pg.width = request.param
-        yield pg
-        browser.close()
+def page(request: pytest.FixtureRequest, demo_site: Path, browser: Any) -> Iterator[object]:
+    pg = watched_page(browser)
+    pg.set_viewport_size({"width": request.param, "height": 900})
+    pg.goto((demo_site / "index.html").as_uri())
+    pg.wait_for_selector("body[data-ready='1']", timeout=10_000)
+    pg.width = request.param
+    yield pg
+    pg.close()
 
 
 def _visible_before(page, first: str, second: str) -> bool:

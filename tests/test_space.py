@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from browser import launch, watched_page
+from browser import watched_page
 from conftest import free_port, invoke_cli, run_cli, serving
-from fake_hub import FakeHub, hf_env, running_hub
+from fake_hub import FakeHub, hf_env, point_hf_at, running_hub
 from fake_openai import FakeOpenAI, FaultPlan
 from intima.core.version import __version__
 from intima.leaderboard.space import SpaceSettings, request_backend, write_space
@@ -57,20 +57,21 @@ def test_the_space_folder_has_its_metadata_pins_and_no_secret(tmp_path: Path) ->
     assert_installs_offline(out)
     # Another requirement line is written as given, and the folder holds no wheel.
     git = "intima @ git+https://github.com/example/intima@v0.1.0"
-    other = run_cli("board", "space", "--out", str(tmp_path / "s2"), "--results",
-                    f"hf://datasets/{RESULTS}", "--requirement", git)  # fmt: skip
+    other = invoke_cli("board", "space", "--out", str(tmp_path / "s2"), "--results",
+                       f"hf://datasets/{RESULTS}", "--requirement", git)  # fmt: skip
     assert other.returncode == 0 and "note:" not in other.stderr, other.stderr
     assert git in (tmp_path / "s2" / "requirements.txt").read_text().splitlines()
     other_key = new_key(tmp_path / "other.key")  # --trust FILE: those publishers instead
     listed = trust_file(tmp_path / "t.toml", other_key)
-    chosen = run_cli("board", "space", "--out", str(tmp_path / "s4"), "--results",
-                     f"hf://datasets/{RESULTS}", "--trust", str(listed))  # fmt: skip
+    chosen = invoke_cli("board", "space", "--out", str(tmp_path / "s4"), "--results",
+                        f"hf://datasets/{RESULTS}", "--trust", str(listed))  # fmt: skip
     assert chosen.returncode == 0, chosen.stderr
     written = (tmp_path / "s4" / "trust.toml").read_text()
     assert public(other_key) in written and public() not in written
     assert not list((tmp_path / "s2").glob("*.whl"))
-    bad = run_cli("board", "space", "--out", str(tmp_path / "s3"), "--results",
-                  f"hf://datasets/{RESULTS}", "--requirement", "intima\nevil-package")  # fmt: skip
+    bad = invoke_cli("board", "space", "--out", str(tmp_path / "s3"), "--results",
+                     f"hf://datasets/{RESULTS}", "--requirement",
+                     "intima\nevil-package")  # fmt: skip
     assert bad.returncode == 2 and "one pip requirement line" in bad.stderr
     assert not (tmp_path / "s3").exists()
     settings = json.loads((out / "space.json").read_text())
@@ -80,8 +81,8 @@ def test_the_space_folder_has_its_metadata_pins_and_no_secret(tmp_path: Path) ->
     blob = "".join(p.read_text() for p in out.iterdir() if p.suffix != ".whl")
     assert TOKEN not in blob and "hf_" not in blob
     # --force replaces the folder, wheel included
-    again = run_cli("board", "space", "--out", str(out), "--results", f"hf://datasets/{RESULTS}",
-                    "--force")  # fmt: skip
+    again = invoke_cli("board", "space", "--out", str(out), "--results",
+                       f"hf://datasets/{RESULTS}", "--force")  # fmt: skip
     assert again.returncode == 0, again.stderr
     assert [p.name for p in out.glob("*.whl")] == [wheel]
 
@@ -120,17 +121,17 @@ def test_the_space_folder_is_not_written_over_without_force(tmp_path: Path) -> N
     out = tmp_path / "space"
     settings = SpaceSettings(results=f"hf://datasets/{RESULTS}")
     write_space(out, settings)
-    again = run_cli("board", "space", "--out", str(out), "--results", f"hf://datasets/{RESULTS}")
+    again = invoke_cli("board", "space", "--out", str(out), "--results", f"hf://datasets/{RESULTS}")
     assert again.returncode == 2 and "--force" in again.stderr
     # no wheel (`--requirement`): not the point here
-    forced = run_cli("board", "space", "--out", str(out), "--results",
-                     f"hf://datasets/{RESULTS}", "--title", "New", "--force",
-                     "--requirement", "intima")  # fmt: skip
+    forced = invoke_cli("board", "space", "--out", str(out), "--results",
+                        f"hf://datasets/{RESULTS}", "--title", "New", "--force",
+                        "--requirement", "intima")  # fmt: skip
     assert forced.returncode == 0, forced.stderr
     assert json.loads((out / "space.json").read_text())["title"] == "New"
     (out / "notes.txt").write_text("mine")
-    other = run_cli("board", "space", "--out", str(out), "--results",
-                    f"hf://datasets/{RESULTS}", "--force")  # fmt: skip
+    other = invoke_cli("board", "space", "--out", str(out), "--results",
+                       f"hf://datasets/{RESULTS}", "--force")  # fmt: skip
     assert other.returncode == 2 and "holds other files" in other.stderr
     assert (out / "notes.txt").read_text() == "mine"
 
@@ -145,7 +146,7 @@ def test_the_space_folder_is_not_written_over_without_force(tmp_path: Path) -> N
     ],
 )  # fmt: skip
 def test_bad_repo_urls_get_one_error_line(tmp_path: Path, args: list[str], message: str) -> None:
-    res = run_cli("board", "space", "--out", str(tmp_path / "s"), *args)
+    res = invoke_cli("board", "space", "--out", str(tmp_path / "s"), *args)
     assert res.returncode == 2 and res.stderr.strip().splitlines() == [
         next(line for line in res.stderr.splitlines() if line.startswith("error:"))
     ]
@@ -182,16 +183,18 @@ def world(hub: FakeHub, tmp_path_factory: pytest.TempPathFactory) -> Iterator[di
     db = str(tmp / "results.db")
     try:
         models = [f"openai-compat:model-{x}@{server.base_url}" for x in "abc"]
-        ran = run_cli("run", *(a for m in models for a in ("--model", m)), "--dataset", "demo",
-                      "--limit", "3", "--store", db, "--no-progress")  # fmt: skip
+        ran = invoke_cli("run", *(a for m in models for a in ("--model", m)), "--dataset",
+                         "demo", "--limit", "3", "--store", db, "--no-progress")  # fmt: skip
         assert ran.returncode == 0, ran.stderr
-        judged = run_cli("judge", "-j", f"openai-compat:judge@{server.base_url}", "--store", db)
+        judged = invoke_cli("judge", "-j", f"openai-compat:judge@{server.base_url}", "--store", db)
         assert judged.returncode == 0, judged.stderr
         labels = {x: _label(db, f"model-{x}") for x in "abc"}
-        for x in "ac":
-            pub = run_cli("publish", f"hf://datasets/{RESULTS}", "--run", labels[x], "--store",
-                          db, env=env)  # fmt: skip
-            assert pub.returncode == 0, pub.stderr
+        with pytest.MonkeyPatch.context() as mp:  # huggingface_hub in this process: the Hub's
+            point_hf_at(hub, tmp / "cache-cli", tmp / "home-cli", mp, token=TOKEN)
+            for x in "ac":
+                pub = invoke_cli("publish", f"hf://datasets/{RESULTS}", "--run", labels[x],
+                                 "--store", db)  # fmt: skip
+                assert pub.returncode == 0, pub.stderr
         bundles = sorted({p.split("/")[1] for p in hub.repo(RESULTS).head()})
         tampered = next(b for b in bundles if _holds(hub, b, "model-c"))
         files = dict(hub.repo(RESULTS).head())
@@ -224,10 +227,10 @@ def space_url(hub: FakeHub, world: dict[str, Any]) -> Iterator[str]:
     tmp: Path = world["tmp"]
     folder = tmp / "the-space"
     # --requirement: the Space runs this environment's intima, no wheel needed
-    made = run_cli("board", "space", "--out", str(folder), "--results", f"hf://datasets/{RESULTS}",
-                   "--requests", f"hf://datasets/{REQUESTS}", "--refresh", "1.5",
-                   "--per-session", "3", "--bootstrap", "100",
-                   "--requirement", "intima")  # fmt: skip
+    made = invoke_cli("board", "space", "--out", str(folder), "--results",
+                      f"hf://datasets/{RESULTS}", "--requests", f"hf://datasets/{REQUESTS}",
+                      "--refresh", "1.5", "--per-session", "3", "--bootstrap", "100",
+                      "--requirement", "intima")  # fmt: skip
     assert made.returncode == 0, made.stderr
     port = free_port()
     env = {**os.environ, **hf_env(hub, tmp / "cache-space", tmp / "home-space", TOKEN),
@@ -243,16 +246,12 @@ def space_url(hub: FakeHub, world: dict[str, Any]) -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
-def page(space_url: str) -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = launch(p)
-        pg = watched_page(browser)
-        pg.goto(space_url)
-        pg.wait_for_selector("#board-table table", timeout=30_000)
-        yield pg
-        browser.close()
+def page(space_url: str, browser: Any) -> Iterator[Any]:
+    pg = watched_page(browser)
+    pg.goto(space_url)
+    pg.wait_for_selector("#board-table table", timeout=30_000)
+    yield pg
+    pg.close()
 
 
 def _table(page: Any) -> str:

@@ -302,9 +302,11 @@ def serve(
     port: int = 7860,
     bootstrap: int = DEFAULT_BOOTSTRAP,
     seed: int = DEFAULT_SEED,
-) -> None:
+    block: bool = True,
+) -> Any:
     """Score the store's board (``board``: :func:`~intima.leaderboard.stored.load_stored`'s,
-    by default of this machine's trust set) and serve the app until interrupted; the request
+    by default of this machine's trust set) and serve the app until interrupted (or, with
+    ``block=False``, from a thread: the app is returned, ``close()`` stops it); the request
     form writes to the store itself."""
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
     if board is None:
@@ -325,5 +327,7 @@ def serve(
         show_error=False,
         quiet=True,
         theme=render.theme(),
+        prevent_thread_lock=not block,
         **launch_kwargs(),
     )
+    return demo
