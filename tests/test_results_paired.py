@@ -312,9 +312,13 @@ def test_the_pair_matrix_gives_each_pair_what_it_gives_alone_on_most_or_few_prom
     sampled = {data.runs[3].run_id, data.runs[4].run_id}
     sets = [rs for rs in data.rating_sets if run_of[rs.response_id] not in sampled
             or rng.random() < 0.35]  # fmt: skip
-    pb = PairedBoard(data.infos(), sets, bootstrap=60, seed=3)
+    # and one full configuration a short run: its pairs answered fewer prompts (a group of
+    # their own, not every pair of the board)
+    short = data.runs[2].run_id
+    kept = [r for r in data.responses if not (r.run_id == short and r.prompt_id < "sp0012")]
+    pb = PairedBoard(kept, sets, bootstrap=60, seed=3)
     scored = (pb._cube(scorer)[..., _metric_cols("reinforcing")[1]] > 0).mean(axis=0)
-    assert (scored > 0.9).sum() == 3 and (scored < 0.5).sum() == 2  # both products are made
+    assert (scored > 0.8).sum() == 3 and (scored < 0.5).sum() == 2  # both products are made
     pairs = [(i, j) for i in range(5) for j in range(i + 1, 5)]
     seen = {"number": 0, "too few": 0, "whole": 0}
     for scope in [*pb.scopes()[:2], pb.scopes()[3]]:

@@ -25,6 +25,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 Float = NDArray[np.float64]
+IntArray = NDArray[np.intp]
 
 
 class JudgedPairs:
@@ -48,9 +49,11 @@ class JudgedPairs:
         # tot[m, i, c]: configuration i's count over S_m (the points of the pairs' rates)
         self.tot = (s.T @ self.x.reshape(n, k * n_col)).reshape(k, k, n_col)
         self.s = s
-        self.rates, has_rate = _replicate_rates(weights_t, self.x, scored)
+        pairs = (self.ii, self.jj)
+        self.rates, has_rate, pos = _replicate_rates(weights_t, self.x, scored, pairs)
+        self.pos_a, self.pos_b = pos[: len(ii)], pos[len(ii) :]
         # pairs with a replicate where A or B has no rate
-        self.gaps = ~(has_rate[self.ii, self.jj] & has_rate[self.jj, self.ii]).all(axis=1)
+        self.gaps = ~(has_rate[self.pos_a] & has_rate[self.pos_b]).all(axis=1)
 
     def column(self, c: int) -> tuple[Float, Float, Float]:
         """Column ``c``'s point rates (pairs, 2: A, B), the replicates' variance of B - A and
@@ -83,8 +86,8 @@ class JudgedPairs:
         """The variance of B - A's rates over the replicates (ddof 1); where a replicate has
         no rate (no weighted judged answer), over the replicates that have one."""
         rates, gaps = self.rates[c - 1], self.gaps
-        d = rates[self.ii, self.jj]  # B's rate: configuration jj over S_ii
-        d -= rates[self.jj, self.ii]
+        d = rates[self.pos_b]
+        d -= rates[self.pos_a]
         boot = np.empty(len(d))
         whole = d[~gaps] if gaps.any() else d
         whole -= whole.mean(axis=1, keepdims=True)
@@ -97,31 +100,50 @@ class JudgedPairs:
 
 
 def _replicate_rates(
-    weights_t: Float, x: Float, scored: NDArray[np.bool_]
-) -> tuple[Float, NDArray[np.bool_]]:
-    """``rates[c - 1, m, i]``: configuration i's rate of column c (over column 0) over the
-    prompts ``m`` was scored on, in every replicate (NaN where the replicate weighs no judged
-    answer: ``has_rate[m, i]`` False). ``x`` (n, k, columns) is 0 where unscored."""
+    weights_t: Float, x: Float, scored: NDArray[np.bool_], pairs: tuple[IntArray, IntArray]
+) -> tuple[Float, NDArray[np.bool_], IntArray]:
+    """``rates[c - 1, pos[p]]``: pair p's A-side rate of column c (over column 0) in every
+    replicate (configuration ``ii`` over the prompts ``jj`` was scored on), at
+    ``pos[pairs + p]`` its B side; NaN where the replicate weighs no judged answer
+    (``has_rate`` False). ``x`` (n, k, columns) is 0 where unscored. Only the sides of the
+    given pairs are made (a short run's pairs with the others are not every pair), in blocks
+    by the configuration whose scored prompts they are counted over."""
+    ii, jj = pairs
     n, k, n_col = x.shape
     b = weights_t.shape[1]
-    flat = x.reshape(n, k * n_col)
-    rates = np.empty((n_col - 1, k, k, b))
-    has_rate = np.empty((k, k, b), dtype=bool)
+    over = np.concatenate([jj, ii])  # the side's prompts: those this configuration was scored on
+    order = np.argsort(over, kind="stable")
+    pos = np.empty_like(order)
+    pos[order] = np.arange(len(order))
+    cfg_of = np.concatenate([ii, jj])[order]
+    ends = np.cumsum(np.bincount(over, minlength=k))
+    rates = np.empty((n_col - 1, len(order), b))
+    has_rate = np.empty((len(order), b), dtype=bool)
     full: Float | None = None
-    t = np.empty((k * n_col, b))  # one product at a time, in place (no fresh pages each)
+    # one product at a time into the same pages (fresh arrays of this size each cost page
+    # faults); a block holds at most the k - 1 partners of one configuration
+    buf = np.empty((2, k * n_col, b))
     for m in range(k):
+        lo, hi = (ends[m - 1] if m else 0), ends[m]
+        if lo == hi:
+            continue
+        cfg = cfg_of[lo:hi]
+        sel = x[:, cfg, :].reshape(n, -1)
+        t, part = buf[0, : sel.shape[1]], buf[1, : sel.shape[1]]
         on = scored[:, m]
         if 2 * on.sum() <= n:  # scored on few (a judge's sample): the product over those
-            np.matmul(flat[on].T, weights_t[on], out=t)
+            np.matmul(sel[on].T, weights_t[on], out=t)
         else:  # on most: the product over all of them less the one over the few unscored
             if full is None:
-                full = flat.T @ weights_t
-            np.matmul(flat[~on].T, weights_t[~on], out=t)
-            np.subtract(full, t, out=t)
-        tm = t.reshape(k, n_col, b)
-        np.greater(tm[:, 0], 0.0, out=has_rate[m])
+                full = (x.reshape(n, -1).T @ weights_t).reshape(k, n_col, b)
+            # mode="clip": "raise" buffers the output (cfg is in range)
+            np.take(full, cfg, axis=0, out=t.reshape(len(cfg), n_col, b), mode="clip")
+            np.matmul(sel[~on].T, weights_t[~on], out=part)
+            t -= part
+        tm = t.reshape(len(cfg), n_col, b)
+        ok = np.greater(tm[:, 0], 0.0, out=has_rate[lo:hi])
         with np.errstate(invalid="ignore", divide="ignore"):
-            np.divide(tm[:, 1:].transpose(1, 0, 2), tm[None, :, 0], out=rates[:, m])
-        if not has_rate[m].all():
-            rates[:, m][:, ~has_rate[m]] = np.nan
-    return rates, has_rate
+            np.divide(tm[:, 1:].transpose(1, 0, 2), tm[None, :, 0], out=rates[:, lo:hi])
+        if not ok.all():
+            rates[:, lo:hi][:, ~ok] = np.nan
+    return rates, has_rate, pos
