@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from intima.core.ratings import Primary, RatingSet
-from intima.results.judged import pair_columns
+from intima.results.judged import JudgedPairs
 from intima.results.paired import PairedBoard, _column, _metric_cols
 from intima.results.power import MIN_JUDGED_PAIRS, detectable_difference
 from intima.results.rank import Ranked, format_rank, format_rank_interval, rank_groups
@@ -270,29 +270,73 @@ def test_the_pair_matrix_gives_each_pair_what_it_gives_alone_over_its_judged_pai
     assert (pb.pair_matrix(scorer, OVERALL)["reinforcing"].n_common < 62).all()
 
 
-def test_pairs_with_replicates_without_a_rate_match_the_one_pair_column() -> None:
+@pytest.mark.parametrize("scored_share", [0.85, 0.25])
+def test_pairs_with_replicates_without_a_rate_match_the_one_pair_column(
+    scored_share: float,
+) -> None:
     # Replicates where a configuration has no weighted judged answer (den 0) have no rate:
     # the variance of B - A is then over the replicates that have one, as one pair alone.
+    # Configurations scored on most prompts take the product over all prompts less the few
+    # unscored, those scored on few the product over those few: both as one pair alone.
     rng = np.random.default_rng(5)
-    n, n_pairs, b = 30, 4, 40
-    den = (rng.random((n, n_pairs, 2)) < 0.8).astype(float)
-    num = den * (rng.random((n, n_pairs, 2)) < 0.4)
-    both = (den[..., 0] > 0) & (den[..., 1] > 0)
-    den, num = den * both[..., None], num * both[..., None]
+    n, k, b = 40, 4, 40
+    den = (rng.random((n, k)) < scored_share).astype(float)
+    den[:12, :] = 1.0  # every pair has judged prompts
+    num = den * (rng.random((n, k)) < 0.4)
+    x = np.stack([den, num], axis=2)
     weights = rng.poisson(1.0, (b, n)).astype(float)
     weights[:3, :] = 0.0  # three replicates draw nothing: no rate in any pair
-    weights[3:6, both[:, 1]] = 0.0  # and three draw nothing pair 1 judged
-    reps = [np.einsum("bn,npk->bpk", weights, v) for v in (num, den)]
-    rate, boot, srs = pair_columns(
-        (reps[0], reps[1]), (num, den), (num.sum(axis=0), den.sum(axis=0)), both, both.sum(axis=0)
-    )
-    for p in range(n_pairs):
-        m = both[:, p]
-        r = [weights[:, m] @ v[m, p] for v in (num, den)]
-        want = _column(r[0], r[1], num[m, p], den[m, p])
+    judged_01 = (den[:, 0] > 0) & (den[:, 1] > 0)
+    weights[3:6, judged_01] = 0.0  # and three draw nothing pair (0, 1) judged
+    ii, jj = np.array([(i, j) for i in range(k) for j in range(i + 1, k)]).T
+    got = JudgedPairs(np.ascontiguousarray(weights.T), x, ii, jj)
+    rate, boot, srs = got.column(1)
+    for p, (i, j) in enumerate(zip(ii, jj, strict=True)):
+        m = (den[:, i] > 0) & (den[:, j] > 0)
+        assert got.n_p[p] == m.sum()
+        r = [weights[:, m] @ x[m][:, [i, j], c] for c in (1, 0)]
+        want = _column(r[0], r[1], num[m][:, [i, j]], den[m][:, [i, j]])
         assert np.allclose(rate[p], want[0], rtol=0, atol=1e-12)
         assert abs(boot[p] - want[1][0, 1]) <= 1e-12 and abs(srs[p] - want[2][0, 1]) <= 1e-12
     assert np.isnan(boot).sum() == 0 and boot[1] != boot[0]
+
+
+def test_the_pair_matrix_gives_each_pair_what_it_gives_alone_on_most_or_few_prompts() -> None:
+    # Three configurations judged in full (a few unscored) and two a judge rated on a sample
+    # of a third: every pair's replicates are products over most prompts (all less the few
+    # unscored) or over few, as the slow per-pair way gives them.
+    data = synthetic_board(5, 93, 1, seed=9, unscored_rate=0.05, panel=False)
+    scorer = "judge:synthetic-judge-0"
+    rng = np.random.default_rng(1)
+    run_of = {r.response_id: r.run_id for r in data.responses}
+    sampled = {data.runs[3].run_id, data.runs[4].run_id}
+    sets = [rs for rs in data.rating_sets if run_of[rs.response_id] not in sampled
+            or rng.random() < 0.35]  # fmt: skip
+    # and one full configuration a short run: its pairs answered fewer prompts (a group of
+    # their own, not every pair of the board)
+    short = data.runs[2].run_id
+    kept = [r for r in data.responses if not (r.run_id == short and r.prompt_id < "sp0012")]
+    pb = PairedBoard(kept, sets, bootstrap=60, seed=3)
+    scored = (pb._cube(scorer)[..., _metric_cols("reinforcing")[1]] > 0).mean(axis=0)
+    assert (scored > 0.8).sum() == 3 and (scored < 0.5).sum() == 2  # both products are made
+    pairs = [(i, j) for i in range(5) for j in range(i + 1, 5)]
+    seen = {"number": 0, "too few": 0, "whole": 0}
+    for scope in [*pb.scopes()[:2], pb.scopes()[3]]:
+        matrix = pb.pair_matrix(scorer, scope)
+        for metric in ("reinforcing", "boundary", METRICS[-1]):
+            col = matrix[metric]
+            for k, ij in enumerate(pairs):
+                want = _one_pair(pb, scorer, scope, ij, metric)
+                n_common = want.pop("n_common")
+                assert col.n_common[k] == n_common
+                # A pair scored on every prompt of the scope shares the scope's float32
+                # product (PairedBoard._scope_block): equal to its precision only.
+                whole = n_common == len(pb.prompts_of(scope))
+                seen["whole" if whole else "number" if want else "too few"] += 1
+                for key, value in want.items():
+                    tol = 1e-7 if whole else 1e-12
+                    assert abs(getattr(col, key)[k] - value) <= tol, (scope, metric, ij, key)
+    assert seen["number"] >= 20 and seen["too few"] >= 3
 
 
 def test_rank_intervals_always_hold_the_rank_shown() -> None:

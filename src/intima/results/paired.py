@@ -63,10 +63,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import NDArray
+from threadpoolctl import threadpool_limits
 
 from intima.core.ratings import RatingSet
 from intima.results import DEFAULT_BOOTSTRAP, DEFAULT_SEED
-from intima.results.judged import pair_columns, weighted
+from intima.results.judged import JudgedPairs
 from intima.results.pairs import Difference, Float, Pairs, find_mdes
 from intima.results.power import MIN_JUDGED_PAIRS
 from intima.results.rank import Ranked, is_rankable, rank_groups
@@ -126,6 +127,7 @@ class PairedBoard:
             f = np.sqrt(k / (k - 1)) if k > 1 else 1.0
             rescaled[:, idx] = f * rescaled[:, idx] + (1.0 - f)
         self.weights = rescaled
+        self._weights_t = np.ascontiguousarray(rescaled.T)  # (prompts, B): rows taken by prompt
         answered = np.zeros((len(lay.p_index), len(self.configs)), dtype=bool)
         for r in self.responses:
             answered[lay.p_index[r.prompt_id], lay.c_index[r.run_id]] = True
@@ -208,6 +210,18 @@ class PairedBoard:
         pairs: Sequence[tuple[int, int]],
         metrics: Sequence[str],
     ) -> dict[str, Pairs]:
+        # Many small products (a pair's judged prompts, by configuration): a second BLAS thread
+        # only waits, spinning, between them (it doubled the CPU time of a board's pairs).
+        with threadpool_limits(1, user_api="blas"):
+            return self._pairs_in(scorer, scope, pairs, metrics)
+
+    def _pairs_in(
+        self,
+        scorer: str,
+        scope: str,
+        pairs: Sequence[tuple[int, int]],
+        metrics: Sequence[str],
+    ) -> dict[str, Pairs]:
         x = self._cube(scorer)
         idx = self.prompts_of(scope)
         ans = self.answered[idx]
@@ -283,8 +297,7 @@ class PairedBoard:
     ) -> None:
         """Pairs each counted over their own judged pairs (``both[:, p]``: the prompts of ``q``
         both were scored on): what :func:`_column` gives one pair over its judged prompts, for
-        every pair at once, each prompt outside a pair's judged ones weighted 0 (a loop over
-        the pairs cost most of a board's build)."""
+        every pair at once (:class:`~intima.results.judged.JudgedPairs`)."""
         ii, jj, at = where
         n_p = both.sum(axis=0)
         for metric, _ in wanted:
@@ -292,22 +305,11 @@ class PairedBoard:
         keep = n_p >= MIN_JUDGED_PAIRS  # under it: no number (Pairs.empty's NaN)
         if not keep.any():
             return
-        ii, jj, at, both, n_p = ii[keep], jj[keep], at[keep], both[:, keep], n_p[keep]
         cols = [den, *(num for _, num in wanted)]
-        # (prompts, pairs, A/B, columns), 0 outside each pair's judged prompts
-        vals = np.stack([sub[:, ii][..., cols], sub[:, jj][..., cols]], axis=2)
-        vals *= both[:, :, None, None]
-        reps = weighted(self.weights[:, q], vals)
-        tot = vals.sum(axis=0)
+        judged = JudgedPairs(self._weights_t[q], sub[..., cols], ii[keep], jj[keep])
         for t, (metric, _) in enumerate(wanted, start=1):
-            rate, boot, srs = pair_columns(
-                (reps[..., t], reps[..., 0]),
-                (vals[..., t], vals[..., 0]),
-                (tot[..., t], tot[..., 0]),
-                both,
-                n_p,
-            )
-            out[metric].put(at, (rate[:, 0], rate[:, 1]), boot, srs, n_p)
+            rate, boot, srs = judged.column(t)
+            out[metric].put(at[keep], (rate[:, 0], rate[:, 1]), boot, srs, judged.n_p)
 
     # -- ranks ---------------------------------------------------------------------------
 
