@@ -6,7 +6,8 @@ Layout of the folder::
                       a <script type="application/json"> tag, every chart as SVG (built by
                       ``charts``), the methodology (``method_view``) and, with a judged
                       sample, the prediction-powered shares per scope (``prediction_view``)
-                      in <template>s
+                      in <template>s; the JSON also holds the first data/t file's body (the
+                      table the page opens on: in place as the script runs)
     board.js, board.css
     data/t<s>_<k>.js  scorer s's views in scope k (overall, then each dimension): its
                       validation card, and per ranking metric its score table and mean-score
