@@ -247,28 +247,24 @@ def test_the_side_by_side_files_hold_every_ordered_pair_as_compare_prints_it(sit
                         assert f'title="over {judged} judged pairs' in chunk["verdicts"][v]
 
 
-def test_the_page_opens_on_its_table_without_waiting_for_a_data_file(site: Path) -> None:
+def test_the_page_opens_on_its_table_without_waiting_for_a_data_file(page, site: Path) -> None:
     """First interaction: the first scorer's overall table is embedded in the page, so it is in
     place as the script runs; with every data file of the score tables refused, the page still
-    opens on the whole table (and loads the other scopes' files when they are chosen)."""
-    from playwright.sync_api import sync_playwright
+    opens on the whole table."""
+    pg = watched_page(page.context.browser)  # the module's browser: one Playwright at a time
+    refused: list[str] = []
 
-    with sync_playwright() as p:
-        browser = launch(p)
-        pg = watched_page(browser)
-        refused: list[str] = []
+    def refuse(route) -> None:
+        refused.append(route.request.url)
+        route.abort()
 
-        def refuse(route) -> None:
-            refused.append(route.request.url)
-            route.abort()
-
-        pg.route(re.compile(r".*/data/t\d+_\d+\.js$"), refuse)
-        pg.goto((site / "index.html").as_uri())
-        pg.wait_for_selector("body[data-ready='1']", timeout=10_000)
-        assert row_order(pg) and len(row_order(pg)) == 4
-        assert pg.locator("#means table").count() == 1
-        assert refused == [] and pg.errors == []
-        browser.close()
+    pg.route(re.compile(r".*/data/t\d+_\d+\.js$"), refuse)
+    pg.goto((site / "index.html").as_uri())
+    pg.wait_for_selector("body[data-ready='1']", timeout=10_000)
+    assert len(row_order(pg)) == 4
+    assert pg.locator("#means table").count() == 1
+    assert refused == [] and pg.errors == []
+    pg.close()
 
 
 def test_build_refuses_to_clear_a_folder_that_is_not_a_build(tmp_path: Path) -> None:
