@@ -211,6 +211,59 @@ def test_the_data_files_are_packed_and_read_back_whole(site: Path) -> None:
     assert first.startswith(f'window.intimaChunk("{files[0].stem}","') and first.endswith('");\n')
 
 
+def test_the_side_by_side_files_hold_every_ordered_pair_as_compare_prints_it(site: Path) -> None:
+    """The site's pair files are filled in bulk (every ordered pair of a scope at once); each
+    entry reads as ``intima compare`` prints that one pair (``difference_texts`` of the
+    pair's own ``PairedBoard.difference``), the verdict's fragment included, for A and B
+    either way round, and a configuration against itself reads "the same configuration"."""
+    from intima.leaderboard.compare_view import difference_texts
+
+    data, paired = payload(site), _paired(site)
+    runs, n = [c["run_id"] for c in data["configs"]], len(data["configs"])
+    for metric in ("reinforcing", "boundary"):
+        s = data["scorers"].index("panel")
+        chunk = read_chunk(site / "data" / f"p{s}_{data['metrics'].index(metric)}.js")
+        for scope in data["scopes"]:
+            for a in range(n):
+                for b in range(n):
+                    pp, ends, mde, v, count = chunk["pairs"][scope][a * n + b]
+                    verdict = re.sub(r"<[^>]+>", "", chunk["verdicts"][v])
+                    if a == b:
+                        assert (pp, ends, mde, verdict, count) == (
+                            "–",
+                            "",
+                            "–",
+                            "the same configuration",
+                            "–",
+                        )
+                        continue
+                    d = paired.difference("panel", runs[a], runs[b], scope, metric)
+                    says, judged = difference_texts(d)[3:]
+                    assert (pp, ends, mde, verdict, count) == difference_texts(d)
+                    if says in ("different", "no detectable difference"):
+                        assert f'title="over {judged} judged pairs' in chunk["verdicts"][v]
+
+
+def test_the_page_opens_on_its_table_without_waiting_for_a_data_file(page, site: Path) -> None:
+    """First interaction: the first scorer's overall table is embedded in the page, so it is in
+    place as the script runs; with every data file of the score tables refused, the page still
+    opens on the whole table."""
+    pg = watched_page(page.context.browser)  # the module's browser: one Playwright at a time
+    refused: list[str] = []
+
+    def refuse(route) -> None:
+        refused.append(route.request.url)
+        route.abort()
+
+    pg.route(re.compile(r".*/data/t\d+_\d+\.js$"), refuse)
+    pg.goto((site / "index.html").as_uri())
+    pg.wait_for_selector("body[data-ready='1']", timeout=10_000)
+    assert len(row_order(pg)) == 4
+    assert pg.locator("#means table").count() == 1
+    assert refused == [] and pg.errors == []
+    pg.close()
+
+
 def test_build_refuses_to_clear_a_folder_that_is_not_a_build(tmp_path: Path) -> None:
     (tmp_path / "important.txt").write_text("keep me")
     with pytest.raises(IntimaError, match="not a leaderboard build"):

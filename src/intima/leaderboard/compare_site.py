@@ -8,7 +8,10 @@ configurations make 2,450 ordered pairs, so they are filled in bulk here, from
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from numpy.typing import NDArray
 
 from intima.leaderboard.compare_view import (
     HEADLINE,
@@ -19,13 +22,17 @@ from intima.leaderboard.compare_view import (
     frame,
     headline_cells,
     headline_pair,
-    pair_cells,
+    pair_columns,
+    paired_verdict,
     rate_cell,
     share_cell,
-    tenth_points,
+    tenth_array,
 )
 from intima.results.board import BoardView
 from intima.results.prediction import PredictionRow
+
+if TYPE_CHECKING:
+    from intima.results.paired import Pairs
 
 
 def compare_chunk(
@@ -42,28 +49,24 @@ def compare_chunk(
     n = len(run_ids)
     verdicts: dict[str, int] = {}
     rates: dict[str, list[str]] = {}
-    pairs: dict[str, list[list[Any]]] = {}
+    pairs: dict[str, list[tuple[Any, ...]]] = {}
 
     def add(cells: tuple[str, ...]) -> list[Any]:
         return [*cells[:3], verdicts.setdefault(cells[3], len(verdicts)), *cells[4:]]
 
+    add(ITSELF)  # the same configuration's verdict first, as it always was
     for scope in scopes:
         rates[scope] = [rate_cell(table.get(scorer, c, scope, metric)) for c in run_ids]
-        p = columns[scope]
-        d, lo, hi, mde = (tenth_points(getattr(p, k)) for k in ("diff", "lo", "hi", "mde"))
-        diff_, n_common = p.different.tolist(), p.n_common.tolist()
-        grid: list[list[Any]] = [add(ITSELF)] * (n * n)
-        k = 0
-        for i in range(n):
-            for j in range(i + 1, n):
-                dk, lk, hk = d[k], lo[k], hi[k]
-                grid[i * n + j] = add(pair_cells(dk, lk, hk, mde[k], diff_[k], n_common[k]))
-                # A and B swapped: the same interval, negated.
-                grid[j * n + i] = add(
-                    pair_cells(_neg(dk), _neg(hk), _neg(lk), mde[k], diff_[k], n_common[k])
-                )
-                k += 1
-        pairs[scope] = grid
+        pp, ends, mde, says, count = pair_columns(*ordered_pairs(columns[scope], n))
+        says[:: n + 1] = [SAME] * n  # a configuration and itself (ITSELF)
+        keys = list(zip(says, count, strict=True))
+        verdict = {
+            key: verdicts.setdefault(
+                SAME if key[0] == SAME else paired_verdict(*key), len(verdicts)
+            )
+            for key in dict.fromkeys(keys)  # in order of first appearance
+        }
+        pairs[scope] = list(zip(pp, ends, mde, map(verdict.__getitem__, keys), count, strict=True))
     own = [r for r in view.prediction if r.judge == scorer and r.metric == metric]
     headline = headline_chunk(own, scorer, metric, scopes, run_ids, add)
     return {
@@ -75,8 +78,21 @@ def compare_chunk(
     }
 
 
-def _neg(x: int | None) -> int | None:
-    return None if x is None else -x
+def ordered_pairs(p: Pairs, n: int) -> tuple[NDArray[np.float64], ...]:
+    """Every ordered pair's numbers in whole tenths (:func:`pair_columns`' arguments), A = i
+    and B = j at ``i * n + j``, from ``p``'s pairs i < j (row-major): A and B swapped, the
+    same interval negated (rounded once, so the two read as each other's negation); NaN on
+    the diagonal."""
+    upper = np.triu_indices(n, 1)
+
+    def square(there: NDArray[Any], back: NDArray[Any]) -> NDArray[np.float64]:
+        out = np.full((n, n), np.nan)
+        out[upper], out[upper[::-1]] = there, back
+        return out.ravel()
+
+    d, lo, hi, mde = (tenth_array(getattr(p, k)) for k in ("diff", "lo", "hi", "mde"))
+    return (square(d, -d), square(lo, -hi), square(hi, -lo), square(mde, mde),
+            square(p.different, p.different), square(p.n_common, p.n_common))  # fmt: skip
 
 
 def headline_chunk(

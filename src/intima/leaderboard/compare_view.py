@@ -16,7 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Final
+from functools import lru_cache, partial
+from typing import Any, Final
 
 import numpy as np
 from markupsafe import Markup
@@ -45,19 +46,26 @@ NONE: tuple[str, str, str, str, str] = ("–", "", "–", "–", "–")
 ITSELF: tuple[str, str, str, str, str] = ("–", "", "–", SAME, "–")
 
 
-def tenth_points(x: NDArray[np.float64]) -> list[int | None]:
-    """Shares or differences as whole tenths of a point, half away from zero (None where
-    NaN): rounded once, so B − A and A − B read as each other's negation, and the pages and
+def tenth_array(x: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Shares or differences as whole tenths of a point, half away from zero (NaN kept):
+    rounded once, so B − A and A − B read as each other's negation, and the pages and
     ``intima compare`` read the same digits (no second rounding: 0.48949 is 48.9)."""
     scaled = np.asarray(x, dtype=np.float64) * 1000
-    nan = np.isnan(scaled)
-    whole = np.sign(scaled) * np.floor(np.abs(scaled) + 0.5)
+    return np.sign(scaled) * np.floor(np.abs(scaled) + 0.5)
+
+
+def tenth_points(x: NDArray[np.float64]) -> list[int | None]:
+    """:func:`tenth_array` as whole numbers (None where NaN)."""
+    whole = tenth_array(x)
+    nan = np.isnan(whole)
     out = np.where(nan, 0, whole).astype(np.int64).tolist()
     return [None if m else v for v, m in zip(out, nan.tolist(), strict=True)] if nan.any() else out
 
 
+@lru_cache(maxsize=8192)
 def tenths(m: int, signed: bool = False) -> str:
-    """Tenths of a point as points to one decimal."""
+    """Tenths of a point as points to one decimal (cached: the site's side-by-side files
+    hold the same few thousand numbers hundreds of times)."""
     sign = "-" if m < 0 else ("+" if signed and m > 0 else "")
     return f"{sign}{abs(m) // 10}.{abs(m) % 10}"
 
@@ -97,17 +105,48 @@ def pair_texts(
     diff: int | None, lo: int | None, hi: int | None, mde: int | None, different: bool, n: int
 ) -> tuple[str, str, str, str, str]:
     """A pair's numbers (in tenths of a point, :func:`tenth_points`) as the side-by-side
-    and ``intima compare`` print them: B − A, its 95% interval, the smallest detectable
-    difference (never above 100 points: "over 100"), the verdict and the judged pairs. Under
-    :data:`MIN_JUDGED_PAIRS` judged pairs: no number and no verdict, "too few judged
-    pairs"."""
-    if n < MIN_JUDGED_PAIRS:
-        return ("–", "", "–", TOO_FEW, str(n))
-    if diff is None:
-        return (*NONE[:4], str(n))
-    shown = "–" if mde is None else "over 100" if mde >= 1000 else tenths(mde)
-    return (tenths(diff, True), _ends(lo, hi), shown,
-            DIFFERENT if different else NO_DIFFERENCE, str(n))  # fmt: skip
+    and ``intima compare`` print them (:func:`pair_columns` of the one pair)."""
+    d, low, high, m = (
+        np.array([np.nan if x is None else x], dtype=np.float64) for x in (diff, lo, hi, mde)
+    )
+    cols = pair_columns(d, low, high, m, np.array([different]), np.array([n]))
+    pp, ends, shown, says, count = (c[0] for c in cols)
+    return pp, ends, shown, says, count
+
+
+def pair_columns(
+    diff: NDArray[np.float64],
+    lo: NDArray[np.float64],
+    hi: NDArray[np.float64],
+    mde: NDArray[np.float64],
+    different: NDArray[Any],
+    n: NDArray[Any],
+) -> tuple[list[str], list[str], list[str], list[str], list[str]]:
+    """Pairs' numbers (whole tenths of a point, NaN: none; :func:`tenth_array`) as the
+    side-by-side and ``intima compare`` print them, column by column: B − A, its 95%
+    interval, the smallest detectable difference (never above 100 points: "over 100"), the
+    verdict and the judged pairs. Under :data:`MIN_JUDGED_PAIRS` judged pairs: no number and
+    no verdict, "too few judged pairs". Each distinct number is formatted once: the site
+    writes 50 x 49 ordered pairs per scope, scorer and metric."""
+    signed = partial(tenths, signed=True)
+    pp = _texts(diff, signed)
+    ends = " [" + _texts(lo, signed) + ", " + _texts(hi, signed) + "]"
+    ends[np.isnan(lo) | np.isnan(hi)] = ""
+    shown = _texts(mde, tenths)
+    shown[np.nan_to_num(mde) >= 1000] = "over 100"
+    says = np.where(different, DIFFERENT, NO_DIFFERENCE).astype(object)
+    few, none = n < MIN_JUDGED_PAIRS, np.isnan(diff)
+    for column, blank in ((pp, "–"), (ends, ""), (shown, "–"), (says, "–")):
+        column[few | none] = blank
+    says[few] = TOO_FEW
+    return pp.tolist(), ends.tolist(), shown.tolist(), says.tolist(), _texts(n, str).tolist()
+
+
+def _texts(x: NDArray[Any], text: Callable[[int], str]) -> NDArray[np.object_]:
+    """``text`` of each whole number in ``x`` ("–" where NaN), each distinct value once."""
+    values, at = np.unique(np.ravel(x), return_inverse=True)
+    table = [NONE[0] if v != v else text(int(v)) for v in values.tolist()]
+    return np.array([*table, ""], dtype=object)[at]
 
 
 def difference_texts(d: Difference) -> tuple[str, str, str, str, str]:
@@ -121,13 +160,20 @@ def _verdict_html(says: str, title: str) -> Markup:
     return Markup('<span class="{}" title="{}">{}</span>').format(kind, title, says)
 
 
+@lru_cache(maxsize=4096)
+def paired_verdict(says: str, count: str) -> Markup:
+    """The paired verdict's fragment (its tooltip: how many judged pairs): built once per
+    verdict and count (a few hundred on a board), not once per pair."""
+    return _verdict_html(says, PAIRED.verdict_tip(count))
+
+
 def pair_cells(
     diff: int | None, lo: int | None, hi: int | None, mde: int | None, different: bool, n: int
 ) -> tuple[str, str, str, Markup, str]:
-    """What a pair's slots hold: :func:`pair_texts`, the verdict as a fragment (its tooltip:
-    how many judged pairs)."""
+    """What a pair's slots hold: :func:`pair_texts`, the verdict as a fragment
+    (:func:`paired_verdict`)."""
     pp, ends, mde_text, says, count = pair_texts(diff, lo, hi, mde, different, n)
-    return pp, ends, mde_text, _verdict_html(says, PAIRED.verdict_tip(count)), count
+    return pp, ends, mde_text, paired_verdict(says, count), count
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,8 @@ Layout of the folder::
                       a <script type="application/json"> tag, every chart as SVG (built by
                       ``charts``), the methodology (``method_view``) and, with a judged
                       sample, the prediction-powered shares per scope (``prediction_view``)
-                      in <template>s
+                      in <template>s; the JSON also holds the first data/t file's body (the
+                      table the page opens on: in place as the script runs)
     board.js, board.css
     data/t<s>_<k>.js  scorer s's views in scope k (overall, then each dimension): its
                       validation card, and per ranking metric its score table and mean-score
@@ -131,7 +132,7 @@ def _build(
         pairs: dict[str, dict[str, dict[str, Pairs]]] = {}
         payload = _payload(view, title, pairs)
         payload["pairs"] = _write_pairs(view, pairs, out_dir / "data")
-        payload["views"] = _write_views(view, out_dir / "data")
+        payload["views"], payload["first"] = _write_views(view, out_dir / "data")
         payload["chunks"] = [f"data/r{i}.js" for i in range(n_chunks.result())]
     static = resources.files("intima.leaderboard") / "static"
     figures, drift = view_templates(view), None
@@ -161,11 +162,15 @@ def _write_chunks(data: BoardData, folder: Path) -> int:
     return len(chunks)
 
 
-def _write_views(view: BoardView, folder: Path) -> dict[str, list[str]]:
+def _write_views(
+    view: BoardView, folder: Path
+) -> tuple[dict[str, list[str]], dict[str, Any] | None]:
     """Per scorer and scope, ``data/t<s>_<k>.js``: every view :data:`~.views.VIEWS` keeps there
     (the validation card, and per ranking metric the score table and the mean-score table),
-    rendered by the very functions the app calls. One file per scope keeps what the first
-    paint loads small (50 configurations: a table is about 50 KB)."""
+    rendered by the very functions the app calls. One file per scope keeps what a choice
+    loads small (50 configurations: a table is about 50 KB). Also returned: the first file's
+    key and body, which the page embeds too, so the table the page opens on is in place as
+    the script runs, without waiting for a file (None without a scorer)."""
     kept = [v for v in VIEWS if v.site.key is not None and v.shown(view)]
     once: dict[tuple[str, tuple[str | None, ...]], str] = {}  # a view's render per its choices
 
@@ -176,6 +181,7 @@ def _write_views(view: BoardView, folder: Path) -> dict[str, list[str]]:
         return once[key]
 
     files: dict[str, list[str]] = {}
+    first = None
     for s, scorer in enumerate(view.table.scorers):
         files[scorer] = []
         for k, scope in enumerate(view.scopes):
@@ -189,7 +195,8 @@ def _write_views(view: BoardView, folder: Path) -> dict[str, list[str]]:
             }
             chunk_file(folder, f"t{s}_{k}", body)
             files[scorer].append(f"data/t{s}_{k}.js")
-    return files
+            first = first or {"key": f"t{s}_{k}", "body": body}
+    return files, first
 
 
 def view_templates(view: BoardView) -> Markup:
