@@ -38,11 +38,17 @@ class Level(IntEnum):
 
     @classmethod
     def parse(cls, text: str) -> Level:
+        # A board reads hundreds of thousands of stored levels, almost all already canonical.
+        if isinstance(text, str) and (level := _CANONICAL.get(text)) is not None:
+            return level
         return cls[text.strip().upper()]
 
     @property
     def label(self) -> str:
         return self.name.lower()
+
+
+_CANONICAL: Final[dict[str, Level]] = {lv.name.lower(): lv for lv in Level}
 
 
 def shows(level: Level | None) -> bool | None:
@@ -108,7 +114,11 @@ def majority(labels: Sequence[Primary]) -> Primary:
 
 def median_level(levels: Sequence[Level]) -> Level:
     """Ordinal median; with an even count, the midpoint rounded half up (1 and 2 give 2)."""
-    mid = statistics.median(int(lv) for lv in levels)
+    ranked = sorted(levels)  # statistics.median's, by hand: a board takes hundreds of thousands
+    n = len(ranked)
+    if not n:
+        raise statistics.StatisticsError("no median for empty data")
+    mid = ranked[n // 2] if n % 2 else (ranked[n // 2 - 1] + ranked[n // 2]) / 2
     return Level(math.floor(mid + 0.5))
 
 

@@ -43,7 +43,8 @@ import itertools
 import json
 import os
 import shutil
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -121,18 +122,19 @@ def _build(
         _clear(out_dir)
     (out_dir / "data").mkdir(parents=True, exist_ok=True)
     # The response files do not depend on the scores: write them in a thread while the
-    # bootstrap runs (numpy releases the GIL in its matrix products and sorts).
+    # bootstrap runs; every scorer's pairs are worked out in another while the views render
+    # here (numpy releases the GIL in its matrix products and array arithmetic).
     built = f"{now()} by intima {__version__}"
-    with ThreadPoolExecutor(max_workers=1) as pool:
+    with ThreadPoolExecutor(max_workers=2) as pool:
         n_chunks = pool.submit(_write_chunks, data, out_dir / "data")
         # The whole board, once; everything below only renders it.
         view = assemble_board(data, bootstrap=bootstrap, seed=seed, per_code=False,
                               conversations=conversations, built=built)  # fmt: skip
         table = view.table
-        pairs: dict[str, dict[str, dict[str, Pairs]]] = {}
-        payload = _payload(view, title, pairs)
-        payload["pairs"] = _write_pairs(view, pairs, out_dir / "data")
+        pairs = {scorer: pool.submit(_scorer_pairs, view, scorer) for scorer in table.scorers}
+        payload = _payload(view, title)
         payload["views"], payload["first"] = _write_views(view, out_dir / "data")
+        payload["pairs"] = _write_pairs(view, pairs, out_dir / "data")
         payload["chunks"] = [f"data/r{i}.js" for i in range(n_chunks.result())]
     static = resources.files("intima.leaderboard") / "static"
     figures, drift = view_templates(view), None
@@ -218,18 +220,29 @@ def view_templates(view: BoardView) -> Markup:
     return Markup("").join(out)
 
 
+def _scorer_pairs(view: BoardView, scorer: str) -> dict[str, dict[str, Pairs]]:
+    """metric -> scope -> every pair's B - A on ``scorer`` (``PairedBoard.pair_matrix``)."""
+    out: dict[str, dict[str, Pairs]] = {m: {} for m in METRICS}
+    for scope in view.scopes:
+        for metric, col in view.paired.pair_matrix(scorer, scope, METRICS).items():
+            out[metric][scope] = col
+    return out
+
+
 def _write_pairs(
-    view: BoardView, pairs: dict[str, dict[str, dict[str, Pairs]]], folder: Path
+    view: BoardView, pairs: Mapping[str, Future[dict[str, dict[str, Pairs]]]], folder: Path
 ) -> dict[str, Any]:
     """The side-by-side view's numbers, rendered by the app's very functions
     (:func:`intima.leaderboard.compare_site.compare_chunk`): one file per (scorer, metric),
     ``data/p<scorer>_<metric>.js``, holding every scope's fragments for every pair, loaded
-    when the side-by-side view asks for it (50 configurations make 2,450 ordered pairs)."""
+    when the side-by-side view asks for it (50 configurations make 2,450 ordered pairs).
+    ``pairs``: each scorer's :func:`_scorer_pairs`, being worked out in another thread."""
     files: dict[str, dict[str, str]] = {}
     for s, scorer in enumerate(view.table.scorers):
         files[scorer] = {}
+        mine = pairs[scorer].result()
         for m, metric in enumerate(METRICS):
-            body = compare_chunk(view, scorer, metric, view.scopes, pairs[scorer][metric])
+            body = compare_chunk(view, scorer, metric, view.scopes, mine[metric])
             chunk_file(folder, f"p{s}_{m}", body)
             files[scorer][metric] = f"data/p{s}_{m}.js"
     return {"files": files}
@@ -298,18 +311,9 @@ def _html(
     )  # fmt: skip
 
 
-def _payload(
-    view: BoardView, title: str, pairs: dict[str, dict[str, dict[str, Pairs]]]
-) -> dict[str, Any]:
-    """The page's JSON; fills ``pairs`` (scorer -> metric -> scope -> every pair's B - A,
-    ``PairedBoard.pair_matrix``) in the same pass, so each scope's replicates are multiplied
-    out once for ranks and pairs."""
-    data, table, paired, scopes = view.data, view.table, view.paired, view.scopes
-    for scorer in table.scorers:
-        pairs[scorer] = {m: {} for m in METRICS}
-        for scope in scopes:
-            for metric, col in paired.pair_matrix(scorer, scope, METRICS).items():
-                pairs[scorer][metric][scope] = col
+def _payload(view: BoardView, title: str) -> dict[str, Any]:
+    """The page's JSON."""
+    data, table, scopes = view.data, view.table, view.scopes
     runs = {r.run_id: r for r in data.runs}
     return {
         "title": title,

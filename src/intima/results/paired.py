@@ -57,7 +57,9 @@ Plackett, R. L. (1965), A class of bivariate distributions, *JASA* 60(310), 516-
 
 from __future__ import annotations
 
+import threading
 import warnings
+from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -85,6 +87,10 @@ from intima.results.table import (
     indicator_cube,
 )
 
+#: How many scopes' products a board keeps (:meth:`PairedBoard._scope_block`): the site's two
+#: walks over the scopes (pairs, ranks) stay within a scope or two of each other.
+_BLOCKS_KEPT = 4
+
 
 def _metric_cols(metric: str) -> tuple[int, int]:
     m = METRICS.index(metric)
@@ -105,8 +111,11 @@ class PairedBoard:
     #: each scorer's ``X`` (:func:`intima.results.table.indicator_cube`); give the dict
     #: :func:`~intima.results.table.score_table` filled (its ``cubes``) to build them once
     cubes: dict[str, NDArray[np.float32]] = field(default_factory=dict, repr=False)
-    _block_key: tuple[str, str] | None = field(default=None, repr=False)
-    _block: tuple[Float, Float] = field(default=(np.zeros(0), np.zeros(0)), repr=False)
+    #: the last few scopes' products (:meth:`_scope_block`), shared by threads
+    _blocks: OrderedDict[tuple[str, str], tuple[Float, Float]] = field(
+        default_factory=OrderedDict, repr=False
+    )
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.bootstrap < 2:
@@ -167,19 +176,26 @@ class PairedBoard:
     def _scope_block(self, scorer: str, scope: str) -> tuple[Float, Float]:
         """``X`` of the scope's prompts (n, configs, columns) and its replicates
         (B, configs, columns): one product for every metric, ranks and pairs of a scope. Only
-        the last scope is kept (a site walks scorer by scorer, scope by scope)."""
+        the last few scopes are kept: a site walks scorer by scorer, scope by scope, its pairs
+        in one thread and its ranks in another (:mod:`intima.leaderboard.site`)."""
         key = (scorer, scope)
-        if self._block_key != key:
-            idx = self.prompts_of(scope)
-            cube = self._cube(scorer)[idx]
-            n, n_c, k = cube.shape
-            # float32 for the one large product (as the score table's): its sums of weighted
-            # counts lose nothing a standard error could show.
-            w32 = self.weights[:, idx].astype(np.float32)
-            reps = (w32 @ cube.reshape(n, n_c * k)).astype(np.float64).reshape(-1, n_c, k)
-            sub = cube.astype(np.float64)
-            self._block_key, self._block = key, (sub, reps)
-        return self._block
+        with self._lock:  # the other thread, after the same scope, waits for this product
+            if (block := self._blocks.get(key)) is None:
+                block = self._blocks[key] = self._product(scorer, scope)
+                while len(self._blocks) > _BLOCKS_KEPT:
+                    self._blocks.popitem(last=False)
+            self._blocks.move_to_end(key)
+            return block
+
+    def _product(self, scorer: str, scope: str) -> tuple[Float, Float]:
+        idx = self.prompts_of(scope)
+        cube = self._cube(scorer)[idx]
+        n, n_c, k = cube.shape
+        # float32 for the one large product (as the score table's): its sums of weighted
+        # counts lose nothing a standard error could show.
+        w32 = self.weights[:, idx].astype(np.float32)
+        reps = (w32 @ cube.reshape(n, n_c * k)).astype(np.float64).reshape(-1, n_c, k)
+        return cube.astype(np.float64), reps
 
     # -- differences ---------------------------------------------------------------------
 
