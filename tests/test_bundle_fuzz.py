@@ -19,6 +19,7 @@ column is changed both whole and inside its parsed value.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sqlite3
 import tempfile
@@ -301,9 +302,16 @@ def _dump(db: Path) -> dict[str, list[tuple[Any, ...]]]:
 _PLAIN: dict[str, Any] = {"parquet": True, "dup_key": "none", "twice": False}
 
 
+#: Bundles drawn besides the explicit examples below, about 0.7 s each: the suite draws 20 (it
+#: drew 60, 40 s of its time); ``benchmarks/bench_bundle_fuzz.py`` draws many more. The
+#: explicit examples hold every bundle that once broke the property, and every way a bundle
+#: arrives (Parquet or JSONL, a key said twice, a store already holding the valid bundle).
+EXAMPLES = int(os.environ.get("INTIMA_FUZZ_EXAMPLES", "20"))
+
+
 @settings(
     derandomize=True,
-    max_examples=60,
+    max_examples=EXAMPLES,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
                            HealthCheck.data_too_large],
@@ -328,6 +336,12 @@ _PLAIN: dict[str, Any] = {"parquet": True, "dup_key": "none", "twice": False}
 @example(mutations=[("row", "runs", 2, "inside", "config_json", 10**12)], **_PLAIN)
 # A score missing a category (found by this test): the board's load raised KeyError.
 @example(mutations=[("row", "affect_scores", 0, "drop", "text", "")], **_PLAIN)
+# The other ways a bundle arrives, whatever the draws: a JSONL-only table, a key said twice
+# (the same value, another one), into a store that already holds the valid bundle.
+@example(mutations=[("row", "runs", 1, "set", "label", "relabelled")], parquet=False,
+         dup_key="same", twice=True)  # fmt: skip
+@example(mutations=[("row", "responses", 0, "set", "text", "changed")], parquet=False,
+         dup_key="other", twice=True)  # fmt: skip
 @given(
     mutations=_MUTATIONS,
     parquet=st.booleans(),

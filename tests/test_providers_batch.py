@@ -128,13 +128,13 @@ def test_a_killed_batch_run_resumes_the_same_batch_and_never_submits_twice(
 
 def test_batch_refuses_a_provider_without_a_batch_api_and_max_cost(tmp_path) -> None:
     store = str(tmp_path / "s.db")
-    no_api = run_cli("run", "-m", "openai-compat:m@http://127.0.0.1:9/v1", "--dataset", "demo",
-                     "--batch", "--store", store)  # fmt: skip
+    no_api = invoke_cli("run", "-m", "openai-compat:m@http://127.0.0.1:9/v1", "--dataset",
+                        "demo", "--batch", "--store", store)  # fmt: skip
     assert no_api.returncode != 0 and "Traceback" not in no_api.stderr
     prices = tmp_path / "prices.toml"
     prices.write_text("[m]\ninput_per_mtok = 1.0\noutput_per_mtok = 2.0\n")
-    capped = run_cli("run", "-m", "openai:m", "--dataset", "demo", "--batch", "--max-cost", "1",
-                     "--prices", str(prices), "--store", store, env=ENV)  # fmt: skip
+    capped = invoke_cli("run", "-m", "openai:m", "--dataset", "demo", "--batch", "--max-cost",
+                        "1", "--prices", str(prices), "--store", store, env=ENV)  # fmt: skip
     assert capped.returncode != 0 and "--max-cost" in capped.stderr
 
 

@@ -29,7 +29,7 @@ from typing import Any
 import pytest
 
 from conftest import invoke_cli, run_cli, wait_for
-from fake_openai import FAULTS, FakeOpenAI
+from fake_openai import FAULTS, FakeOpenAI, FaultPlan
 from intima.core.config import ModelConfig
 from intima.dataset import PromptSet, load_prompts
 from intima.generate import generate
@@ -151,14 +151,26 @@ def demo() -> PromptSet:
     return load_prompts("demo")
 
 
-@pytest.fixture
-def reference(tmp_path: Path, fake_server: FakeFactory, demo: PromptSet) -> Path:
-    """An uninterrupted, fault-free generation of the demo set: what every recovery must equal."""
-    server = fake_server()
-    db = tmp_path / "reference.db"
-    with Store.open(db) as store:
-        [s] = generate(store, demo, [_config(server)])
+@pytest.fixture(scope="module")
+def _reference_once(tmp_path_factory: pytest.TempPathFactory, demo: PromptSet) -> Path:
+    """An uninterrupted, fault-free generation of the demo set: what every recovery must equal.
+    Generated once for the module (the server's answers depend on the prompt alone)."""
+    server = FakeOpenAI(FaultPlan()).start_in_thread()
+    db = tmp_path_factory.mktemp("reference") / "reference.db"
+    try:
+        with Store.open(db) as store:
+            [s] = generate(store, demo, [_config(server)])
+    finally:
+        server.stop()
     assert s.status == "complete"
+    return db
+
+
+@pytest.fixture
+def reference(tmp_path: Path, _reference_once: Path) -> Path:
+    """The reference store, a copy of this test's own (some tests publish from it)."""
+    db = tmp_path / "reference.db"
+    shutil.copy(_reference_once, db)
     return db
 
 
@@ -761,11 +773,11 @@ def test_a_truncated_store_gives_one_clear_line_never_a_traceback(
     os.truncate(db, size - 2048 if cut == "2 KB" else size // 2)
     live = _spec(fake_server())
     results = {
-        "runs": run_cli("runs", "--store", str(db)),
-        "run": run_cli("run", "--model", live, "--dataset", "demo", "--limit", "2",
-                       "--system-prompt", "x", "--no-progress", "--store", str(db)),
-        "board build": run_cli("board", "build", "--out", str(tmp_path / "site"), "--bootstrap",
-                               "20", "--store", str(db)),
+        "runs": invoke_cli("runs", "--store", str(db)),
+        "run": invoke_cli("run", "--model", live, "--dataset", "demo", "--limit", "2",
+                          "--system-prompt", "x", "--no-progress", "--store", str(db)),
+        "board build": invoke_cli("board", "build", "--out", str(tmp_path / "site"),
+                                  "--bootstrap", "20", "--store", str(db)),
     }  # fmt: skip
     bad = {k: (r.returncode, r.stderr[-300:]) for k, r in results.items()}
     assert all(_one_line_or_success(r) for r in results.values()), bad
@@ -897,8 +909,8 @@ def test_max_cost_stops_a_run_even_at_absurd_prices(
     prices = tmp_path / "p.toml"
     db = tmp_path / "s.db"
     prices.write_text('["fake"]\ninput_per_mtok = 1e308\noutput_per_mtok = 1e308\n')
-    refused = run_cli("run", "--model", _spec(server), "--dataset", "demo", "--prices",
-                      str(prices), "--no-progress", "--store", str(db))  # fmt: skip
+    refused = invoke_cli("run", "--model", _spec(server), "--dataset", "demo", "--prices",
+                         str(prices), "--no-progress", "--store", str(db))  # fmt: skip
     TALLY.bad_inputs_tried += 1
     assert refused.returncode == 2 and "Traceback" not in refused.stderr
     last = refused.stderr.strip().splitlines()[-1]
@@ -906,9 +918,9 @@ def test_max_cost_stops_a_run_even_at_absurd_prices(
     TALLY.bad_inputs_rejected += 1
     assert server.requests == 0 and not db.exists()
     prices.write_text('["fake"]\ninput_per_mtok = 1e6\noutput_per_mtok = 1e6\n')
-    res = run_cli("run", "--model", _spec(server), "--dataset", "demo", "--concurrency", "1",
-                  "--prices", str(prices), "--max-cost", "1", "--no-progress",
-                  "--store", str(db))  # fmt: skip
+    res = invoke_cli("run", "--model", _spec(server), "--dataset", "demo", "--concurrency", "1",
+                     "--prices", str(prices), "--max-cost", "1", "--no-progress",
+                     "--store", str(db))  # fmt: skip
     assert res.returncode == 0, res.stderr[-400:]
     assert "stopped (max cost)" in res.stdout
     assert server.requests < 5 and _scalar(db, "SELECT COUNT(*) FROM responses") < 5
@@ -924,8 +936,8 @@ def test_long_replies_are_stored_whole_after_one_request(
     text = ("Long reply. " * (size // 12 + 1))[:size]
     server = fake_server(reply_text=text)
     db = tmp_path / "s.db"
-    res = run_cli("run", "--model", _spec(server), "--dataset", "demo", "--limit", "2",
-                  "--max-retries", "2", "--no-progress", "--store", str(db))  # fmt: skip
+    res = invoke_cli("run", "--model", _spec(server), "--dataset", "demo", "--limit", "2",
+                     "--max-retries", "2", "--no-progress", "--store", str(db))  # fmt: skip
     with sqlite3.connect(db) as conn:
         stored = [r[0] for r in conn.execute("SELECT text FROM responses WHERE status = 'ok'")]
     TALLY.long_replies += 2
