@@ -75,7 +75,9 @@ def write_synthetic_store(args: argparse.Namespace, store_path: Path) -> float:
 
     t = time.perf_counter()
     store_path.unlink(missing_ok=True)
-    data = synthetic_board(args.configs, args.prompts, args.judges, seed=0)
+    data = synthetic_board(
+        args.configs, args.prompts, args.judges, seed=0, unscored_rate=args.unscored
+    )
     with Store.open(store_path) as store:
         write_store(store, data)
     return time.perf_counter() - t
@@ -125,6 +127,7 @@ def measure(args: argparse.Namespace, root: Path) -> dict[str, Any]:
         "prompts": args.prompts,
         "judges": args.judges,
         "bootstrap": args.bootstrap,
+        "unscored": args.unscored,
         "responses": len(loaded.responses),
         "rating_sets": len(loaded.rating_sets),
         "scorers": list(result.scorers),
@@ -163,6 +166,7 @@ def side_by_side(args: argparse.Namespace, root: Path) -> dict[str, Any]:
     runs: dict[str, list[dict[str, Any]]] = {name: [] for name in trees}
     flags = ["--configs", str(args.configs), "--prompts", str(args.prompts)]
     flags += ["--judges", str(args.judges), "--bootstrap", str(args.bootstrap)]
+    flags += ["--unscored", str(args.unscored)]
     for r in range(args.repeat):
         for name, tree in trees.items():
             out = root / f"{name}{r}"
@@ -187,6 +191,7 @@ def side_by_side(args: argparse.Namespace, root: Path) -> dict[str, Any]:
         "prompts": args.prompts,
         "judges": args.judges,
         "bootstrap": args.bootstrap,
+        "unscored": args.unscored,
         "repeat": args.repeat,
         "trees": {name: str(tree) for name, tree in trees.items()},
         "median": {name: medians(rows) for name, rows in runs.items()},
@@ -200,6 +205,13 @@ def main() -> None:
     ap.add_argument("--prompts", type=int, default=368)
     ap.add_argument("--judges", type=int, default=3)
     ap.add_argument("--bootstrap", type=int, default=1000)
+    ap.add_argument(
+        "--unscored",
+        type=float,
+        default=0.02,
+        help="each judgment's chance of being left unscored (0: every pair is compared over "
+        "all its prompts, the cheap case)",
+    )
     ap.add_argument("--keep", type=Path, help="write the store and site here instead of a temp dir")
     ap.add_argument("--against", type=Path, help="another checkout to measure side by side")
     ap.add_argument("--repeat", type=int, default=3, help="runs of each side with --against")
