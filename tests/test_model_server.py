@@ -105,7 +105,7 @@ def _alive(pid: int) -> bool:
     """Running, not a zombie waiting for a parent that is gone."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
+    except (FileNotFoundError, ProcessLookupError):  # gone before the open, or during the read
         return False
     return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
 
