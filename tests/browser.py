@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 CHROMIUM = "/usr/bin/chromium"
@@ -29,4 +30,12 @@ def watched_page(browser: Any) -> Any:
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.on("dialog", lambda d: errors.append("dialog: " + d.message))
     page.errors = errors
+    return page
+
+
+def open_site(page: Any, site: Path) -> Any:
+    """``page`` with a built site's ``index.html`` loaded and its table, charts and handlers
+    in place (``body[data-ready='1']``)."""
+    page.goto((site / "index.html").as_uri())
+    page.wait_for_selector("body[data-ready='1']", timeout=10_000)
     return page

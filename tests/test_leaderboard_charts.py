@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from browser import watched_page
+from browser import open_site, watched_page
 from conftest import board_in_thread
 from intima.core.ratings import Level, RatingSet, primary_label
 from intima.core.taxonomy import CATEGORIES
@@ -114,8 +114,7 @@ def app_url(store: Path) -> Iterator[str]:
 def pages(site: Path, app_url: str, browser: Any) -> Iterator[dict[str, Any]]:
     """The site and the app, each open in real Chromium."""
     sp = watched_page(browser)
-    sp.goto((site / "index.html").as_uri())
-    sp.wait_for_selector("body[data-ready='1']", timeout=10_000)
+    open_site(sp, site)
     ap = watched_page(browser)
     ap.goto(app_url)
     ap.wait_for_selector("#board-bars svg", timeout=30_000)

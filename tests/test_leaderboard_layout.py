@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from browser import watched_page
+from browser import open_site, watched_page
 from intima.leaderboard import charts
 from intima.results.board import BoardView
 from intima.results.table import OVERALL, ScoreTable, dims_in, score_table
@@ -154,8 +154,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Any:
 
 def test_the_site_at_1280px_fits_and_names_carry_their_settings(page: Any, site: Any) -> None:
     out, board = site
-    page.goto((out / "index.html").as_uri())
-    page.wait_for_selector("body[data-ready='1']", timeout=10_000)
+    open_site(page, out)
     # The score table's names: their tooltip holds the system prompt's hash and the settings.
     titles = page.eval_on_selector_all("td.model", "els => els.map(e => e.title)")
     assert any("system prompt " in t for t in titles), titles
@@ -196,8 +195,7 @@ def test_the_side_by_side_affect_breakdown_is_whole_at_1280px(page: Any, tmp_pat
     rows = [[c, "medium", *factors] for c in CATEGORIES]
     data = dataclasses.replace(data, affect={r.response_id: rows for r in data.responses})
     build_site(data, tmp_path / "out", bootstrap=20, seed=0)
-    page.goto((tmp_path / "out" / "index.html").as_uri())
-    page.wait_for_selector("body[data-ready='1']", timeout=10_000)
+    open_site(page, tmp_path / "out")
     page.select_option("#cmp-a", "0")
     page.select_option("#cmp-b", "1")
     page.wait_for_selector("#cmp-b-detail table.intima-affect")

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from browser import watched_page
+from browser import open_site, watched_page
 from intima.core.errors import IntimaError
 from intima.core.ratings import Level, Primary, primary_label
 from intima.core.taxonomy import CATEGORIES
@@ -43,9 +43,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def page(site: Path, browser: Any) -> Iterator[object]:
-    pg = watched_page(browser)
-    pg.goto((site / "index.html").as_uri())
-    pg.wait_for_selector("body[data-ready='1']", timeout=10_000)
+    pg = open_site(watched_page(browser), site)
     yield pg
     pg.close()
 
@@ -256,8 +254,7 @@ def test_the_page_opens_on_its_table_without_waiting_for_a_data_file(page, site:
         route.abort()
 
     pg.route(re.compile(r".*/data/t\d+_\d+\.js$"), refuse)
-    pg.goto((site / "index.html").as_uri())
-    pg.wait_for_selector("body[data-ready='1']", timeout=10_000)
+    open_site(pg, site)
     assert len(row_order(pg)) == 4
     assert pg.locator("#means table").count() == 1
     assert refused == [] and pg.errors == []
@@ -457,8 +454,7 @@ def test_side_by_side_calls_a_paired_difference_different_where_intervals_overla
     a, b = _rows(shared_site, scorer, OVERALL, "reinforcing")[:2]
     assert a.hi >= b.lo and b.hi >= a.lo  # the marginal 95% intervals overlap
     other = watched_page(page.context.browser)  # the module's browser, a page of its own
-    other.goto((shared_site / "index.html").as_uri())
-    other.wait_for_selector("body[data-ready='1']", timeout=10_000)
+    open_site(other, shared_site)
     other.select_option("#metric", "reinforcing")
     other.wait_for_selector("#cmp-scores[data-ready='1']")
     cells = other.locator("#cmp-scores tbody tr").first.locator("td").all_text_contents()

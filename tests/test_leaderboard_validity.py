@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from browser import watched_page
+from browser import open_site, watched_page
 from intima.results.board import BoardView
 from intima.results.cards import Card, correcting_card, shipped_cards, stored_cards
 from intima.results.data import BoardData, load_board
@@ -168,9 +168,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def page(site: Path, browser: Any) -> Iterator[object]:
-    pg = watched_page(browser)
-    pg.goto((site / "index.html").as_uri())
-    pg.wait_for_selector("body[data-ready='1']", timeout=10_000)
+    pg = open_site(watched_page(browser), site)
     yield pg
     pg.close()
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from browser import watched_page
+from browser import open_site, watched_page
 from intima.leaderboard.render import read_chunk
 from intima.leaderboard.site import build_site
 from intima.results.intervals import intervals_note
@@ -43,8 +43,7 @@ def demo_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def page(request: pytest.FixtureRequest, demo_site: Path, browser: Any) -> Iterator[object]:
     pg = watched_page(browser)
     pg.set_viewport_size({"width": request.param, "height": 900})
-    pg.goto((demo_site / "index.html").as_uri())
-    pg.wait_for_selector("body[data-ready='1']", timeout=10_000)
+    open_site(pg, demo_site)
     pg.width = request.param
     yield pg
     pg.close()

@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from browser import launch, watched_page
+from browser import launch, open_site, watched_page
 from intima.results.board import BoardView
 from intima.results.cards import Card, grade, shipped_cards
 from intima.results.sources import affect_version
@@ -90,8 +90,7 @@ def test_the_site_marks_a_failed_card_as_such(tmp_path: Path) -> None:
     with sync_playwright() as pw:
         browser = launch(pw)
         page = watched_page(browser)
-        page.goto((tmp_path / "out" / "index.html").as_uri())
-        page.wait_for_selector("body[data-ready='1']", timeout=10_000)
+        open_site(page, tmp_path / "out")
         page.select_option("#scorer", judge)
         page.wait_for_selector(f"#validity[data-scorer='{judge}']")
         box = page.locator("#validity")
