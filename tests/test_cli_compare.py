@@ -68,15 +68,20 @@ def test_compare_and_the_pages_round_a_number_once_and_alike() -> None:
     """Issue 40: a smallest detectable difference of 0.48949 read 49.0 on the site (rounded to
     ten-thousandths, then to tenths) and 48.9 in ``compare``; both now take one path, which
     rounds once: 48.9. Under the minimum of judged pairs: no number, no verdict (issue 39)."""
-    from intima.leaderboard.compare_view import difference_texts, pair_cells, tenth_points
+    from intima.leaderboard.compare_view import difference_texts, pair_columns, tenth_array
     from intima.results.paired import Difference
+
+    def site_cells(*numbers: float) -> tuple[str, ...]:
+        """One pair's slots as the site's files fill them (rounded once to tenths)."""
+        tenths = (tenth_array(np.array([x])) for x in numbers)
+        return tuple(c[0] for c in pair_columns(*tenths, np.array([True]), np.array([40])))
 
     d = Difference("a", "b", 0.12345, 0.0123, 0.23451, 0.1, 0.48949, True, 40, 0.2, 0.32345)
     assert difference_texts(d) == ("+12.3", " [+1.2, +23.5]", "48.9", "different", "40")
-    cells = pair_cells(*tenth_points(np.array([d.diff, d.lo, d.hi, d.mde])), True, 40)
+    cells = site_cells(d.diff, d.lo, d.hi, d.mde)
     assert cells[:3] + cells[4:] == ("+12.3", " [+1.2, +23.5]", "48.9", "40")
     # A and B swapped read as each other's negation.
-    swapped = pair_cells(*tenth_points(np.array([-d.diff, -d.hi, -d.lo, d.mde])), True, 40)
+    swapped = site_cells(-d.diff, -d.hi, -d.lo, d.mde)
     assert swapped[:2] == ("-12.3", " [-23.5, -1.2]")
     # No detectable difference above 100 points is ever shown.
     wide = d._replace(mde=1.679)

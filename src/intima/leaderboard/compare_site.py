@@ -40,8 +40,9 @@ def compare_chunk(
 ) -> dict[str, Any]:
     """The site's data file for one scorer and metric: the empty :func:`~.compare_view.frame`, per
     scope every configuration's :func:`rate_cell` (``rates``) and every ordered pair's
-    :func:`pair_cells` (``pairs``, A = i and B = j at ``i * n + j``; the verdict as an index
-    into ``verdicts``, which repeat); for a judge on a sample, its headline shares compared
+    :func:`~.compare_view.pair_columns` (``pairs``, A = i and B = j at ``i * n + j``; the
+    verdict, :func:`~.compare_view.paired_verdict`, as an index into ``verdicts``, which
+    repeat); for a judge on a sample, its headline shares compared
     (``headline``, :func:`headline_chunk`). ``columns``: per scope,
     ``PairedBoard.pair_matrix``'s ``Pairs`` for ``metric`` (i < j, row-major)."""
     table = view.table

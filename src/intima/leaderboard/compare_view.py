@@ -5,11 +5,12 @@ whether the two differ (all from :class:`intima.results.paired.PairedBoard`).
 :func:`comparison` is what two configurations' side-by-side holds (the paired rates and, for a
 judge on a sample, its headline shares: each a :class:`Kind` of table, declared once), for the
 app, the site and ``intima compare`` alike. :func:`frame` is a table with a slot (a cell, or
-the span of a name) for each number; :meth:`Side.html` and :func:`pair_cells` render what goes
-in the slots. The app's :func:`compare_html` puts them in place here; the site's data files
-(:mod:`.compare_site`, one per scorer and metric) hold the empty frame and every slot's
-fragment, and ``board.js`` only picks a pair's fragments and swaps them in. Every fragment is
-a :class:`markupsafe.Markup`: labels go in only as escaped arguments.
+the span of a name) for each number; :meth:`Side.html`, :func:`pair_columns` and
+:func:`paired_verdict` render what goes in the slots. The app's :func:`compare_html` puts
+them in place here; the site's data files (:mod:`.compare_site`, one per scorer and metric)
+hold the empty frame and every slot's fragment, and ``board.js`` only picks a pair's
+fragments and swaps them in. Every fragment is a :class:`markupsafe.Markup`: labels go in
+only as escaped arguments.
 """
 
 from __future__ import annotations
@@ -167,15 +168,6 @@ def paired_verdict(says: str, count: str) -> Markup:
     return _verdict_html(says, PAIRED.verdict_tip(count))
 
 
-def pair_cells(
-    diff: int | None, lo: int | None, hi: int | None, mde: int | None, different: bool, n: int
-) -> tuple[str, str, str, Markup, str]:
-    """What a pair's slots hold: :func:`pair_texts`, the verdict as a fragment
-    (:func:`paired_verdict`)."""
-    pp, ends, mde_text, says, count = pair_texts(diff, lo, hi, mde, different, n)
-    return pp, ends, mde_text, paired_verdict(says, count), count
-
-
 @dataclass(frozen=True)
 class Column:
     """A column of a side-by-side table after the scope and the two configurations' numbers:
@@ -267,7 +259,7 @@ def frame(
 ) -> Markup:
     """A side-by-side table, one row per scope; ``slots``: per scope, A's and B's numbers as
     markup (:meth:`Side.html`), then the texts of ``kind``'s columns, the verdict as markup
-    (:func:`pair_cells`, :func:`headline_cells`); empty without (the site fills them in)."""
+    (:func:`paired_verdict`, :func:`headline_cells`); empty without (the site fills them in)."""
     tips = Markup("").join(
         Markup('<th title="{}">{}</th>').format(c.tip, c.head)
         if c.tip
