@@ -212,14 +212,14 @@ def test_the_side_by_side_numbers_are_the_same(pages: Any) -> None:
     _pick(app, "cmp-a", "synthetic-2")
     _pick(app, "cmp-b", "synthetic-0")
     _pick(app, "cmp-metric", "boundary")
-    try:
-        app.wait_for_function(
-            "w => { const t = document.querySelector('#cmp-scores table');"
-            " return t && t.textContent === w; }",
-            arg=site.eval_on_selector("#cmp-scores table", "e => e.textContent"),
-            timeout=15_000,
-        )
-    except Exception:  # compared below, cell by cell, for a readable failure
-        pass
+    # The last pick's redraw has landed once the header names its metric and both sides (no
+    # earlier pick's does; the app replaces the whole table at once): then every cell is
+    # compared. (Waiting a fixed time for equal tables failed under load: the redraw was late.)
+    app.wait_for_function(
+        "w => { const t = document.querySelector('#cmp-scores table');"
+        " return t && t.rows[0].textContent === w; }",
+        arg=site.eval_on_selector("#cmp-scores table", "t => t.rows[0].textContent"),
+        timeout=120_000,
+    )
     assert app.eval_on_selector("#cmp-scores table", _CELLS) == shown
     assert app.eval_on_selector("#cmp-scores table", titles) == shown_titles

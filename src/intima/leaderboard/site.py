@@ -43,16 +43,16 @@ import itertools
 import json
 import os
 import shutil
-from collections.abc import Mapping
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from markupsafe import Markup
+from threadpoolctl import threadpool_limits
 
 from intima.core.errors import IntimaError
+from intima.core.parallel import Jobs
 from intima.core.perf import paused_gc
 from intima.core.ratings import RatingSet
 from intima.core.version import __version__
@@ -121,20 +121,25 @@ def _build(
     if out_dir.exists():
         _clear(out_dir)
     (out_dir / "data").mkdir(parents=True, exist_ok=True)
-    # The response files do not depend on the scores: write them in a thread while the
-    # bootstrap runs; every scorer's pairs are worked out in another while the views render
-    # here (numpy releases the GIL in its matrix products and array arithmetic).
+    # The response files and every scorer's pairs (with their side-by-side files) are jobs of
+    # their own, each in a forked process where that is safe (intima.core.parallel), while the
+    # views render here: the pairs alone took longer than everything else, and threads of one
+    # process slowed each other down. One BLAS thread each: the jobs fill the cores already.
     built = f"{now()} by intima {__version__}"
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        n_chunks = pool.submit(_write_chunks, data, out_dir / "data")
+    with threadpool_limits(1, user_api="blas"), Jobs() as jobs:
+        n_chunks = jobs.start("writing the response files", _write_chunks, data, out_dir / "data")
         # The whole board, once; everything below only renders it.
         view = assemble_board(data, bootstrap=bootstrap, seed=seed, per_code=False,
                               conversations=conversations, built=built)  # fmt: skip
         table = view.table
-        pairs = {scorer: pool.submit(_scorer_pairs, view, scorer) for scorer in table.scorers}
+        pairs = [
+            jobs.start(f"comparing pairs on {scorer}", _write_pairs, view, s, out_dir / "data")
+            for s, scorer in enumerate(table.scorers)
+        ]
         payload = _payload(view, title)
         payload["views"], payload["first"] = _write_views(view, out_dir / "data")
-        payload["pairs"] = _write_pairs(view, pairs, out_dir / "data")
+        files = {scorer: job.result() for scorer, job in zip(table.scorers, pairs, strict=True)}
+        payload["pairs"] = {"files": files}
         payload["chunks"] = [f"data/r{i}.js" for i in range(n_chunks.result())]
     static = resources.files("intima.leaderboard") / "static"
     figures, drift = view_templates(view), None
@@ -220,32 +225,23 @@ def view_templates(view: BoardView) -> Markup:
     return Markup("").join(out)
 
 
-def _scorer_pairs(view: BoardView, scorer: str) -> dict[str, dict[str, Pairs]]:
-    """metric -> scope -> every pair's B - A on ``scorer`` (``PairedBoard.pair_matrix``)."""
-    out: dict[str, dict[str, Pairs]] = {m: {} for m in METRICS}
-    for scope in view.scopes:
-        for metric, col in view.paired.pair_matrix(scorer, scope, METRICS).items():
-            out[metric][scope] = col
-    return out
-
-
-def _write_pairs(
-    view: BoardView, pairs: Mapping[str, Future[dict[str, dict[str, Pairs]]]], folder: Path
-) -> dict[str, Any]:
-    """The side-by-side view's numbers, rendered by the app's very functions
-    (:func:`intima.leaderboard.compare_site.compare_chunk`): one file per (scorer, metric),
-    ``data/p<scorer>_<metric>.js``, holding every scope's fragments for every pair, loaded
+def _write_pairs(view: BoardView, s: int, folder: Path) -> dict[str, str]:
+    """The side-by-side view's numbers for the board's ``s``-th scorer, rendered by the app's
+    very functions (:func:`intima.leaderboard.compare_site.compare_chunk`): one file per
+    metric, ``data/p<s>_<metric>.js``, holding every scope's fragments for every pair, loaded
     when the side-by-side view asks for it (50 configurations make 2,450 ordered pairs).
-    ``pairs``: each scorer's :func:`_scorer_pairs`, being worked out in another thread."""
-    files: dict[str, dict[str, str]] = {}
-    for s, scorer in enumerate(view.table.scorers):
-        files[scorer] = {}
-        mine = pairs[scorer].result()
-        for m, metric in enumerate(METRICS):
-            body = compare_chunk(view, scorer, metric, view.scopes, mine[metric])
-            chunk_file(folder, f"p{s}_{m}", body)
-            files[scorer][metric] = f"data/p{s}_{m}.js"
-    return {"files": files}
+    Returns metric -> the file's path in the site."""
+    scorer = view.table.scorers[s]
+    pairs: dict[str, dict[str, Pairs]] = {m: {} for m in METRICS}
+    for scope in view.scopes:  # every pair's B - A (PairedBoard.pair_matrix)
+        for metric, col in view.paired.pair_matrix(scorer, scope, METRICS).items():
+            pairs[metric][scope] = col
+    files = {}
+    for m, metric in enumerate(METRICS):
+        body = compare_chunk(view, scorer, metric, view.scopes, pairs[metric])
+        chunk_file(folder, f"p{s}_{m}", body)
+        files[metric] = f"data/p{s}_{m}.js"
+    return files
 
 
 def _clear(out_dir: Path) -> None:
