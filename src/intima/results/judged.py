@@ -15,11 +15,20 @@ a board's build). The subtraction rounds at ~1e-13 of a sum of hundreds of weigh
 with whole-number weights): a pair's denominator over its judged prompts, with the board's
 Rao-Wu rescaled weights (never 0), is never that close to 0, so the rounding cannot change
 which replicates have a rate. The same numbers as one pair alone, to 1e-15 on a board of 50
-configurations."""
+configurations.
+
+The replicates are made one column at a time, into the same arrays for every column (the
+sides' denominators, kept; one column's rates; its pairs' B - A), the denominator's once for
+all its columns (:mod:`~intima.results.paired` gives the categories whose denominator equals
+the labels' with the labels): the rates of several columns at once were a hundred megabytes of
+fresh pages per call, and their page faults and cache misses most of the time. A column of
+zeros (``no_majority`` for one judge) is 0 in every replicate with a rate: no product."""
 
 from __future__ import annotations
 
+import itertools
 import warnings
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -49,11 +58,18 @@ class JudgedPairs:
         # tot[m, i, c]: configuration i's count over S_m (the points of the pairs' rates)
         self.tot = (s.T @ self.x.reshape(n, k * n_col)).reshape(k, k, n_col)
         self.s = s
-        pairs = (self.ii, self.jj)
-        self.rates, has_rate, pos = _replicate_rates(weights_t, self.x, scored, pairs)
-        self.pos_a, self.pos_b = pos[: len(ii)], pos[len(ii) :]
-        # pairs with a replicate where A or B has no rate
-        self.gaps = ~(has_rate[self.pos_a] & has_rate[self.pos_b]).all(axis=1)
+        self._live = np.concatenate([[True], self.x[..., 1:].any(axis=(0, 1))])
+        self._sides = _Sides(weights_t, self.x, scored, (self.ii, self.jj))
+        self._den = self._sides.counts(0, np.empty((2 * len(ii), weights_t.shape[1])))
+        has_rate = self._den > 0
+        # sides with a replicate that weighs no judged answer: NaN there, in every column
+        self._side_gaps = np.flatnonzero(~has_rate.all(axis=1))
+        self._side_has = has_rate[self._side_gaps]
+        both = self._sides.b_side(has_rate) & self._sides.a_side(has_rate)
+        self.gaps = ~both.all(axis=1)  # pairs with a replicate where A or B has no rate
+        self._n_valid = both[self.gaps].sum(axis=1)
+        self._rates = np.empty_like(self._den)  # each column's rates, in turn
+        self._d = np.empty((len(ii), weights_t.shape[1]))  # and its pairs' B - A
 
     def column(self, c: int) -> tuple[Float, Float, Float]:
         """Column ``c``'s point rates (pairs, 2: A, B), the replicates' variance of B - A and
@@ -85,65 +101,121 @@ class JudgedPairs:
     def _boot(self, c: int) -> Float:
         """The variance of B - A's rates over the replicates (ddof 1); where a replicate has
         no rate (no weighted judged answer), over the replicates that have one."""
-        rates, gaps = self.rates[c - 1], self.gaps
-        d = rates[self.pos_b]
-        d -= rates[self.pos_a]
-        boot = np.empty(len(d))
-        whole = d[~gaps] if gaps.any() else d
-        whole -= whole.mean(axis=1, keepdims=True)
-        boot[~gaps] = np.einsum("pb,pb->p", whole, whole) / (d.shape[1] - 1)
+        gaps = self.gaps
+        if not self._live[c]:  # a column of zeros: B - A is 0 wherever both have a rate
+            boot = np.zeros(len(gaps))
+            boot[gaps] = np.where(self._n_valid >= 2, 0.0, np.nan)  # nanvar's under 2: NaN
+            return boot
+        d = self._differences(c)
         if gaps.any():
             with warnings.catch_warnings():  # a pair with under 2 valid replicates: NaN, said so
                 warnings.simplefilter("ignore", RuntimeWarning)
-                boot[gaps] = np.nanvar(d[gaps], axis=1, ddof=1)
+                at_gaps = np.nanvar(d[gaps], axis=1, ddof=1)
+        d -= d.mean(axis=1, keepdims=True)  # (a gap's row turns NaN: replaced below)
+        boot = np.einsum("pb,pb->p", d, d) / (d.shape[1] - 1)
+        if gaps.any():
+            boot[gaps] = at_gaps
         return boot
 
+    def _differences(self, c: int) -> Float:
+        """Every pair's B - A of column ``c`` in every replicate (NaN where either side has no
+        rate), in the one array every column reuses."""
+        rates = self._sides.counts(c, self._rates)
+        with np.errstate(invalid="ignore", divide="ignore"):  # no rate there: NaN just below
+            np.divide(rates, self._den, out=rates)
+        if len(at := self._side_gaps):
+            rates[at] = np.where(self._side_has, rates[at], np.nan)
+        sides, d = self._sides, self._d
+        return np.subtract(sides.b_side(rates), sides.a_side(rates, out=d), out=d)
 
-def _replicate_rates(
-    weights_t: Float, x: Float, scored: NDArray[np.bool_], pairs: tuple[IntArray, IntArray]
-) -> tuple[Float, NDArray[np.bool_], IntArray]:
-    """``rates[c - 1, pos[p]]``: pair p's A-side rate of column c (over column 0) in every
-    replicate (configuration ``ii`` over the prompts ``jj`` was scored on), at
-    ``pos[pairs + p]`` its B side; NaN where the replicate weighs no judged answer
-    (``has_rate`` False). ``x`` (n, k, columns) is 0 where unscored. Only the sides of the
-    given pairs are made (a short run's pairs with the others are not every pair), in blocks
-    by the configuration whose scored prompts they are counted over."""
-    ii, jj = pairs
-    n, k, n_col = x.shape
-    b = weights_t.shape[1]
-    over = np.concatenate([jj, ii])  # the side's prompts: those this configuration was scored on
-    order = np.argsort(over, kind="stable")
-    pos = np.empty_like(order)
-    pos[order] = np.arange(len(order))
-    cfg_of = np.concatenate([ii, jj])[order]
-    ends = np.cumsum(np.bincount(over, minlength=k))
-    rates = np.empty((n_col - 1, len(order), b))
-    has_rate = np.empty((len(order), b), dtype=bool)
-    full: Float | None = None
-    # one product at a time into the same pages (fresh arrays of this size each cost page
-    # faults); a block holds at most the k - 1 partners of one configuration
-    buf = np.empty((2, k * n_col, b))
-    for m in range(k):
-        lo, hi = (ends[m - 1] if m else 0), ends[m]
-        if lo == hi:
-            continue
-        cfg = cfg_of[lo:hi]
-        sel = x[:, cfg, :].reshape(n, -1)
-        t, part = buf[0, : sel.shape[1]], buf[1, : sel.shape[1]]
-        on = scored[:, m]
-        if 2 * on.sum() <= n:  # scored on few (a judge's sample): the product over those
-            np.matmul(sel[on].T, weights_t[on], out=t)
-        else:  # on most: the product over all of them less the one over the few unscored
-            if full is None:
-                full = (x.reshape(n, -1).T @ weights_t).reshape(k, n_col, b)
-            # mode="clip": "raise" buffers the output (cfg is in range)
-            np.take(full, cfg, axis=0, out=t.reshape(len(cfg), n_col, b), mode="clip")
-            np.matmul(sel[~on].T, weights_t[~on], out=part)
-            t -= part
-        tm = t.reshape(len(cfg), n_col, b)
-        ok = np.greater(tm[:, 0], 0.0, out=has_rate[lo:hi])
-        with np.errstate(invalid="ignore", divide="ignore"):
-            np.divide(tm[:, 1:].transpose(1, 0, 2), tm[None, :, 0], out=rates[:, lo:hi])
-        if not ok.all():
-            rates[:, lo:hi][:, ~ok] = np.nan
-    return rates, has_rate, pos
+
+class _Sides:
+    """Each pair's two sides' weighted counts of one column in every replicate: rows [0, P)
+    the B sides (configuration ``jj`` over the prompts ``ii`` was scored on), rows [P, 2P) the
+    A sides (``ii`` over ``jj``'s), each half in blocks by the configuration whose scored
+    prompts the side is counted over (a pair matrix's row-major pairs: the B sides already in
+    pair order). Only the sides of the given pairs are made (a short run's pairs with the
+    others are not every pair). ``x`` (n, k, columns) is 0 where unscored."""
+
+    def __init__(
+        self,
+        weights_t: Float,
+        x: Float,
+        scored: NDArray[np.bool_],
+        pairs: tuple[IntArray, IntArray],
+    ) -> None:
+        ii, jj = pairs
+        n, k, _ = x.shape
+        self.n_pairs = len(ii)
+        ob, oa = np.argsort(ii, kind="stable"), np.argsort(jj, kind="stable")
+        self._back_b, self._back_a = _inverse(ob), _inverse(oa)
+        most = 2 * scored.sum(axis=0) > n  # on most: all the prompts less the few unscored
+        full = None  # every configuration over every prompt (k, columns, B), when needed
+        if most.any():
+            full = (x.reshape(n, -1).T @ weights_t).reshape(k, x.shape[2], weights_t.shape[1])
+        self._blocks: list[tuple[Float, list[_Part]]] = []
+        for m in range(k):
+            rows = ~scored[:, m] if most[m] else scored[:, m]
+            parts = []
+            for off, over, cfg in ((0, ii[ob], jj[ob]), (self.n_pairs, jj[oa], ii[oa])):
+                lo, hi = np.searchsorted(over, [m, m + 1])
+                if lo < hi:
+                    got = cfg[lo:hi]
+                    xs = np.ascontiguousarray(x[rows][:, got, :].transpose(2, 1, 0))
+                    runs = []
+                    if full is not None and most[m]:  # full's rows of consecutive configurations
+                        runs = [(a, z, full[got[a] : got[a] + z - a]) for a, z in _runs(got)]
+                    parts.append(_Part(off + lo, off + hi, xs, runs))
+            if parts:
+                self._blocks.append((np.ascontiguousarray(weights_t[rows]), parts))
+
+    def counts(self, c: int, out: Float) -> Float:
+        """Column ``c``'s sides (2P, B) in ``out``: a side counted over prompts its
+        configuration was scored on few of is the product over those; over most, the product
+        over all of them less the one over the few unscored."""
+        for w, parts in self._blocks:
+            for part in parts:
+                t = out[part.lo : part.hi]
+                np.matmul(part.xs[c], w, out=t)
+                for a, z, full in part.runs:
+                    np.subtract(full[:, c], t[a:z], out=t[a:z])
+        return out
+
+    def b_side(self, sides: NDArray[Any]) -> NDArray[Any]:
+        """The B sides of ``sides`` (2P, ...) in pair order (a view when already so)."""
+        half = sides[: self.n_pairs]
+        return half if self._back_b is None else half[self._back_b]
+
+    def a_side(self, sides: NDArray[Any], out: NDArray[Any] | None = None) -> NDArray[Any]:
+        """The A sides in pair order: a view when already so, else taken (into ``out``)."""
+        half = sides[self.n_pairs :]
+        if self._back_a is None:
+            return half
+        # mode="clip": "raise" buffers the output (the positions are in range)
+        return np.take(half, self._back_a, axis=0, out=out, mode="clip")
+
+
+class _Part(NamedTuple):
+    """Sides ``lo:hi`` of one block: ``xs`` (columns, their configurations, the block's
+    prompts), and where those prompts are the few unscored, ``runs``: positions ``a:z`` of the
+    part with the rows of the product over all prompts they are subtracted from."""
+
+    lo: int
+    hi: int
+    xs: Float
+    runs: list[tuple[int, int, Float]]
+
+
+def _inverse(order: IntArray) -> IntArray | None:
+    """Where each item went under ``order``; None when nowhere (``order`` is the identity)."""
+    if (order == np.arange(len(order))).all():
+        return None
+    back = np.empty_like(order)
+    back[order] = np.arange(len(order))
+    return back
+
+
+def _runs(cfg: IntArray) -> list[tuple[int, int]]:
+    """``cfg[a:z]``, runs of consecutive configurations (a board's every pair: two a block)."""
+    cut = [0, *(np.flatnonzero(np.diff(cfg) != 1) + 1).tolist(), len(cfg)]
+    return list(itertools.pairwise(cut))

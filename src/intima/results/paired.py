@@ -266,10 +266,7 @@ class PairedBoard:
             ii = np.array([pos[pairs[k][0]] for k in members], dtype=np.intp)
             jj = np.array([pos[pairs[k][1]] for k in members], dtype=np.intp)
             at = np.array(members, dtype=np.intp)
-            by_den: dict[int, list[tuple[str, int]]] = {}
-            for metric, (num, den) in zip(metrics, cols, strict=True):
-                by_den.setdefault(den, []).append((metric, num))
-            for den, wanted in by_den.items():
+            for den, wanted in _by_denominator(sub, metrics, cols).items():
                 self._fill_group(out, wanted, den, (sub, reps), (ii, jj, at), q)
         return out
 
@@ -356,6 +353,20 @@ class PairedBoard:
     def ranks(self, scorer: str, scope: str, metric: str, rows: Sequence[ScoreRow]) -> list[Ranked]:
         """:func:`intima.results.rank.rank_groups` with this column's rank intervals."""
         return rank_groups(rows, self.rank_intervals(scorer, scope, metric, rows))
+
+
+def _by_denominator(
+    sub: Float, metrics: Sequence[str], cols: Sequence[tuple[int, int]]
+) -> dict[int, list[tuple[str, int]]]:
+    """The metrics (name, numerator column) by denominator column of ``sub``, a denominator
+    equal to an earlier one in ``sub`` counted as that one: a scorer leaves a judgment
+    unscored on every category at once, so one set of judged pairs and one pass over the
+    replicates serves them all (the same numbers: the same denominators)."""
+    out: dict[int, list[tuple[str, int]]] = {}
+    for metric, (num, den) in zip(metrics, cols, strict=True):
+        same = next((d for d in out if np.array_equal(sub[..., d], sub[..., den])), den)
+        out.setdefault(same, []).append((metric, num))
+    return out
 
 
 def _rank_range(rate: Float) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
