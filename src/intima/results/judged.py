@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import itertools
 import warnings
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -59,17 +59,19 @@ class JudgedPairs:
         self.tot = (s.T @ self.x.reshape(n, k * n_col)).reshape(k, k, n_col)
         self.s = s
         self._live = np.concatenate([[True], self.x[..., 1:].any(axis=(0, 1))])
-        self._sides = _Sides(weights_t, self.x, scored, (self.ii, self.jj))
-        self._den = self._sides.counts(0, np.empty((2 * len(ii), weights_t.shape[1])))
+        sides = self._sides = _Sides(weights_t, self.x, scored, (self.ii, self.jj))
+        b = weights_t.shape[1]
+        self._den = np.empty((2 * len(ii), b))  # every side's denominator, for every column
+        for part in sides.parts():
+            sides.count(part, 0, self._den[part.lo : part.hi])
         has_rate = self._den > 0
-        # sides with a replicate that weighs no judged answer: NaN there, in every column
-        self._side_gaps = np.flatnonzero(~has_rate.all(axis=1))
-        self._side_has = has_rate[self._side_gaps]
-        both = self._sides.b_side(has_rate) & self._sides.a_side(has_rate)
-        self.gaps = ~both.all(axis=1)  # pairs with a replicate where A or B has no rate
+        both = has_rate[sides.b_row] & has_rate[sides.a_row]  # (pairs, B)
+        # pairs with a replicate where A or B has no rate
+        self.gaps: NDArray[np.bool_] = np.asarray(~both.all(axis=1))
         self._n_valid = both[self.gaps].sum(axis=1)
-        self._rates = np.empty_like(self._den)  # each column's rates, in turn
-        self._d = np.empty((len(ii), weights_t.shape[1]))  # and its pairs' B - A
+        self._holes = {p.lo: _holes(has_rate[p.lo : p.hi]) for p in sides.parts()}
+        self._rb = np.empty((len(ii), b))  # the B sides' rates of the column at hand
+        self._buf = np.empty((2, sides.widest, b))  # an A part's rates, its pairs' B sides
 
     def column(self, c: int) -> tuple[Float, Float, Float]:
         """Column ``c``'s point rates (pairs, 2: A, B), the replicates' variance of B - A and
@@ -106,36 +108,56 @@ class JudgedPairs:
             boot = np.zeros(len(gaps))
             boot[gaps] = np.where(self._n_valid >= 2, 0.0, np.nan)  # nanvar's under 2: NaN
             return boot
-        d = self._differences(c)
-        if gaps.any():
-            with warnings.catch_warnings():  # a pair with under 2 valid replicates: NaN, said so
-                warnings.simplefilter("ignore", RuntimeWarning)
-                at_gaps = np.nanvar(d[gaps], axis=1, ddof=1)
-        d -= d.mean(axis=1, keepdims=True)  # (a gap's row turns NaN: replaced below)
-        boot = np.einsum("pb,pb->p", d, d) / (d.shape[1] - 1)
-        if gaps.any():
-            boot[gaps] = at_gaps
+        boot = np.empty(len(gaps))
+        for part in self._sides.b_parts:  # the B sides' rates, kept for the A sides
+            self._rates(part, c, self._rb[part.lo : part.hi])
+        for part, pairs, b_rows in self._sides.a_parts:
+            rows = self._buf[:, : part.hi - part.lo]
+            d = self._rates(part, c, rows[0])
+            got = np.take(self._rb, b_rows, axis=0, out=rows[1], mode="clip")
+            boot[pairs] = _variance(np.subtract(got, d, out=d), gaps[pairs])
         return boot
 
-    def _differences(self, c: int) -> Float:
-        """Every pair's B - A of column ``c`` in every replicate (NaN where either side has no
-        rate), in the one array every column reuses."""
-        rates = self._sides.counts(c, self._rates)
+    def _rates(self, part: _Part, c: int, out: Float) -> Float:
+        """Column ``c``'s rates of ``part``'s sides in every replicate, in ``out``: NaN where
+        the replicate weighs no judged answer."""
+        self._sides.count(part, c, out)
         with np.errstate(invalid="ignore", divide="ignore"):  # no rate there: NaN just below
-            np.divide(rates, self._den, out=rates)
-        if len(at := self._side_gaps):
-            rates[at] = np.where(self._side_has, rates[at], np.nan)
-        sides, d = self._sides, self._d
-        return np.subtract(sides.b_side(rates), sides.a_side(rates, out=d), out=d)
+            np.divide(out, self._den[part.lo : part.hi], out=out)
+        if (holes := self._holes[part.lo]) is not None:
+            at, has = holes
+            out[at] = np.where(has, out[at], np.nan)
+        return out
+
+
+def _variance(d: Float, gaps: NDArray[np.bool_]) -> Float:
+    """Each row's variance (ddof 1), over its numbers where it has a NaN (``gaps``); ``d`` is
+    centred in place."""
+    if gaps.any():
+        with warnings.catch_warnings():  # a pair with under 2 valid replicates: NaN, said so
+            warnings.simplefilter("ignore", RuntimeWarning)
+            at_gaps = np.nanvar(d[gaps], axis=1, ddof=1)
+    d -= d.mean(axis=1, keepdims=True)  # (a gap's row turns NaN: replaced below)
+    out = np.einsum("pb,pb->p", d, d) / (d.shape[1] - 1)
+    if gaps.any():
+        out[gaps] = at_gaps
+    return out
+
+
+def _holes(has_rate: NDArray[np.bool_]) -> tuple[IntArray, NDArray[np.bool_]] | None:
+    """The rows of sides with a replicate that has no rate, and where they have one."""
+    at = np.flatnonzero(~has_rate.all(axis=1))
+    return (at, has_rate[at]) if len(at) else None
 
 
 class _Sides:
-    """Each pair's two sides' weighted counts of one column in every replicate: rows [0, P)
-    the B sides (configuration ``jj`` over the prompts ``ii`` was scored on), rows [P, 2P) the
-    A sides (``ii`` over ``jj``'s), each half in blocks by the configuration whose scored
-    prompts the side is counted over (a pair matrix's row-major pairs: the B sides already in
-    pair order). Only the sides of the given pairs are made (a short run's pairs with the
-    others are not every pair). ``x`` (n, k, columns) is 0 where unscored."""
+    """Each pair's two sides' weighted counts of one column in every replicate, made part by
+    part (a part is small enough to stay in the processor's cache while its rates and B - A
+    are made): rows [0, P) the B sides (configuration ``jj`` over the prompts ``ii`` was scored
+    on), rows [P, 2P) the A sides (``ii`` over ``jj``'s), each half in parts by the
+    configuration whose scored prompts the side is counted over, the B sides' parts first.
+    Only the sides of the given pairs are made (a short run's pairs with the others are not
+    every pair). ``x`` (n, k, columns) is 0 where unscored."""
 
     def __init__(
         self,
@@ -145,71 +167,65 @@ class _Sides:
         pairs: tuple[IntArray, IntArray],
     ) -> None:
         ii, jj = pairs
-        n, k, _ = x.shape
-        self.n_pairs = len(ii)
+        n, k, n_col = x.shape
+        n_pairs = len(ii)
         ob, oa = np.argsort(ii, kind="stable"), np.argsort(jj, kind="stable")
-        self._back_b, self._back_a = _inverse(ob), _inverse(oa)
+        self.b_row, self.a_row = _inverse(ob), n_pairs + _inverse(oa)  # each pair's sides
         most = 2 * scored.sum(axis=0) > n  # on most: all the prompts less the few unscored
         full = None  # every configuration over every prompt (k, columns, B), when needed
         if most.any():
-            full = (x.reshape(n, -1).T @ weights_t).reshape(k, x.shape[2], weights_t.shape[1])
-        self._blocks: list[tuple[Float, list[_Part]]] = []
-        for m in range(k):
-            rows = ~scored[:, m] if most[m] else scored[:, m]
-            parts = []
-            for off, over, cfg in ((0, ii[ob], jj[ob]), (self.n_pairs, jj[oa], ii[oa])):
-                lo, hi = np.searchsorted(over, [m, m + 1])
-                if lo < hi:
-                    got = cfg[lo:hi]
-                    xs = np.ascontiguousarray(x[rows][:, got, :].transpose(2, 1, 0))
-                    runs = []
-                    if full is not None and most[m]:  # full's rows of consecutive configurations
-                        runs = [(a, z, full[got[a] : got[a] + z - a]) for a, z in _runs(got)]
-                    parts.append(_Part(off + lo, off + hi, xs, runs))
-            if parts:
-                self._blocks.append((np.ascontiguousarray(weights_t[rows]), parts))
+            full = (x.reshape(n, -1).T @ weights_t).reshape(k, n_col, weights_t.shape[1])
+        rows = [~scored[:, m] if most[m] else scored[:, m] for m in range(k)]
+        w = [np.ascontiguousarray(weights_t[r]) for r in rows]
+        parts: list[list[_Part]] = [[], []]
+        for half, (over, cfg) in enumerate(((ii[ob], jj[ob]), (jj[oa], ii[oa]))):
+            for m, lo, hi in _blocks(over, k):
+                got = cfg[lo:hi]
+                runs = []
+                if full is not None and most[m]:  # full's rows of consecutive configurations
+                    runs = [(a, z, full[got[a] : got[a] + z - a]) for a, z in _runs(got)]
+                xs = np.ascontiguousarray(x[rows[m]][:, got, :].transpose(2, 1, 0))
+                off = half * n_pairs
+                parts[half].append(_Part(off + lo, off + hi, xs, w[m], runs))
+        self.b_parts = parts[0]
+        at = [oa[p.lo - n_pairs : p.hi - n_pairs] for p in parts[1]]
+        #: the A sides' parts, each with its pairs and those pairs' B sides' rows
+        self.a_parts = [(p, a, self.b_row[a]) for p, a in zip(parts[1], at, strict=True)]
+        self.widest = max((p.hi - p.lo for p in parts[1]), default=0)
 
-    def counts(self, c: int, out: Float) -> Float:
-        """Column ``c``'s sides (2P, B) in ``out``: a side counted over prompts its
-        configuration was scored on few of is the product over those; over most, the product
+    def parts(self) -> list[_Part]:
+        return [*self.b_parts, *(p for p, _, _ in self.a_parts)]
+
+    def count(self, part: _Part, c: int, out: Float) -> None:
+        """Column ``c``'s counts of ``part``'s sides (sides, B) in ``out``: over prompts its
+        configuration was scored on few of, the product over those; over most, the product
         over all of them less the one over the few unscored."""
-        for w, parts in self._blocks:
-            for part in parts:
-                t = out[part.lo : part.hi]
-                np.matmul(part.xs[c], w, out=t)
-                for a, z, full in part.runs:
-                    np.subtract(full[:, c], t[a:z], out=t[a:z])
-        return out
-
-    def b_side(self, sides: NDArray[Any]) -> NDArray[Any]:
-        """The B sides of ``sides`` (2P, ...) in pair order (a view when already so)."""
-        half = sides[: self.n_pairs]
-        return half if self._back_b is None else half[self._back_b]
-
-    def a_side(self, sides: NDArray[Any], out: NDArray[Any] | None = None) -> NDArray[Any]:
-        """The A sides in pair order: a view when already so, else taken (into ``out``)."""
-        half = sides[self.n_pairs :]
-        if self._back_a is None:
-            return half
-        # mode="clip": "raise" buffers the output (the positions are in range)
-        return np.take(half, self._back_a, axis=0, out=out, mode="clip")
+        np.matmul(part.xs[c], part.w, out=out)
+        for a, z, full in part.runs:
+            np.subtract(full[:, c], out[a:z], out=out[a:z])
 
 
 class _Part(NamedTuple):
-    """Sides ``lo:hi`` of one block: ``xs`` (columns, their configurations, the block's
-    prompts), and where those prompts are the few unscored, ``runs``: positions ``a:z`` of the
-    part with the rows of the product over all prompts they are subtracted from."""
+    """Sides ``lo:hi``, all counted over the prompts one configuration was scored on: ``xs``
+    (columns, their configurations, ``w``'s prompts), ``w`` the replicate weights of those
+    prompts (the scored ones, or the few unscored, then ``runs``: positions ``a:z`` of the
+    part with the rows of the product over all prompts they are subtracted from)."""
 
     lo: int
     hi: int
     xs: Float
+    w: Float
     runs: list[tuple[int, int, Float]]
 
 
-def _inverse(order: IntArray) -> IntArray | None:
-    """Where each item went under ``order``; None when nowhere (``order`` is the identity)."""
-    if (order == np.arange(len(order))).all():
-        return None
+def _blocks(over: IntArray, k: int) -> list[tuple[int, int, int]]:
+    """``(m, lo, hi)``: ``over[lo:hi] == m`` in the sorted ``over``, for each ``m`` present."""
+    ends = np.searchsorted(over, np.arange(k + 1))
+    return [(m, int(ends[m]), int(ends[m + 1])) for m in range(k) if ends[m] < ends[m + 1]]
+
+
+def _inverse(order: IntArray) -> IntArray:
+    """Where each item went under ``order``."""
     back = np.empty_like(order)
     back[order] = np.arange(len(order))
     return back
