@@ -70,6 +70,7 @@ class JudgedPairs:
         self.gaps: NDArray[np.bool_] = np.asarray(~both.all(axis=1))
         self._n_valid = both[self.gaps].sum(axis=1)
         self._holes = {p.lo: _holes(has_rate[p.lo : p.hi]) for p in sides.parts()}
+        self._gaps = [g if (g := self.gaps[at]).any() else None for _, at, _ in sides.a_parts]
         self._rb = np.empty((len(ii), b))  # the B sides' rates of the column at hand
         self._buf = np.empty((2, sides.widest, b))  # an A part's rates, its pairs' B sides
 
@@ -109,37 +110,38 @@ class JudgedPairs:
             boot[gaps] = np.where(self._n_valid >= 2, 0.0, np.nan)  # nanvar's under 2: NaN
             return boot
         boot = np.empty(len(gaps))
-        for part in self._sides.b_parts:  # the B sides' rates, kept for the A sides
-            self._rates(part, c, self._rb[part.lo : part.hi])
-        for part, pairs, b_rows in self._sides.a_parts:
-            rows = self._buf[:, : part.hi - part.lo]
-            d = self._rates(part, c, rows[0])
-            got = np.take(self._rb, b_rows, axis=0, out=rows[1], mode="clip")
-            boot[pairs] = _variance(np.subtract(got, d, out=d), gaps[pairs])
+        with np.errstate(invalid="ignore", divide="ignore"):  # no rate: NaN (_rates)
+            for part in self._sides.b_parts:  # the B sides' rates, kept for the A sides
+                self._rates(part, c, self._rb[part.lo : part.hi])
+            for (part, pairs, b_rows), at_gaps in zip(self._sides.a_parts, self._gaps, strict=True):
+                rows = self._buf[:, : part.hi - part.lo]
+                d = self._rates(part, c, rows[0])
+                got = np.take(self._rb, b_rows, axis=0, out=rows[1], mode="clip")
+                boot[pairs] = _variance(np.subtract(got, d, out=d), at_gaps)
         return boot
 
     def _rates(self, part: _Part, c: int, out: Float) -> Float:
         """Column ``c``'s rates of ``part``'s sides in every replicate, in ``out``: NaN where
         the replicate weighs no judged answer."""
         self._sides.count(part, c, out)
-        with np.errstate(invalid="ignore", divide="ignore"):  # no rate there: NaN just below
-            np.divide(out, self._den[part.lo : part.hi], out=out)
+        np.divide(out, self._den[part.lo : part.hi], out=out)
         if (holes := self._holes[part.lo]) is not None:
             at, has = holes
             out[at] = np.where(has, out[at], np.nan)
         return out
 
 
-def _variance(d: Float, gaps: NDArray[np.bool_]) -> Float:
+def _variance(d: Float, gaps: NDArray[np.bool_] | None) -> Float:
     """Each row's variance (ddof 1), over its numbers where it has a NaN (``gaps``); ``d`` is
     centred in place."""
-    if gaps.any():
+    if gaps is not None:
         with warnings.catch_warnings():  # a pair with under 2 valid replicates: NaN, said so
             warnings.simplefilter("ignore", RuntimeWarning)
             at_gaps = np.nanvar(d[gaps], axis=1, ddof=1)
-    d -= d.mean(axis=1, keepdims=True)  # (a gap's row turns NaN: replaced below)
+    # the mean as d.mean gives it, without its Python layer (called for every part)
+    d -= np.add.reduce(d, axis=1, keepdims=True) / d.shape[1]  # (a gap's row: NaN)
     out = np.einsum("pb,pb->p", d, d) / (d.shape[1] - 1)
-    if gaps.any():
+    if gaps is not None:
         out[gaps] = at_gaps
     return out
 

@@ -289,8 +289,12 @@ class PairedBoard:
         both = scored[:, ii] & scored[:, jj]
         whole = both.all(axis=0)
         if whole.any():
-            for metric, num in wanted:
-                col = _column(reps[..., num], reps[..., den], sub[..., num], sub[..., den])
+            # each column contiguous, once: read in place (a stride of every column) they
+            # took half of _column's time
+            cols = [den, *(num for _, num in wanted)]
+            r, x = (np.ascontiguousarray(np.moveaxis(a[..., cols], -1, 0)) for a in (reps, sub))
+            for t, (metric, _) in enumerate(wanted, start=1):
+                col = _column(r[t], r[0], x[t], x[0])
                 out[metric].fill(at[whole], col, ii[whole], jj[whole], len(q))
         rest = np.flatnonzero(~whole)
         if len(rest):  # each over its own judged pairs, all such pairs at once
