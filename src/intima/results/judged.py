@@ -17,12 +17,15 @@ Rao-Wu rescaled weights (never 0), is never that close to 0, so the rounding can
 which replicates have a rate. The same numbers as one pair alone, to 1e-15 on a board of 50
 configurations.
 
-The replicates are made one column at a time, into the same arrays for every column (the
-sides' denominators, kept; one column's rates; its pairs' B - A), the denominator's once for
-all its columns (:mod:`~intima.results.paired` gives the categories whose denominator equals
-the labels' with the labels): the rates of several columns at once were a hundred megabytes of
-fresh pages per call, and their page faults and cache misses most of the time. A column of
-zeros (``no_majority`` for one judge) is 0 in every replicate with a rate: no product."""
+The replicates are made one column at a time, part by part: a part is the sides counted over
+one configuration's scored prompts (at most k - 1 sides), small enough to stay in the
+processor's cache while its counts, its rates and, for the A sides, its pairs' B - A and their
+variance are made. Only the sides' denominators (made once for every column over them:
+:mod:`~intima.results.paired` gives the categories whose denominator equals the labels' with
+the labels) and one column's B sides' rates are board-sized, and they are reused: the rates of
+every column of a denominator at once were a hundred megabytes of fresh pages per call, whose
+page faults and cache misses took most of the time. A column of zeros (``no_majority`` for
+one judge) is 0 in every replicate with a rate: no product."""
 
 from __future__ import annotations
 
@@ -59,9 +62,14 @@ class JudgedPairs:
         self.tot = (s.T @ self.x.reshape(n, k * n_col)).reshape(k, k, n_col)
         self.s = s
         self._live = np.concatenate([[True], self.x[..., 1:].any(axis=(0, 1))])
-        sides = self._sides = _Sides(weights_t, self.x, scored, (self.ii, self.jj))
-        b = weights_t.shape[1]
-        self._den = np.empty((2 * len(ii), b))  # every side's denominator, for every column
+        self._sides = _Sides(weights_t, self.x, scored, (self.ii, self.jj))
+        self._denominators(weights_t.shape[1])
+
+    def _denominators(self, b: int) -> None:
+        """Every side's denominator in every replicate, kept for every column, and where a
+        replicate has no rate; the arrays every column reuses."""
+        sides, n_pairs = self._sides, len(self.ii)
+        self._den = np.empty((2 * n_pairs, b))
         for part in sides.parts():
             sides.count(part, 0, self._den[part.lo : part.hi])
         has_rate = self._den > 0
@@ -71,7 +79,7 @@ class JudgedPairs:
         self._n_valid = both[self.gaps].sum(axis=1)
         self._holes = {p.lo: _holes(has_rate[p.lo : p.hi]) for p in sides.parts()}
         self._gaps = [g if (g := self.gaps[at]).any() else None for _, at, _ in sides.a_parts]
-        self._rb = np.empty((len(ii), b))  # the B sides' rates of the column at hand
+        self._rb = np.empty((n_pairs, b))  # the B sides' rates of the column at hand
         self._buf = np.empty((2, sides.widest, b))  # an A part's rates, its pairs' B sides
 
     def column(self, c: int) -> tuple[Float, Float, Float]:
