@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import itertools
 import warnings
+from functools import cached_property
 from typing import NamedTuple
 
 import numpy as np
@@ -91,6 +92,13 @@ class JudgedPairs:
         rate = np.stack([tot[jj, ii, c], tot[ii, jj, c]], axis=1) / den
         return rate, self._boot(c), self._srs(c, rate, den)
 
+    @cached_property
+    def _den_squares(self) -> tuple[Float, Float]:
+        """The denominator's sums of squares over ``S_m`` [m, i] and over ``S_i & S_j``
+        [i, j], the same for every column."""
+        o = self.x[..., 0]
+        return self.s.T @ (o * o), o.T @ o
+
     def _srs(self, c: int, rate: Float, den: Float) -> Float:
         """The simple-random-sample variance of B - A: of the linearised ratios' per-prompt
         differences ``z_B - z_A``, ``z = (num - rate den) / sum(den)`` over the pair's judged
@@ -98,13 +106,14 @@ class JudgedPairs:
         per-prompt arrays of every pair."""
         ii, jj, s = self.ii, self.jj, self.s
         a, o = self.x[..., c], self.x[..., 0]  # 0 where unscored: a_i a_j sums over S_i & S_j
-        sq = [s.T @ v for v in (a * a, a * o, o * o)]  # [m, i]: over S_m
+        oo_own, oo = self._den_squares
+        sq = [s.T @ (a * a), s.T @ (a * o), oo_own]  # [m, i]: over S_m
 
         def own(m: NDArray[np.intp], i: NDArray[np.intp], r: Float, d: Float) -> Float:
             return (sq[0][m, i] - 2 * r * sq[1][m, i] + r * r * sq[2][m, i]) / (d * d)
 
         ra, rb, da, db = rate[:, 0], rate[:, 1], den[:, 0], den[:, 1]
-        aa, ao, oo = a.T @ a, a.T @ o, o.T @ o  # [i, j]: over S_i & S_j
+        aa, ao = a.T @ a, a.T @ o  # [i, j]: over S_i & S_j
         cross = (aa[ii, jj] - rb * ao[ii, jj] - ra * ao[jj, ii] + ra * rb * oo[ii, jj]) / (da * db)
         n_p = self.n_p
         return (own(jj, ii, ra, da) + own(ii, jj, rb, db) - 2 * cross) * (n_p / (n_p - 1))
