@@ -277,28 +277,48 @@ def test_pairs_with_replicates_without_a_rate_match_the_one_pair_column(
     # Replicates where a configuration has no weighted judged answer (den 0) have no rate:
     # the variance of B - A is then over the replicates that have one, as one pair alone.
     # Configurations scored on most prompts take the product over all prompts less the few
-    # unscored, those scored on few the product over those few: both as one pair alone.
+    # unscored, those scored on few the product over those few: both as one pair alone. A
+    # column of zeros (one judge's no_majority) too, and pairs in any order.
     rng = np.random.default_rng(5)
     n, k, b = 40, 4, 40
     den = (rng.random((n, k)) < scored_share).astype(float)
     den[:12, :] = 1.0  # every pair has judged prompts
     num = den * (rng.random((n, k)) < 0.4)
-    x = np.stack([den, num], axis=2)
+    x = np.stack([den, num, np.zeros_like(num)], axis=2)
     weights = rng.poisson(1.0, (b, n)).astype(float)
     weights[:3, :] = 0.0  # three replicates draw nothing: no rate in any pair
     judged_01 = (den[:, 0] > 0) & (den[:, 1] > 0)
     weights[3:6, judged_01] = 0.0  # and three draw nothing pair (0, 1) judged
-    ii, jj = np.array([(i, j) for i in range(k) for j in range(i + 1, k)]).T
+    # every pair, out of order, two of them B before A
+    ii, jj = np.array([(1, 2), (0, 1), (3, 2), (0, 2), (1, 3), (3, 0)]).T
     got = JudgedPairs(np.ascontiguousarray(weights.T), x, ii, jj)
-    rate, boot, srs = got.column(1)
-    for p, (i, j) in enumerate(zip(ii, jj, strict=True)):
-        m = (den[:, i] > 0) & (den[:, j] > 0)
-        assert got.n_p[p] == m.sum()
-        r = [weights[:, m] @ x[m][:, [i, j], c] for c in (1, 0)]
-        want = _column(r[0], r[1], num[m][:, [i, j]], den[m][:, [i, j]])
-        assert np.allclose(rate[p], want[0], rtol=0, atol=1e-12)
-        assert abs(boot[p] - want[1][0, 1]) <= 1e-12 and abs(srs[p] - want[2][0, 1]) <= 1e-12
-    assert np.isnan(boot).sum() == 0 and boot[1] != boot[0]
+    for c in (1, 2):
+        rate, boot, srs = got.column(c)
+        for p, (i, j) in enumerate(zip(ii, jj, strict=True)):
+            m = (den[:, i] > 0) & (den[:, j] > 0)
+            assert got.n_p[p] == m.sum()
+            r = [weights[:, m] @ x[m][:, [i, j], col] for col in (c, 0)]
+            want = _column(r[0], r[1], x[m][:, [i, j], c], den[m][:, [i, j]])
+            assert np.allclose(rate[p], want[0], rtol=0, atol=1e-12)
+            assert abs(boot[p] - want[1][0, 1]) <= 1e-12 and abs(srs[p] - want[2][0, 1]) <= 1e-12
+        assert np.isnan(boot).sum() == 0
+    assert (boot == 0).all() and got.column(1)[1][1] != got.column(1)[1][3]  # (0, 1) and (0, 2)
+
+
+def test_a_pair_with_under_two_replicates_with_a_rate_has_no_variance() -> None:
+    # Of 4 replicates, 3 draw only prompts the pair was not judged on: one rate each side,
+    # no variance (NaN), on a column of zeros as on any other (as one pair alone).
+    den = np.ones((6, 2))
+    den[:3, 1] = 0.0
+    x = np.stack([den, den * [[1, 0]] * [[1], [0], [1], [1], [0], [1]], 0 * den], axis=2)
+    weights = np.array([[1, 1, 1, 1, 1, 1], *[[2, 1, 3, 0, 0, 0]] * 3], dtype=float)
+    got = JudgedPairs(np.ascontiguousarray(weights.T), x, np.array([0]), np.array([1]))
+    for c in (1, 2):
+        rate, boot, _ = got.column(c)
+        r = [weights[:, 3:] @ x[3:, :, col] for col in (c, 0)]
+        want = _column(r[0], r[1], x[3:, :, c], den[3:])
+        assert np.isnan(boot[0]) and np.isnan(want[1][0, 1])
+        assert np.allclose(rate[0], want[0], rtol=0, atol=1e-12)
 
 
 def test_the_pair_matrix_gives_each_pair_what_it_gives_alone_on_most_or_few_prompts() -> None:

@@ -15,11 +15,24 @@ a board's build). The subtraction rounds at ~1e-13 of a sum of hundreds of weigh
 with whole-number weights): a pair's denominator over its judged prompts, with the board's
 Rao-Wu rescaled weights (never 0), is never that close to 0, so the rounding cannot change
 which replicates have a rate. The same numbers as one pair alone, to 1e-15 on a board of 50
-configurations."""
+configurations.
+
+The replicates are made one column at a time, part by part: a part is the sides counted over
+one configuration's scored prompts (at most k - 1 sides), small enough to stay in the
+processor's cache while its counts, its rates and, for the A sides, its pairs' B - A and their
+variance are made. Only the sides' denominators (made once for every column over them:
+:mod:`~intima.results.paired` gives the categories whose denominator equals the labels' with
+the labels) and one column's B sides' rates are board-sized, and they are reused: the rates of
+every column of a denominator at once were a hundred megabytes of fresh pages per call, whose
+page faults and cache misses took most of the time. A column of zeros (``no_majority`` for
+one judge) is 0 in every replicate with a rate: no product."""
 
 from __future__ import annotations
 
+import itertools
 import warnings
+from functools import cached_property
+from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -49,11 +62,26 @@ class JudgedPairs:
         # tot[m, i, c]: configuration i's count over S_m (the points of the pairs' rates)
         self.tot = (s.T @ self.x.reshape(n, k * n_col)).reshape(k, k, n_col)
         self.s = s
-        pairs = (self.ii, self.jj)
-        self.rates, has_rate, pos = _replicate_rates(weights_t, self.x, scored, pairs)
-        self.pos_a, self.pos_b = pos[: len(ii)], pos[len(ii) :]
+        self._live = np.concatenate([[True], self.x[..., 1:].any(axis=(0, 1))])
+        self._sides = _Sides(weights_t, self.x, scored, (self.ii, self.jj))
+        self._denominators(weights_t.shape[1])
+
+    def _denominators(self, b: int) -> None:
+        """Every side's denominator in every replicate, kept for every column, and where a
+        replicate has no rate; the arrays every column reuses."""
+        sides, n_pairs = self._sides, len(self.ii)
+        self._den = np.empty((2 * n_pairs, b))
+        for part in sides.parts():
+            sides.count(part, 0, self._den[part.lo : part.hi])
+        has_rate = self._den > 0
+        both = has_rate[sides.b_row] & has_rate[sides.a_row]  # (pairs, B)
         # pairs with a replicate where A or B has no rate
-        self.gaps = ~(has_rate[self.pos_a] & has_rate[self.pos_b]).all(axis=1)
+        self.gaps: NDArray[np.bool_] = np.asarray(~both.all(axis=1))
+        self._n_valid = both[self.gaps].sum(axis=1)
+        self._holes = {p.lo: _holes(has_rate[p.lo : p.hi]) for p in sides.parts()}
+        self._gaps = [g if (g := self.gaps[at]).any() else None for _, at, _ in sides.a_parts]
+        self._rb = np.empty((n_pairs, b))  # the B sides' rates of the column at hand
+        self._buf = np.empty((2, sides.widest, b))  # an A part's rates, its pairs' B sides
 
     def column(self, c: int) -> tuple[Float, Float, Float]:
         """Column ``c``'s point rates (pairs, 2: A, B), the replicates' variance of B - A and
@@ -64,6 +92,13 @@ class JudgedPairs:
         rate = np.stack([tot[jj, ii, c], tot[ii, jj, c]], axis=1) / den
         return rate, self._boot(c), self._srs(c, rate, den)
 
+    @cached_property
+    def _den_squares(self) -> tuple[Float, Float]:
+        """The denominator's sums of squares over ``S_m`` [m, i] and over ``S_i & S_j``
+        [i, j], the same for every column."""
+        o = self.x[..., 0]
+        return self.s.T @ (o * o), o.T @ o
+
     def _srs(self, c: int, rate: Float, den: Float) -> Float:
         """The simple-random-sample variance of B - A: of the linearised ratios' per-prompt
         differences ``z_B - z_A``, ``z = (num - rate den) / sum(den)`` over the pair's judged
@@ -71,13 +106,14 @@ class JudgedPairs:
         per-prompt arrays of every pair."""
         ii, jj, s = self.ii, self.jj, self.s
         a, o = self.x[..., c], self.x[..., 0]  # 0 where unscored: a_i a_j sums over S_i & S_j
-        sq = [s.T @ v for v in (a * a, a * o, o * o)]  # [m, i]: over S_m
+        oo_own, oo = self._den_squares
+        sq = [s.T @ (a * a), s.T @ (a * o), oo_own]  # [m, i]: over S_m
 
         def own(m: NDArray[np.intp], i: NDArray[np.intp], r: Float, d: Float) -> Float:
             return (sq[0][m, i] - 2 * r * sq[1][m, i] + r * r * sq[2][m, i]) / (d * d)
 
         ra, rb, da, db = rate[:, 0], rate[:, 1], den[:, 0], den[:, 1]
-        aa, ao, oo = a.T @ a, a.T @ o, o.T @ o  # [i, j]: over S_i & S_j
+        aa, ao = a.T @ a, a.T @ o  # [i, j]: over S_i & S_j
         cross = (aa[ii, jj] - rb * ao[ii, jj] - ra * ao[jj, ii] + ra * rb * oo[ii, jj]) / (da * db)
         n_p = self.n_p
         return (own(jj, ii, ra, da) + own(ii, jj, rb, db) - 2 * cross) * (n_p / (n_p - 1))
@@ -85,65 +121,136 @@ class JudgedPairs:
     def _boot(self, c: int) -> Float:
         """The variance of B - A's rates over the replicates (ddof 1); where a replicate has
         no rate (no weighted judged answer), over the replicates that have one."""
-        rates, gaps = self.rates[c - 1], self.gaps
-        d = rates[self.pos_b]
-        d -= rates[self.pos_a]
-        boot = np.empty(len(d))
-        whole = d[~gaps] if gaps.any() else d
-        whole -= whole.mean(axis=1, keepdims=True)
-        boot[~gaps] = np.einsum("pb,pb->p", whole, whole) / (d.shape[1] - 1)
-        if gaps.any():
-            with warnings.catch_warnings():  # a pair with under 2 valid replicates: NaN, said so
-                warnings.simplefilter("ignore", RuntimeWarning)
-                boot[gaps] = np.nanvar(d[gaps], axis=1, ddof=1)
+        gaps = self.gaps
+        if not self._live[c]:  # a column of zeros: B - A is 0 wherever both have a rate
+            boot = np.zeros(len(gaps))
+            boot[gaps] = np.where(self._n_valid >= 2, 0.0, np.nan)  # nanvar's under 2: NaN
+            return boot
+        boot = np.empty(len(gaps))
+        with np.errstate(invalid="ignore", divide="ignore"):  # no rate: NaN (_rates)
+            for part in self._sides.b_parts:  # the B sides' rates, kept for the A sides
+                self._rates(part, c, self._rb[part.lo : part.hi])
+            for (part, pairs, b_rows), at_gaps in zip(self._sides.a_parts, self._gaps, strict=True):
+                rows = self._buf[:, : part.hi - part.lo]
+                d = self._rates(part, c, rows[0])
+                got = np.take(self._rb, b_rows, axis=0, out=rows[1], mode="clip")
+                boot[pairs] = _variance(np.subtract(got, d, out=d), at_gaps)
         return boot
 
+    def _rates(self, part: _Part, c: int, out: Float) -> Float:
+        """Column ``c``'s rates of ``part``'s sides in every replicate, in ``out``: NaN where
+        the replicate weighs no judged answer."""
+        self._sides.count(part, c, out)
+        np.divide(out, self._den[part.lo : part.hi], out=out)
+        if (holes := self._holes[part.lo]) is not None:
+            at, has = holes
+            out[at] = np.where(has, out[at], np.nan)
+        return out
 
-def _replicate_rates(
-    weights_t: Float, x: Float, scored: NDArray[np.bool_], pairs: tuple[IntArray, IntArray]
-) -> tuple[Float, NDArray[np.bool_], IntArray]:
-    """``rates[c - 1, pos[p]]``: pair p's A-side rate of column c (over column 0) in every
-    replicate (configuration ``ii`` over the prompts ``jj`` was scored on), at
-    ``pos[pairs + p]`` its B side; NaN where the replicate weighs no judged answer
-    (``has_rate`` False). ``x`` (n, k, columns) is 0 where unscored. Only the sides of the
-    given pairs are made (a short run's pairs with the others are not every pair), in blocks
-    by the configuration whose scored prompts they are counted over."""
-    ii, jj = pairs
-    n, k, n_col = x.shape
-    b = weights_t.shape[1]
-    over = np.concatenate([jj, ii])  # the side's prompts: those this configuration was scored on
-    order = np.argsort(over, kind="stable")
-    pos = np.empty_like(order)
-    pos[order] = np.arange(len(order))
-    cfg_of = np.concatenate([ii, jj])[order]
-    ends = np.cumsum(np.bincount(over, minlength=k))
-    rates = np.empty((n_col - 1, len(order), b))
-    has_rate = np.empty((len(order), b), dtype=bool)
-    full: Float | None = None
-    # one product at a time into the same pages (fresh arrays of this size each cost page
-    # faults); a block holds at most the k - 1 partners of one configuration
-    buf = np.empty((2, k * n_col, b))
-    for m in range(k):
-        lo, hi = (ends[m - 1] if m else 0), ends[m]
-        if lo == hi:
-            continue
-        cfg = cfg_of[lo:hi]
-        sel = x[:, cfg, :].reshape(n, -1)
-        t, part = buf[0, : sel.shape[1]], buf[1, : sel.shape[1]]
-        on = scored[:, m]
-        if 2 * on.sum() <= n:  # scored on few (a judge's sample): the product over those
-            np.matmul(sel[on].T, weights_t[on], out=t)
-        else:  # on most: the product over all of them less the one over the few unscored
-            if full is None:
-                full = (x.reshape(n, -1).T @ weights_t).reshape(k, n_col, b)
-            # mode="clip": "raise" buffers the output (cfg is in range)
-            np.take(full, cfg, axis=0, out=t.reshape(len(cfg), n_col, b), mode="clip")
-            np.matmul(sel[~on].T, weights_t[~on], out=part)
-            t -= part
-        tm = t.reshape(len(cfg), n_col, b)
-        ok = np.greater(tm[:, 0], 0.0, out=has_rate[lo:hi])
-        with np.errstate(invalid="ignore", divide="ignore"):
-            np.divide(tm[:, 1:].transpose(1, 0, 2), tm[None, :, 0], out=rates[:, lo:hi])
-        if not ok.all():
-            rates[:, lo:hi][:, ~ok] = np.nan
-    return rates, has_rate, pos
+
+def _variance(d: Float, gaps: NDArray[np.bool_] | None) -> Float:
+    """Each row's variance (ddof 1), over its numbers where it has a NaN (``gaps``); ``d`` is
+    centred in place."""
+    if gaps is not None:
+        with warnings.catch_warnings():  # a pair with under 2 valid replicates: NaN, said so
+            warnings.simplefilter("ignore", RuntimeWarning)
+            at_gaps = np.nanvar(d[gaps], axis=1, ddof=1)
+    # the mean as d.mean gives it, without its Python layer (called for every part)
+    d -= np.add.reduce(d, axis=1, keepdims=True) / d.shape[1]  # (a gap's row: NaN)
+    out = np.einsum("pb,pb->p", d, d) / (d.shape[1] - 1)
+    if gaps is not None:
+        out[gaps] = at_gaps
+    return out
+
+
+def _holes(has_rate: NDArray[np.bool_]) -> tuple[IntArray, NDArray[np.bool_]] | None:
+    """The rows of sides with a replicate that has no rate, and where they have one."""
+    at = np.flatnonzero(~has_rate.all(axis=1))
+    return (at, has_rate[at]) if len(at) else None
+
+
+class _Sides:
+    """Each pair's two sides' weighted counts of one column in every replicate, made part by
+    part (a part is small enough to stay in the processor's cache while its rates and B - A
+    are made): rows [0, P) the B sides (configuration ``jj`` over the prompts ``ii`` was scored
+    on), rows [P, 2P) the A sides (``ii`` over ``jj``'s), each half in parts by the
+    configuration whose scored prompts the side is counted over, the B sides' parts first.
+    Only the sides of the given pairs are made (a short run's pairs with the others are not
+    every pair). ``x`` (n, k, columns) is 0 where unscored."""
+
+    def __init__(
+        self,
+        weights_t: Float,
+        x: Float,
+        scored: NDArray[np.bool_],
+        pairs: tuple[IntArray, IntArray],
+    ) -> None:
+        ii, jj = pairs
+        n, k, n_col = x.shape
+        n_pairs = len(ii)
+        ob, oa = np.argsort(ii, kind="stable"), np.argsort(jj, kind="stable")
+        self.b_row, self.a_row = _inverse(ob), n_pairs + _inverse(oa)  # each pair's sides
+        most = 2 * scored.sum(axis=0) > n  # on most: all the prompts less the few unscored
+        full = None  # every configuration over every prompt (k, columns, B), when needed
+        if most.any():
+            full = (x.reshape(n, -1).T @ weights_t).reshape(k, n_col, weights_t.shape[1])
+        rows = [~scored[:, m] if most[m] else scored[:, m] for m in range(k)]
+        w = [np.ascontiguousarray(weights_t[r]) for r in rows]
+        parts: list[list[_Part]] = [[], []]
+        for half, (over, cfg) in enumerate(((ii[ob], jj[ob]), (jj[oa], ii[oa]))):
+            for m, lo, hi in _blocks(over, k):
+                got = cfg[lo:hi]
+                runs = []
+                if full is not None and most[m]:  # full's rows of consecutive configurations
+                    runs = [(a, z, full[got[a] : got[a] + z - a]) for a, z in _runs(got)]
+                xs = np.ascontiguousarray(x[rows[m]][:, got, :].transpose(2, 1, 0))
+                off = half * n_pairs
+                parts[half].append(_Part(off + lo, off + hi, xs, w[m], runs))
+        self.b_parts = parts[0]
+        at = [oa[p.lo - n_pairs : p.hi - n_pairs] for p in parts[1]]
+        #: the A sides' parts, each with its pairs and those pairs' B sides' rows
+        self.a_parts = [(p, a, self.b_row[a]) for p, a in zip(parts[1], at, strict=True)]
+        self.widest = max((p.hi - p.lo for p in parts[1]), default=0)
+
+    def parts(self) -> list[_Part]:
+        return [*self.b_parts, *(p for p, _, _ in self.a_parts)]
+
+    def count(self, part: _Part, c: int, out: Float) -> None:
+        """Column ``c``'s counts of ``part``'s sides (sides, B) in ``out``: over prompts its
+        configuration was scored on few of, the product over those; over most, the product
+        over all of them less the one over the few unscored."""
+        np.matmul(part.xs[c], part.w, out=out)
+        for a, z, full in part.runs:
+            np.subtract(full[:, c], out[a:z], out=out[a:z])
+
+
+class _Part(NamedTuple):
+    """Sides ``lo:hi``, all counted over the prompts one configuration was scored on: ``xs``
+    (columns, their configurations, ``w``'s prompts), ``w`` the replicate weights of those
+    prompts (the scored ones, or the few unscored, then ``runs``: positions ``a:z`` of the
+    part with the rows of the product over all prompts they are subtracted from)."""
+
+    lo: int
+    hi: int
+    xs: Float
+    w: Float
+    runs: list[tuple[int, int, Float]]
+
+
+def _blocks(over: IntArray, k: int) -> list[tuple[int, int, int]]:
+    """``(m, lo, hi)``: ``over[lo:hi] == m`` in the sorted ``over``, for each ``m`` present."""
+    ends = np.searchsorted(over, np.arange(k + 1))
+    return [(m, int(ends[m]), int(ends[m + 1])) for m in range(k) if ends[m] < ends[m + 1]]
+
+
+def _inverse(order: IntArray) -> IntArray:
+    """Where each item went under ``order``."""
+    back = np.empty_like(order)
+    back[order] = np.arange(len(order))
+    return back
+
+
+def _runs(cfg: IntArray) -> list[tuple[int, int]]:
+    """``cfg[a:z]``, runs of consecutive configurations (a board's every pair: two a block)."""
+    cut = [0, *(np.flatnonzero(np.diff(cfg) != 1) + 1).tolist(), len(cfg)]
+    return list(itertools.pairwise(cut))
