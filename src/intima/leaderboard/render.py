@@ -231,36 +231,33 @@ def response_detail(
 ) -> Markup:
     """Prompt, response, every scorer's levels and rationale."""
     # A board renders 18,400 of these, so it is built with the fewest escaping calls
-    # markupsafe allows: what repeats is built once (a scorer's row start, each half of a
-    # row's level cells, a heading per configuration, code and dimension), each table and
-    # list is one flat ``join``, and the rest one ``%`` with a tuple (cheaper than ``.format``
-    # or a mapping; ``Markup`` escapes every argument alike).
-    rows = Markup("").join(
-        [
-            cell
-            for rs in sets
-            for cell in (_row_start(rs.scorer, primary_shown(rs)), *_halves(rs), _TR_END)
-        ]
-    )
-    reasons = Markup("").join(
-        [part for rs in sets if rs.reason for part in (_reason_start(rs.scorer), rs.reason, _P_END)]
-    )
+    # markupsafe allows: what repeats is built once (a heading per configuration, code and
+    # dimension, a scorer's row start, each half of a row's level cells), the text before
+    # the ratings is one ``%`` with a tuple (cheaper than ``.format`` or a mapping), and the
+    # whole one flat ``join``; ``Markup`` escapes every argument and item alike.
     rid = resp.response_id
-    return _DETAIL % (
+    head = _DETAIL % (
         rid,
         _heading(resp.label, resp.code, resp.dimension),
         rid,
         rid[:12],
         clip(resp.prompt),
         clip(resp.response),
-        CATEGORY_HEAD,
-        rows,
-        affect_table(affect),
-        reasons,
+    )
+    rows = [
+        cell
+        for rs in sets
+        for cell in (_row_start(rs.scorer, primary_shown(rs)), *_halves(rs, _TR_END))
+    ]
+    reasons = [
+        part for rs in sets if rs.reason for part in (_reason_start(rs.scorer), rs.reason, _P_END)
+    ]
+    return Markup("").join(
+        [head, CATEGORY_HEAD, _TR_END, *rows, _TABLE_END, affect_table(affect), *reasons, _DIV_END]
     )
 
 
-#: The response detail (:func:`response_detail`) around its pieces.
+#: The response detail (:func:`response_detail`) up to its ratings table's header cells.
 _DETAIL = Markup(
     '<div class="intima-detail" data-response-id="%s"><h4>%s</h4>'
     '<p class="intima-rid">Response id: <code>%s</code> (explain its '
@@ -270,7 +267,13 @@ _DETAIL = Markup(
     '<pre class="intima-response">%s</pre>'
     "<p><strong>Ratings</strong> (0 low, 1 medium, 2 high; blank: not rated)</p>"
     '<div class="intima-scroll"><table class="intima-ratings"><tr><th>scorer</th>'
-    "<th>primary</th>%s</tr>%s</table></div>%s%s</div>"
+    "<th>primary</th>"
+)
+_TR_END, _TABLE_END, _P_END, _DIV_END = (
+    Markup("</tr>"),
+    Markup("</table></div>"),
+    Markup("</p>"),
+    Markup("</div>"),
 )
 #: The ratings tables' header: a (rotated) column per category.
 CATEGORY_HEAD = Markup("").join(
@@ -279,6 +282,7 @@ CATEGORY_HEAD = Markup("").join(
 #: A rating level's cell, by level (0 low, 1 medium, 2 high); blank: not rated.
 _LEVEL_CELLS = {level: Markup('<td class="lv lv{0}">{0}</td>').format(level) for level in (0, 1, 2)}
 _NO_LEVEL = Markup('<td class="lv"></td>')
+_NOTHING = Markup()
 
 
 def level_cells(rs: RatingSet) -> Markup:
@@ -287,19 +291,20 @@ def level_cells(rs: RatingSet) -> Markup:
     return first + second
 
 
-def _halves(rs: RatingSet) -> tuple[Markup, Markup]:
-    """A rating set's level cells in two halves, each built once per distinct levels: a
-    board's 73,600 rating sets have some 30,000 distinct levels, but at most 4**8 halves."""
+def _halves(rs: RatingSet, end: Markup = _NOTHING) -> tuple[Markup, Markup]:
+    """A rating set's level cells in two halves (the second followed by ``end``), each built
+    once per distinct levels: a board's 73,600 rating sets have some 30,000 distinct levels,
+    but at most 4**8 halves."""
     levels = tuple(map(rs.levels.get, CATEGORIES))
-    return _level_cells(levels[:_HALF]), _level_cells(levels[_HALF:])
+    return _level_cells(levels[:_HALF]), _level_cells(levels[_HALF:], end)
 
 
 _HALF = len(CATEGORIES) // 2
 
 
-@lru_cache(maxsize=8192)
-def _level_cells(levels: tuple[int | None, ...]) -> Markup:
-    return Markup("").join([_NO_LEVEL if v is None else _LEVEL_CELLS[v] for v in levels])
+@lru_cache(maxsize=16384)  # 3**8 of each half (and a few unrated), a few MB
+def _level_cells(levels: tuple[int | None, ...], end: Markup = _NOTHING) -> Markup:
+    return Markup("").join([*(_NO_LEVEL if v is None else _LEVEL_CELLS[v] for v in levels), end])
 
 
 @lru_cache(maxsize=1024)
@@ -311,9 +316,6 @@ def _row_start(scorer: str, primary: str) -> Markup:
 @lru_cache(maxsize=1024)
 def _reason_start(scorer: str) -> Markup:
     return Markup("<p><strong>%s:</strong> ") % scorer
-
-
-_TR_END, _P_END = Markup("</tr>"), Markup("</p>")
 
 
 @lru_cache(maxsize=4096)
