@@ -15,6 +15,7 @@ import gzip
 import json
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
+from operator import itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -80,10 +81,6 @@ def pct(x: float | None) -> str:
     return "–" if x is None else f"{100 * x:.1f}%"
 
 
-def ci(row: ScoreRow) -> str:
-    return "" if row.rate is None else f"[{pct(row.lo)}, {pct(row.hi)}]"
-
-
 def direction_html(sort_metric: str) -> Markup:
     """Above a ranked table: which way its ranks run, that they are not a verdict, and what
     its cells count."""
@@ -132,45 +129,75 @@ def scores_table(
             "<th>n scored</th><th>unscored</th><th>not rated</th></tr></thead><tbody>"
         ).format(sort_metric.replace("_", " "), head),
     ]
+    # (A board renders 5,000 of these rows: ``%`` with a tuple, and what repeats across the
+    # rankings of a scorer and scope (a row's rate cells, its model and counts) built once.)
     for rk in ranked:
         first = table.get(scorer, rk.run_id, scope, cols[0])
-        cells = Markup("").join(
-            _CELL % (m, pct(row.rate), ci(row))
+        rates = tuple(
+            (m, row.rate, row.lo, row.hi)
             for m in cols
             for row in [table.get(scorer, rk.run_id, scope, m)]
         )
         out.append(
-            Markup(
-                '<tr data-run-id="%(run_id)s"><td class="rank" title="%(why)s">'
-                '<span class="rank-value">%(rank)s</span>%(interval)s%(unranked)s</td>'
-                '<td class="model" title="%(title)s">%(label)s%(note)s</td>%(cells)s<td>%(n)s</td>'
-                '<td class="%(unscored)s">%(n_unscored)s</td><td>%(n_missing)s</td></tr>'
+            _SCORE_ROW
+            % (
+                rk.run_id,
+                UNRANKED_NOTE if rk.rank is None else TIES_NOTE,
+                format_rank(rk),
+                _rank_interval(rk),
+                _unranked(rk, rows),
+                _model_cell(
+                    (titles or {}).get(rk.run_id, ""),
+                    first.label,
+                    coverage_note((notes or {}).get(rk.run_id)),
+                ),
+                _rate_cells(rates),
+                _counts(first.n, first.n_unscored, first.n_missing),
             )
-            % {
-                "run_id": rk.run_id,
-                "why": UNRANKED_NOTE if rk.rank is None else TIES_NOTE,
-                "rank": format_rank(rk),
-                "interval": _rank_interval(rk),
-                "unranked": _unranked(rk, rows),
-                "title": (titles or {}).get(rk.run_id, ""),
-                "label": first.label,
-                "note": coverage_note((notes or {}).get(rk.run_id)),
-                "cells": cells,
-                "n": first.n,
-                "unscored": "unscored some" if first.n_unscored else "unscored",
-                "n_unscored": first.n_unscored,
-                "n_missing": first.n_missing,
-            }
         )
     out.append(Markup("</tbody></table></div>"))
     return Markup("").join(out)
 
 
-#: One rate cell of the score table: its metric, the rate and its interval (``%``: thousands
-#: of cells, and ``%`` does not parse its template in Python each time).
+#: A row of the score table: its run id, its rank's tooltip, rank, interval and why unranked,
+#: its model cell, rate cells and counts.
+_SCORE_ROW = Markup(
+    '<tr data-run-id="%s"><td class="rank" title="%s">'
+    '<span class="rank-value">%s</span>%s%s</td>%s%s%s</tr>'
+)
+#: One rate cell of the score table: its metric, the rate and its interval.
 _CELL = Markup(
     '<td class="num" data-metric="%s"><span class="rate">%s</span><span class="ci">%s</span></td>'
 )
+
+
+@lru_cache(maxsize=4096)
+def _rate_cells(rates: tuple[tuple[str, float | None, float | None, float | None], ...]) -> Markup:
+    """A score table row's rate cells, per metric its rate and interval (the same in each
+    ranking of a scorer and scope: built once for all of them)."""
+    return Markup("").join(
+        [
+            _CELL % (m, pct(rate), "" if rate is None else f"[{pct(lo)}, {pct(hi)}]")
+            for m, rate, lo, hi in rates
+        ]
+    )
+
+
+@lru_cache(maxsize=1024)
+def _model_cell(title: str, label: str, note: Markup) -> Markup:
+    return Markup('<td class="model" title="%s">%s%s</td>') % (title, label, note)
+
+
+@lru_cache(maxsize=1024)
+def _counts(n: int, n_unscored: int, n_missing: int) -> Markup:
+    """A score table row's last cells: scored, unscored (marked when some are) and not rated."""
+    unscored = "unscored some" if n_unscored else "unscored"
+    return Markup('<td>%s</td><td class="%s">%s</td><td>%s</td>') % (
+        n,
+        unscored,
+        n_unscored,
+        n_missing,
+    )
 
 
 def coverage_note(note: str | None) -> Markup:
@@ -295,11 +322,15 @@ def _halves(rs: RatingSet, end: Markup = _NOTHING) -> tuple[Markup, Markup]:
     """A rating set's level cells in two halves (the second followed by ``end``), each built
     once per distinct levels: a board's 73,600 rating sets have some 30,000 distinct levels,
     but at most 4**8 halves."""
-    levels = tuple(map(rs.levels.get, CATEGORIES))
-    return _level_cells(levels[:_HALF]), _level_cells(levels[_HALF:], end)
+    try:
+        return _level_cells(_FIRST(rs.levels)), _level_cells(_SECOND(rs.levels), end)
+    except KeyError:  # not rated on every category (unscored: on none)
+        levels = tuple(map(rs.levels.get, CATEGORIES))
+        return _level_cells(levels[:_HALF]), _level_cells(levels[_HALF:], end)
 
 
 _HALF = len(CATEGORIES) // 2
+_FIRST, _SECOND = itemgetter(*CATEGORIES[:_HALF]), itemgetter(*CATEGORIES[_HALF:])
 
 
 @lru_cache(maxsize=16384)  # 3**8 of each half (and a few unrated), a few MB
