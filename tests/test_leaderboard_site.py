@@ -15,7 +15,7 @@ from browser import open_site, watched_page
 from intima.core.errors import IntimaError
 from intima.core.ratings import Level, Primary, primary_label
 from intima.core.taxonomy import CATEGORIES
-from intima.leaderboard.render import read_chunk
+from intima.leaderboard.render import chunk_file, chunk_json, read_chunk
 from intima.leaderboard.site import build_site, safe_json
 from intima.results.data import BoardData, load_board
 from intima.results.paired import PairedBoard
@@ -207,6 +207,22 @@ def test_the_data_files_are_packed_and_read_back_whole(site: Path) -> None:
     # The page loads them as scripts (so file:// works): one intimaChunk call, plain ASCII.
     first = files[0].read_text("ascii")
     assert first.startswith(f'window.intimaChunk("{files[0].stem}","') and first.endswith('");\n')
+
+
+def test_a_data_file_reads_back_what_it_was_given_whatever_its_text(tmp_path: Path) -> None:
+    # The data files' JSON is UTF-8 (orjson), or json's ASCII escapes where orjson refuses the
+    # body (a lone surrogate): either way the same body reads back, as the page's
+    # Response.text() and JSON.parse read it (UTF-8).
+    plain = {"html": "<p>B − A – é 😀 \u2028</p>", "pairs": [["+1.5", 3, None]], "n": {7: "x"}}
+    odd = {"text": "a lone \ud800 surrogate"}
+    for key, body in (("plain", plain), ("odd", odd)):
+        chunk_file(tmp_path, key, body)
+        packed = tmp_path / f"{key}.js"
+        assert read_chunk(packed) == json.loads(json.dumps(body))
+    plain_bytes = chunk_json(plain)
+    assert "B − A – é 😀".encode() in plain_bytes  # as UTF-8, not escaped
+    assert json.loads(plain_bytes.decode("utf-8")) == json.loads(json.dumps(plain))
+    assert chunk_json(odd) == b'{"text":"a lone \\ud800 surrogate"}'
 
 
 def test_the_side_by_side_files_hold_every_ordered_pair_as_compare_prints_it(site: Path) -> None:

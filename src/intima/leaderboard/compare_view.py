@@ -94,8 +94,8 @@ def rate_cell(row: ScoreRow) -> Markup:
     return Side(row.rate, row.lo, row.hi).html()
 
 
-#: A rate (or a share) and its 95% interval.
-_RATE = Markup('<span class="rate">{}</span><span class="ci"> [{}, {}]</span>')
+#: A rate (or a share) and its 95% interval (``%``: the site's side-by-side files hold 18,000).
+_RATE = Markup('<span class="rate">%s</span><span class="ci"> [%s, %s]</span>')
 
 
 def _ends(lo: int | None, hi: int | None) -> str:
@@ -129,9 +129,8 @@ def pair_columns(
     verdict and the judged pairs. Under :data:`MIN_JUDGED_PAIRS` judged pairs: no number and
     no verdict, "too few judged pairs". Each distinct number is formatted once: the site
     writes 50 x 49 ordered pairs per scope, scorer and metric."""
-    signed = partial(tenths, signed=True)
-    pp = _texts(diff, signed)
-    ends = " [" + _texts(lo, signed) + ", " + _texts(hi, signed) + "]"
+    pp = _texts(diff, _signed)
+    ends = _texts(lo, _low) + _texts(hi, _high)  # " [lo, " + "hi]": one addition per pair
     ends[np.isnan(lo) | np.isnan(hi)] = ""
     shown = _texts(mde, tenths)
     shown[np.nan_to_num(mde) >= 1000] = "over 100"
@@ -143,11 +142,40 @@ def pair_columns(
     return pp.tolist(), ends.tolist(), shown.tolist(), says.tolist(), _texts(n, str).tolist()
 
 
+_signed = partial(tenths, signed=True)
+
+
+def _low(m: int) -> str:
+    return f" [{tenths(m, True)}, "
+
+
+def _high(m: int) -> str:
+    return f"{tenths(m, True)}]"
+
+
+#: The whole numbers :func:`_texts` reads from a table: tenths of a point up to ±200 points
+#: (a difference and its interval; counts of judged pairs), others are formatted one by one.
+_SPAN = 2000
+
+
+@lru_cache(maxsize=8)
+def _text_table(text: Callable[[int], str]) -> NDArray[np.object_]:
+    """``text`` of every whole number in [-_SPAN, _SPAN], then "–" (for NaN)."""
+    return np.array([*map(text, range(-_SPAN, _SPAN + 1)), NONE[0]], dtype=object)
+
+
 def _texts(x: NDArray[Any], text: Callable[[int], str]) -> NDArray[np.object_]:
-    """``text`` of each whole number in ``x`` ("–" where NaN), each distinct value once."""
-    values, at = np.unique(np.ravel(x), return_inverse=True)
-    table = [NONE[0] if v != v else text(int(v)) for v in values.tolist()]
-    return np.array([*table, ""], dtype=object)[at]
+    """``text`` of each whole number in ``x`` ("–" where NaN), each read from
+    :func:`_text_table` (the site writes 50 x 49 ordered pairs per scope, scorer and metric)."""
+    x = np.ravel(x)
+    nan = np.isnan(x)
+    whole = np.where(nan, 0, x).astype(np.int64)
+    outside = (np.abs(whole) > _SPAN) & ~nan
+    at = np.where(nan, 2 * _SPAN + 1, np.where(outside, 0, whole + _SPAN))
+    out = _text_table(text)[at]
+    if outside.any():
+        out[outside] = [text(v) for v in whole[outside].tolist()]
+    return out
 
 
 def difference_texts(d: Difference) -> tuple[str, str, str, str, str]:
@@ -230,7 +258,7 @@ class Side:
             if not self.why:
                 return Markup("–")
             return Markup('<span class="why" title="{}">–</span>').format(self.why)
-        return _RATE.format(pct(self.value), pct(self.lo), pct(self.hi))
+        return _RATE % (pct(self.value), pct(self.lo), pct(self.hi))
 
     def text(self) -> str:
         """As ``intima compare`` prints it."""
