@@ -68,7 +68,8 @@ def test_compare_and_the_pages_round_a_number_once_and_alike() -> None:
     """Issue 40: a smallest detectable difference of 0.48949 read 49.0 on the site (rounded to
     ten-thousandths, then to tenths) and 48.9 in ``compare``; both now take one path, which
     rounds once: 48.9. Under the minimum of judged pairs: no number, no verdict (issue 39)."""
-    from intima.leaderboard.compare_view import difference_texts, pair_columns, tenth_array
+    from intima.leaderboard.compare_view import difference_texts, pair_columns
+    from intima.leaderboard.tenths import tenth_array
     from intima.results.paired import Difference
 
     def site_cells(*numbers: float) -> tuple[str, ...]:

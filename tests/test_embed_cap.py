@@ -13,7 +13,9 @@ from fake_openai import FakeOpenAI
 from intima.core.config import ModelConfig
 from intima.dataset import load_prompts
 from intima.generate import generate
-from intima.leaderboard.render import EMBED_MAX_CHARS, clip, read_chunk, response_detail
+from intima.leaderboard.chunks import read_chunk
+from intima.leaderboard.detail import response_detail
+from intima.leaderboard.render import EMBED_MAX_CHARS, clip
 from intima.store import Store
 
 HUGE = 2_000_000

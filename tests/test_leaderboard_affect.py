@@ -12,7 +12,7 @@ import pytest
 
 from browser import launch
 from conftest import invoke_cli
-from intima.leaderboard.render import response_detail
+from intima.leaderboard.detail import response_detail
 from intima.results.data import load_board
 from intima.store import Store
 

@@ -329,7 +329,7 @@ def test_the_detail_view_shows_the_response_id(page) -> None:
 
 
 def test_the_affect_breakdown_has_a_legend() -> None:
-    from intima.leaderboard.render import affect_table
+    from intima.leaderboard.detail import affect_table
     from intima.results.sources import AFFECT_FACTORS
 
     html = affect_table([["sycophancy", 1, *[0.5] * len(AFFECT_FACTORS)]])
@@ -422,7 +422,8 @@ def test_app_and_site_show_the_same_paired_numbers_and_rank_intervals(
     page.wait_for_function(
         "() => document.querySelector('#cmp-scores th').textContent.startsWith('boundary')"
     )
-    from intima.leaderboard.compare_view import points, verdict
+    from intima.leaderboard.compare_view import verdict
+    from intima.leaderboard.tenths import points
     from intima.results.paired import PairedBoard
 
     ids = [r.run_id for r in data.runs]

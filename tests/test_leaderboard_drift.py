@@ -14,8 +14,8 @@ import pytest
 
 from browser import watched_page
 from conversation_store import mixed_run, synthetic_runs, write_run
+from intima.leaderboard.chunks import read_chunk
 from intima.leaderboard.drift_render import COLUMNS
-from intima.leaderboard.render import read_chunk
 from intima.leaderboard.site import build_site
 from intima.results.conversations import ConversationBoard, drift_tables, load_conversations
 from intima.results.data import load_board

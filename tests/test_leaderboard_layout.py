@@ -89,7 +89,7 @@ def test_the_affect_scale_is_described_as_it_is() -> None:
     """The measure exceeds 1 (amplifiers are at least 1): the legend gives its real range."""
     from intima.affect.config import AffectConfig
     from intima.affect.factors import combine
-    from intima.leaderboard.render import AFFECT_LEGEND
+    from intima.leaderboard.detail import AFFECT_LEGEND
 
     cfg = AffectConfig()
     top = combine(1, 1, 1, 1 + cfg.dm_step * cfg.dm_max_count, cfg.ef_cap, cfg.em_cap,

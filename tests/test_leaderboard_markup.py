@@ -256,8 +256,8 @@ def test_a_hostile_string_in_every_field_never_becomes_markup(store: Path, tmp_p
 
     from intima.leaderboard import drift_render, models_view
     from intima.leaderboard.app import header_html, methodology_html
+    from intima.leaderboard.chunks import read_chunk
     from intima.leaderboard.page import BoardIndex
-    from intima.leaderboard.render import read_chunk
     from intima.leaderboard.request_tab import request_model
     from intima.leaderboard.site import build_site
     from intima.leaderboard.space import Board

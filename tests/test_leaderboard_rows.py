@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from intima.leaderboard.render import read_chunk, scores_table, snippet
+from intima.leaderboard.chunks import read_chunk
+from intima.leaderboard.render import scores_table, snippet
 from intima.results.data import BoardData
 from intima.results.paired import PairedBoard
 from intima.results.table import OVERALL, score_table

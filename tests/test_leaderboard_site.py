@@ -15,7 +15,7 @@ from browser import open_site, watched_page
 from intima.core.errors import IntimaError
 from intima.core.ratings import Level, Primary, primary_label
 from intima.core.taxonomy import CATEGORIES
-from intima.leaderboard.render import chunk_file, chunk_json, read_chunk
+from intima.leaderboard.chunks import chunk_file, chunk_json, read_chunk
 from intima.leaderboard.site import build_site, safe_json
 from intima.results.data import BoardData, load_board
 from intima.results.paired import PairedBoard

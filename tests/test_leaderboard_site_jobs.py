@@ -11,7 +11,7 @@ import sys
 import threading
 from pathlib import Path
 
-from intima.leaderboard.render import read_chunk
+from intima.leaderboard.chunks import read_chunk
 from intima.leaderboard.site import build_site
 from intima.results.data import load_board
 from intima.results.table import METRICS

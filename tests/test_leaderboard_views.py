@@ -12,8 +12,8 @@ import pytest
 
 from conversation_store import synthetic_runs, write_run
 from intima.leaderboard.app import build_app
+from intima.leaderboard.chunks import read_chunk
 from intima.leaderboard.page import MENU_AXES
-from intima.leaderboard.render import read_chunk
 from intima.leaderboard.site import build_site
 from intima.leaderboard.space import LiveBoard, SpaceSettings
 from intima.leaderboard.views import AXES, VIEWS, Pick, View, choices

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from browser import open_site, watched_page
-from intima.leaderboard.render import read_chunk
+from intima.leaderboard.chunks import read_chunk
 from intima.leaderboard.site import build_site
 from intima.results.intervals import intervals_note
 from synthetic import synthetic_board

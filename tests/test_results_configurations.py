@@ -11,7 +11,7 @@ from conftest import invoke_cli
 from intima.core.config import GenerationSettings, ModelConfig
 from intima.dataset import load_prompts
 from intima.generate import generate
-from intima.leaderboard.render import read_chunk
+from intima.leaderboard.chunks import read_chunk
 from intima.results.configurations import Coverage, board_coverage, coverage_of
 from intima.results.data import load_board
 from intima.store import Store, StoredResponse

@@ -26,8 +26,8 @@ from intima.leaderboard.compare_view import (
     paired_verdict,
     rate_cell,
     share_cell,
-    tenth_array,
 )
+from intima.leaderboard.tenths import tenth_array
 from intima.results.board import BoardView
 from intima.results.prediction import PredictionRow
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache, partial
+from functools import lru_cache
 from typing import Any, Final
 
 import numpy as np
@@ -25,6 +25,7 @@ from markupsafe import Markup
 from numpy.typing import NDArray
 
 from intima.leaderboard.render import pct
+from intima.leaderboard.tenths import high_end, low_end, signed_tenths, tenth_points, tenths, texts
 from intima.results.board import BoardView
 from intima.results.headline import HeadlineDifference, headline_difference
 from intima.results.paired import Difference
@@ -45,38 +46,6 @@ NOTE = (
 #: What a pair's slots hold where there is no number, and for a configuration and itself.
 NONE: tuple[str, str, str, str, str] = ("–", "", "–", "–", "–")
 ITSELF: tuple[str, str, str, str, str] = ("–", "", "–", SAME, "–")
-
-
-def tenth_array(x: NDArray[np.float64]) -> NDArray[np.float64]:
-    """Shares or differences as whole tenths of a point, half away from zero (NaN kept):
-    rounded once, so B − A and A − B read as each other's negation, and the pages and
-    ``intima compare`` read the same digits (no second rounding: 0.48949 is 48.9)."""
-    scaled = np.asarray(x, dtype=np.float64) * 1000
-    return np.sign(scaled) * np.floor(np.abs(scaled) + 0.5)
-
-
-def tenth_points(x: NDArray[np.float64]) -> list[int | None]:
-    """:func:`tenth_array` as whole numbers (None where NaN)."""
-    whole = tenth_array(x)
-    nan = np.isnan(whole)
-    out = np.where(nan, 0, whole).astype(np.int64).tolist()
-    return [None if m else v for v, m in zip(out, nan.tolist(), strict=True)] if nan.any() else out
-
-
-@lru_cache(maxsize=8192)
-def tenths(m: int, signed: bool = False) -> str:
-    """Tenths of a point as points to one decimal (cached: the site's side-by-side files
-    hold the same few thousand numbers hundreds of times)."""
-    sign = "-" if m < 0 else ("+" if signed and m > 0 else "")
-    return f"{sign}{abs(m) // 10}.{abs(m) % 10}"
-
-
-def points(x: float | None, signed: bool = True) -> str:
-    """A difference in points, as the side-by-side shows it."""
-    if x is None:
-        return "–"
-    n = tenth_points(np.array([x]))[0]
-    return "–" if n is None else tenths(n, signed)
 
 
 def verdict(d: Difference) -> str:
@@ -129,53 +98,17 @@ def pair_columns(
     verdict and the judged pairs. Under :data:`MIN_JUDGED_PAIRS` judged pairs: no number and
     no verdict, "too few judged pairs". Each distinct number is formatted once: the site
     writes 50 x 49 ordered pairs per scope, scorer and metric."""
-    pp = _texts(diff, _signed)
-    ends = _texts(lo, _low) + _texts(hi, _high)  # " [lo, " + "hi]": one addition per pair
+    pp = texts(diff, signed_tenths)
+    ends = texts(lo, low_end) + texts(hi, high_end)  # " [lo, " + "hi]": one addition per pair
     ends[np.isnan(lo) | np.isnan(hi)] = ""
-    shown = _texts(mde, tenths)
+    shown = texts(mde, tenths)
     shown[np.nan_to_num(mde) >= 1000] = "over 100"
     says = np.where(different, DIFFERENT, NO_DIFFERENCE).astype(object)
     few, none = n < MIN_JUDGED_PAIRS, np.isnan(diff)
     for column, blank in ((pp, "–"), (ends, ""), (shown, "–"), (says, "–")):
         column[few | none] = blank
     says[few] = TOO_FEW
-    return pp.tolist(), ends.tolist(), shown.tolist(), says.tolist(), _texts(n, str).tolist()
-
-
-_signed = partial(tenths, signed=True)
-
-
-def _low(m: int) -> str:
-    return f" [{tenths(m, True)}, "
-
-
-def _high(m: int) -> str:
-    return f"{tenths(m, True)}]"
-
-
-#: The whole numbers :func:`_texts` reads from a table: tenths of a point up to ±200 points
-#: (a difference and its interval; counts of judged pairs), others are formatted one by one.
-_SPAN = 2000
-
-
-@lru_cache(maxsize=8)
-def _text_table(text: Callable[[int], str]) -> NDArray[np.object_]:
-    """``text`` of every whole number in [-_SPAN, _SPAN], then "–" (for NaN)."""
-    return np.array([*map(text, range(-_SPAN, _SPAN + 1)), NONE[0]], dtype=object)
-
-
-def _texts(x: NDArray[Any], text: Callable[[int], str]) -> NDArray[np.object_]:
-    """``text`` of each whole number in ``x`` ("–" where NaN), each read from
-    :func:`_text_table` (the site writes 50 x 49 ordered pairs per scope, scorer and metric)."""
-    x = np.ravel(x)
-    nan = np.isnan(x)
-    whole = np.where(nan, 0, x).astype(np.int64)
-    outside = (np.abs(whole) > _SPAN) & ~nan
-    at = np.where(nan, 2 * _SPAN + 1, np.where(outside, 0, whole + _SPAN))
-    out = _text_table(text)[at]
-    if outside.any():
-        out[outside] = [text(v) for v in whole[outside].tolist()]
-    return out
+    return pp.tolist(), ends.tolist(), shown.tolist(), says.tolist(), texts(n, str).tolist()
 
 
 def difference_texts(d: Difference) -> tuple[str, str, str, str, str]:

@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Final
 from markupsafe import Markup
 
 from intima.core.ratings import RatingSet
-from intima.leaderboard.render import CATEGORY_HEAD, clip, level_cells, pct, primary_shown
+from intima.leaderboard.detail import CATEGORY_HEAD, level_cells, primary_shown
+from intima.leaderboard.render import clip, pct
 from intima.results.conversations import default_scorer
 from intima.results.drift import DRIFT_METRICS, DriftTable, Estimate, drift_note
 

@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
+from intima.leaderboard.chunks import chunk_file
 from intima.leaderboard.drift_render import (
     INTRO,
     NOT_RATED,
@@ -30,7 +31,6 @@ from intima.leaderboard.drift_render import (
     ratings_by_response,
     transcript_html,
 )
-from intima.leaderboard.render import chunk_file
 from intima.results.conversations import ConversationBoard
 from intima.results.drift import DriftTable
 

@@ -20,6 +20,7 @@ from markupsafe import Markup
 
 from intima.core.ratings import RatingSet
 from intima.leaderboard import compare_view, drift_render, render
+from intima.leaderboard.detail import response_detail
 from intima.leaderboard.drift_render import busiest_scorer
 from intima.leaderboard.views import DRIFT_ALL, VIEWS, Axis, Pick, View, choices
 from intima.results.board import BoardView
@@ -128,7 +129,7 @@ class BoardIndex:
         resp = self.by_config_prompt.get((run_id or "", prompt_id or ""))
         if resp is None:
             return Markup("<p>This configuration has no response to this prompt.</p>")
-        return render.response_detail(
+        return response_detail(
             resp, self.sets.get(resp.response_id, []), self.data.affect.get(resp.response_id, [])
         )
 

@@ -22,7 +22,7 @@ Layout of the folder::
                       transcripts of conversation configuration i (see ``drift_view``)
 
 Each data file is one ``window.intimaChunk(key, packed)`` call, ``packed`` its JSON gzipped and
-in base64 (``render.chunk_file``; ``board.js`` inflates it with the browser's
+in base64 (``chunks.chunk_file``; ``board.js`` inflates it with the browser's
 ``DecompressionStream``): the fragments repeat their markup on every row, and gzip takes the
 response files of 50 configurations x 368 responses from 60 MB to under 5 MB.
 
@@ -57,11 +57,13 @@ from intima.core.perf import paused_gc
 from intima.core.ratings import RatingSet
 from intima.core.version import __version__
 from intima.leaderboard import wording
+from intima.leaderboard.chunks import chunk_file
 from intima.leaderboard.compare_site import compare_chunk
+from intima.leaderboard.detail import response_detail
 from intima.leaderboard.drift_view import DRIFT_SCRIPT, drift_payload, write_transcripts
 from intima.leaderboard.models_view import MODELS_SCRIPT
 from intima.leaderboard.prediction_view import PREDICTION_SCRIPT
-from intima.leaderboard.render import CSS, chunk_file, response_detail, snippet
+from intima.leaderboard.render import CSS, snippet
 from intima.leaderboard.views import VIEWS, Pick, View, choices
 from intima.results.board import BoardView, assemble_board
 from intima.results.conversations import ConversationBoard
@@ -336,7 +338,7 @@ def _payload(view: BoardView, title: str) -> dict[str, Any]:
 
 def _chunks(data: BoardData) -> list[list[dict[str, Any]]]:
     """Per configuration (in table order), its responses: what the explorer's list shows (as
-    text) and the detail view, rendered by the app's :func:`render.response_detail`."""
+    text) and the detail view, rendered by the app's :func:`detail.response_detail`."""
     by_response: dict[str, list[RatingSet]] = {}
     for rs in data.rating_sets:
         by_response.setdefault(rs.response_id, []).append(rs)
