@@ -53,11 +53,18 @@ def can_fork() -> bool:
 class Job(Generic[T]):
     """One started job; :meth:`result` waits for it and returns its value or raises its error."""
 
-    def __init__(self, name: str, future: Future[T] | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        future: Future[T] | None = None,
+        process: tuple[BaseProcess, Connection] | None = None,
+    ) -> None:
+        """``future``: the job in a thread; ``process``: in a forked child, with the end of the
+        pipe its result comes through."""
         self.name = name
         self._future = future
-        self._process: BaseProcess | None = None
-        self._pipe: Connection | None = None
+        self._process: BaseProcess | None = process[0] if process else None
+        self._pipe: Connection | None = process[1] if process else None
 
     def result(self) -> T:
         if self._future is not None:
@@ -116,9 +123,7 @@ class Jobs:
         process = ctx.Process(target=_run_child, args=(fn, args, send), name=name, daemon=True)
         process.start()
         send.close()  # the child's end: closed here, so a dead child reads as EOF
-        job: Job[T] = Job(name)
-        job._process, job._pipe = process, recv
-        return job
+        return Job(name, process=(process, recv))
 
     def __enter__(self) -> Jobs:
         return self
