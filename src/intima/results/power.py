@@ -89,19 +89,12 @@ def detectable_difference(
     return out
 
 
-def _per_prompt_variance(q: Float, d: Float | float, odds: Float) -> Float:
+class _Plackett:
     """``Var(B - A)`` of one prompt's answers with A's share ``q`` and B's ``q + d`` at the
     odds ratio ``odds`` (Plackett 1965: the both-reinforcing share is the root of
     ``p11 p00 / (p10 p01) = odds`` given the two shares): ``psi - d^2``, ``psi`` the share
-    answered differently."""
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return _Plackett(q, odds).variance(d)
-
-
-class _Plackett:
-    """:func:`_per_prompt_variance` at a fixed ``q`` and ``odds`` for many ``d``: what does not
-    move with ``d`` worked out once (the bisection asks 52 times). Call under
-    ``np.errstate(invalid="ignore", divide="ignore")``."""
+    answered differently. What does not move with ``d`` is worked out once (the bisection
+    asks for 52 ``d``). Call under ``np.errstate(invalid="ignore", divide="ignore")``."""
 
     def __init__(self, q: Float, odds: Float) -> None:
         self.q, self.odds_m1 = q, odds - 1
