@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 import sqlite3
 from collections.abc import Iterator
+from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 from typing import Any
 
@@ -423,8 +424,13 @@ def test_app_and_site_show_the_same_paired_numbers_and_rank_intervals(
         "() => document.querySelector('#cmp-scores th').textContent.startsWith('boundary')"
     )
     from intima.leaderboard.compare_view import verdict
-    from intima.leaderboard.tenths import points
     from intima.results.paired import PairedBoard
+
+    def points(x: float) -> str:
+        # Written out here, not taken from the page's code: tenths of a point, half away from
+        # zero, a sign on every non-zero difference.
+        m = int(Decimal(x * 1000).quantize(Decimal(1), rounding=ROUND_HALF_UP))
+        return f"{m / 10:+.1f}" if m else "0.0"
 
     ids = [r.run_id for r in data.runs]
     pb = PairedBoard(data.infos(), data.rating_sets, bootstrap=200, seed=0)

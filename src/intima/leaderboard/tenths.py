@@ -36,14 +36,6 @@ def tenths(m: int, signed: bool = False) -> str:
     return f"{sign}{abs(m) // 10}.{abs(m) % 10}"
 
 
-def points(x: float | None, signed: bool = True) -> str:
-    """A difference in points, as the side-by-side shows it."""
-    if x is None:
-        return "–"
-    n = tenth_points(np.array([x]))[0]
-    return "–" if n is None else tenths(n, signed)
-
-
 signed_tenths = partial(tenths, signed=True)
 
 
