@@ -10,6 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+from conftest import wait_for
 from intima.core.config import ModelConfig, Price, PriceTable
 from intima.core.errors import ConfigError, ProviderError
 from intima.dataset import PromptSet, load_prompts
@@ -128,10 +129,8 @@ def test_a_busy_base_url_is_passed_over_for_a_free_one(tmp_path, fake_server, de
     with ThreadPoolExecutor(1) as pool:
         run = pool.submit(run_both)
         try:
-            deadline = time.monotonic() + 120
-            while b.completed < 9 and a.requests < 2 and not run.done():
-                assert time.monotonic() < deadline, (a.requests, b.completed)
-                time.sleep(0.01)
+            # ends as soon as the rule is broken too: A sent a second request, or the run ended
+            wait_for(lambda: b.completed >= 9 or a.requests >= 2 or run.done(), 120, "B's nine")
             served = (a.requests, b.completed)  # B took all but A's first, A no other
         finally:
             a.open_hold()  # also when the rule failed: the run must end for the test to end
