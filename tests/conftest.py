@@ -7,6 +7,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import traceback
 from collections.abc import Callable, Iterator
@@ -194,6 +195,20 @@ def wait_for(predicate: Callable[[], bool], timeout: float, what: str, poll: flo
             return
         time.sleep(poll)
     raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+
+
+@pytest.fixture
+def other_thread() -> Iterator[None]:
+    """A second thread, alive for the test: ``intima.core.parallel.Jobs`` must then run its
+    jobs in threads, as in the app or the Space."""
+    stop = threading.Event()
+    t = threading.Thread(target=stop.wait)
+    t.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        t.join()
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,6 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -30,19 +29,6 @@ def refuse(what: str) -> None:
 
 def unpicklable() -> object:
     return threading.Lock()
-
-
-@pytest.fixture
-def other_thread() -> Iterator[None]:
-    """A second thread, alive for the test: jobs must then run in threads."""
-    stop = threading.Event()
-    t = threading.Thread(target=stop.wait)
-    t.start()
-    try:
-        yield
-    finally:
-        stop.set()
-        t.join()
 
 
 def test_with_another_thread_jobs_run_in_threads_with_the_same_results(other_thread: None) -> None:

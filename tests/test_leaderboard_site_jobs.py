@@ -8,7 +8,6 @@ import os
 import re
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 from intima.leaderboard.chunks import read_chunk
@@ -51,7 +50,7 @@ def _files(site: Path) -> dict[str, object]:
     return out
 
 
-def test_forked_and_threaded_builds_write_the_same_site(tmp_path: Path) -> None:
+def test_forked_and_threaded_builds_write_the_same_site(tmp_path: Path, other_thread: None) -> None:
     data = synthetic_board(4, 62, 3, seed=11, unscored_rate=0.05)
     with Store.open(tmp_path / "store.db") as store:
         write_store(store, data)
@@ -63,14 +62,7 @@ def test_forked_and_threaded_builds_write_the_same_site(tmp_path: Path) -> None:
         env=env,
         timeout=300,
     )
-    stop = threading.Event()
-    other = threading.Thread(target=stop.wait)
-    other.start()  # another thread alive: the build's jobs run in threads
-    try:
-        build_site(loaded, tmp_path / "threaded", bootstrap=200, seed=3)
-    finally:
-        stop.set()
-        other.join()
+    build_site(loaded, tmp_path / "threaded", bootstrap=200, seed=3)  # other_thread: in threads
     forked, threaded = _files(tmp_path / "forked"), _files(tmp_path / "threaded")
     pair_files = [k for k in forked if re.fullmatch(r"data/p\d+_\d+\.js", k)]
     assert len(pair_files) == 4 * len(METRICS)  # 3 judges + panel: each job wrote its files
